@@ -1,0 +1,85 @@
+// Package config loads and validates kproxy's YAML configuration.
+//
+// Key names are part of the product: they are documented in the README and
+// must not change meaning. Unknown keys are errors, so that a typo never
+// silently leaves a setting at its default.
+package config
+
+import "time"
+
+// Config is the whole kproxy configuration file.
+type Config struct {
+	Upstream  Upstream  `yaml:"upstream"`
+	Listeners Listeners `yaml:"listeners"`
+	Admin     Admin     `yaml:"admin"`
+	Log       Log       `yaml:"log"`
+	Limits    Limits    `yaml:"limits"`
+}
+
+// Upstream says which Kafka cluster kproxy fronts.
+type Upstream struct {
+	// BootstrapServers are tried in order; the first reachable one serves
+	// the bootstrap listener and the start-up metadata request.
+	BootstrapServers []string `yaml:"bootstrap_servers"`
+	// Embedded starts an in-memory cluster instead (for trying kproxy).
+	Embedded *Embedded `yaml:"embedded"`
+	// DialTimeout bounds each upstream connection attempt.
+	DialTimeout time.Duration `yaml:"dial_timeout"`
+}
+
+// Embedded configures the in-process franz-go kfake cluster. It keeps data
+// in memory only and is meant for demos and tests, not production.
+type Embedded struct {
+	Brokers int `yaml:"brokers"`
+	// Topics are created at start-up, each with DefaultPartitions partitions.
+	Topics            []string `yaml:"topics"`
+	DefaultPartitions int      `yaml:"default_partitions"`
+}
+
+// Listeners says where kproxy accepts clients and what it tells them.
+type Listeners struct {
+	BindHost string `yaml:"bind_host"`
+	// AdvertisedHost is the host clients are told for every broker. Defaults
+	// to BindHost unless that is a wildcard address.
+	AdvertisedHost string `yaml:"advertised_host"`
+	BootstrapPort  int    `yaml:"bootstrap_port"`
+	// BrokerPortBase: upstream node N is served on BrokerPortBase+N. Zero
+	// lets the OS pick a port per node, which is only useful for tests: the
+	// map then differs between kproxy replicas.
+	BrokerPortBase int              `yaml:"broker_port_base"`
+	Brokers        []BrokerOverride `yaml:"brokers"`
+}
+
+// BrokerOverride pins the port and/or advertised host of one upstream node.
+type BrokerOverride struct {
+	NodeID         int32  `yaml:"node_id"`
+	Port           int    `yaml:"port"`
+	AdvertisedHost string `yaml:"advertised_host"`
+}
+
+// Admin configures the HTTP endpoint for health, readiness and metrics.
+type Admin struct {
+	// Listen is host:port; empty disables the endpoint.
+	Listen string `yaml:"listen"`
+}
+
+// Log configures kproxy's own logs.
+type Log struct {
+	Level  string `yaml:"level"`  // trace, debug, info, warn, error
+	Format string `yaml:"format"` // json or console
+}
+
+// Limits bound what one connection may cost.
+type Limits struct {
+	// MaxFrameBytes: a larger frame closes its connection before anything
+	// is allocated for it.
+	MaxFrameBytes int `yaml:"max_frame_bytes"`
+	// IdleTimeout closes a connection pair with no traffic and nothing in
+	// flight for this long (Kafka's connections.max.idle.ms is 10 minutes).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxInFlight is how many requests one connection may have awaiting a
+	// response before kproxy stops reading from it.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// ShutdownTimeout bounds how long SIGTERM waits for in-flight requests.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}

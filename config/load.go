@@ -1,0 +1,108 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults applied to keys left out of the file.
+const (
+	DefaultDialTimeout        = 10 * time.Second
+	DefaultIdleTimeout        = 10 * time.Minute
+	DefaultShutdownTimeout    = 30 * time.Second
+	DefaultMaxFrameBytes      = 100 << 20
+	DefaultMaxInFlight        = 1000
+	DefaultEmbeddedBrokers    = 3
+	DefaultEmbeddedPartitions = 6
+)
+
+// Load reads, decodes, defaults and validates the file at path.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open config: %w", err)
+	}
+	defer f.Close()
+	cfg, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse decodes YAML from r, applies defaults and validates the result.
+func Parse(r io.Reader) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var cfg Config
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, explainYAMLError(err)
+	}
+	cfg.applyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+var unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
+
+// explainYAMLError rewrites yaml.v3's Go-centric wording into key names.
+func explainYAMLError(err error) error {
+	msg := unknownField.ReplaceAllString(err.Error(), `unknown key "$1" (in $2; see the configuration reference)`)
+	return errors.New(msg)
+}
+
+func (c *Config) applyDefaults() {
+	if c.Upstream.DialTimeout == 0 {
+		c.Upstream.DialTimeout = DefaultDialTimeout
+	}
+	if e := c.Upstream.Embedded; e != nil {
+		if e.Brokers == 0 {
+			e.Brokers = DefaultEmbeddedBrokers
+		}
+		if e.DefaultPartitions == 0 {
+			e.DefaultPartitions = DefaultEmbeddedPartitions
+		}
+	}
+	l := &c.Listeners
+	if l.BindHost == "" {
+		l.BindHost = "127.0.0.1"
+	}
+	if l.AdvertisedHost == "" && !isWildcard(l.BindHost) {
+		l.AdvertisedHost = l.BindHost
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "json"
+	}
+	if c.Limits.MaxFrameBytes == 0 {
+		c.Limits.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.Limits.IdleTimeout == 0 {
+		c.Limits.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.Limits.MaxInFlight == 0 {
+		c.Limits.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.Limits.ShutdownTimeout == 0 {
+		c.Limits.ShutdownTimeout = DefaultShutdownTimeout
+	}
+}
+
+func isWildcard(host string) bool {
+	return host == "0.0.0.0" || host == "::" || host == "[::]"
+}

@@ -1,0 +1,106 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// Validate checks every key and reports all problems at once, each naming
+// the offending key and what would be valid.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+
+	u := c.Upstream
+	switch {
+	case len(u.BootstrapServers) == 0 && u.Embedded == nil:
+		bad("upstream", "set upstream.bootstrap_servers (host:port list) or upstream.embedded")
+	case len(u.BootstrapServers) > 0 && u.Embedded != nil:
+		bad("upstream", "bootstrap_servers and embedded are exclusive; set one")
+	}
+	for i, s := range u.BootstrapServers {
+		if _, _, err := splitHostPort(s); err != nil {
+			bad(fmt.Sprintf("upstream.bootstrap_servers[%d]", i), "%q is not host:port (%v)", s, err)
+		}
+	}
+	if e := u.Embedded; e != nil && (e.Brokers < 1 || e.Brokers > 16) {
+		bad("upstream.embedded.brokers", "%d: must be between 1 and 16", e.Brokers)
+	}
+	if e := u.Embedded; e != nil && e.DefaultPartitions < 1 {
+		bad("upstream.embedded.default_partitions", "%d: must be at least 1", e.DefaultPartitions)
+	}
+	if u.DialTimeout < 0 {
+		bad("upstream.dial_timeout", "%s: must be positive", u.DialTimeout)
+	}
+
+	l := c.Listeners
+	if isWildcard(l.BindHost) && l.AdvertisedHost == "" {
+		bad("listeners.advertised_host", "required when listeners.bind_host is %s: clients must be told a host they can reach", l.BindHost)
+	}
+	checkPort := func(key string, p int) {
+		if p < 0 || p > 65535 {
+			bad(key, "%d: must be a TCP port (0-65535; 0 picks a free one)", p)
+		}
+	}
+	checkPort("listeners.bootstrap_port", l.BootstrapPort)
+	checkPort("listeners.broker_port_base", l.BrokerPortBase)
+	seen := map[int32]bool{}
+	for i, b := range l.Brokers {
+		key := fmt.Sprintf("listeners.brokers[%d]", i)
+		if b.NodeID < 0 {
+			bad(key+".node_id", "%d: must be a node id (>= 0)", b.NodeID)
+		}
+		if seen[b.NodeID] {
+			bad(key+".node_id", "%d: listed twice", b.NodeID)
+		}
+		seen[b.NodeID] = true
+		checkPort(key+".port", b.Port)
+	}
+
+	if c.Admin.Listen != "" {
+		if _, _, err := splitHostPort(c.Admin.Listen); err != nil {
+			bad("admin.listen", "%q is not host:port (%v)", c.Admin.Listen, err)
+		}
+	}
+	switch c.Log.Level {
+	case "trace", "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q: must be one of trace, debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "json", "console":
+	default:
+		bad("log.format", "%q: must be json or console", c.Log.Format)
+	}
+
+	lim := c.Limits
+	if lim.MaxFrameBytes < 1024 {
+		bad("limits.max_frame_bytes", "%d: must be at least 1024", lim.MaxFrameBytes)
+	}
+	if lim.IdleTimeout < 0 {
+		bad("limits.idle_timeout", "%s: must be positive", lim.IdleTimeout)
+	}
+	if lim.MaxInFlight < 1 {
+		bad("limits.max_in_flight", "%d: must be at least 1", lim.MaxInFlight)
+	}
+	if lim.ShutdownTimeout < 0 {
+		bad("limits.shutdown_timeout", "%s: must be positive", lim.ShutdownTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+func splitHostPort(s string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("port %q out of range", portStr)
+	}
+	return host, port, nil
+}

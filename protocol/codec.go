@@ -1,0 +1,68 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DecodeResponse decodes the body of a response (the bytes after its header)
+// to version of key.
+//
+// A broker answers an ApiVersions request it cannot serve with
+// UNSUPPORTED_VERSION in the v0 body layout, whatever version was asked
+// (KIP-511). Such a response is decoded as v0 and keeps that version, so
+// encoding it again reproduces the upstream's fallback for the client.
+func DecodeResponse(key, version int16, body []byte) (kmsg.Response, error) {
+	resp := kmsg.ResponseForKey(key)
+	if resp == nil {
+		return nil, fmt.Errorf("decode response: %w %d", ErrUnknownAPIKey, key)
+	}
+	if key == APIVersionsKey && version > 0 && len(body) >= 2 &&
+		int16(binary.BigEndian.Uint16(body)) == ErrCodeUnsupportedVersion {
+		version = 0
+	}
+	resp.SetVersion(version)
+	if err := resp.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("decode %s v%d response: %w", APIName(key), version, err)
+	}
+	return resp, nil
+}
+
+// AppendResponseFrame appends a whole response frame (size prefix, header
+// and body) for resp at its own version.
+func AppendResponseFrame(dst []byte, correlationID int32, resp kmsg.Response) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = AppendResponseHeader(dst, resp.Key(), resp.GetVersion(), correlationID)
+	dst = resp.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-FrameSizeLen))
+	return dst
+}
+
+// DecodeRequest decodes the body of a request (the bytes after its header).
+func DecodeRequest(key, version int16, body []byte) (kmsg.Request, error) {
+	req := kmsg.RequestForKey(key)
+	if req == nil {
+		return nil, fmt.Errorf("decode request: %w %d", ErrUnknownAPIKey, key)
+	}
+	req.SetVersion(version)
+	if err := req.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("decode %s v%d request: %w", APIName(key), version, err)
+	}
+	return req, nil
+}
+
+// AppendRequestFrame appends a whole request frame for req with header h.
+// h.APIKey and h.APIVersion are taken from req.
+func AppendRequestFrame(dst []byte, h RequestHeader, req kmsg.Request) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	h.APIKey, h.APIVersion = req.Key(), req.GetVersion()
+	h.Flexible = IsFlexible(h.APIKey, h.APIVersion)
+	dst = AppendRequestHeader(dst, h)
+	dst = req.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-FrameSizeLen))
+	return dst
+}

@@ -1,0 +1,131 @@
+package proxy
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/kproxy/kproxy/config"
+)
+
+// bootstrapNode marks the bootstrap listener, which serves no single node.
+const bootstrapNode = int32(-1)
+
+// nodeRoute is what kproxy knows about one upstream node: where it really
+// is, and where clients are told it is.
+type nodeRoute struct {
+	nodeID         int32
+	upstreamAddr   string // host:port as the cluster advertises it
+	advertisedHost string
+	advertisedPort int32
+	listener       net.Listener
+}
+
+// routes maps upstream node ids to their listeners. It implements
+// rewrite.BrokerMapper: every address a response carries passes through
+// MapBroker, which opens the node's listener before the response moves on.
+type routes struct {
+	cfg    config.Listeners
+	open   func(nodeID int32, addr string) (net.Listener, error)
+	mu     sync.Mutex
+	nodes  map[int32]*nodeRoute
+	closed bool
+}
+
+func newRoutes(cfg config.Listeners, open func(int32, string) (net.Listener, error)) *routes {
+	return &routes{cfg: cfg, open: open, nodes: map[int32]*nodeRoute{}}
+}
+
+// MapBroker records host:port as node nodeID's upstream address and returns
+// the address clients must use instead, opening the node's listener first
+// if this is the first time the node is seen.
+func (r *routes) MapBroker(nodeID int32, host string, port int32) (string, int32, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return "", 0, fmt.Errorf("node %d: kproxy is shutting down", nodeID)
+	}
+	upstream := net.JoinHostPort(host, strconv.Itoa(int(port)))
+	if n, ok := r.nodes[nodeID]; ok {
+		n.upstreamAddr = upstream
+		return n.advertisedHost, n.advertisedPort, nil
+	}
+	n, err := r.listen(nodeID)
+	if err != nil {
+		return "", 0, err
+	}
+	n.upstreamAddr = upstream
+	r.nodes[nodeID] = n
+	return n.advertisedHost, n.advertisedPort, nil
+}
+
+// listen binds node nodeID's listener at the configured port: an override,
+// else broker_port_base + node id, else (base 0) any free port.
+func (r *routes) listen(nodeID int32) (*nodeRoute, error) {
+	port := 0
+	host := r.cfg.AdvertisedHost
+	if r.cfg.BrokerPortBase > 0 {
+		port = r.cfg.BrokerPortBase + int(nodeID)
+	}
+	for _, o := range r.cfg.Brokers {
+		if o.NodeID != nodeID {
+			continue
+		}
+		if o.Port != 0 {
+			port = o.Port
+		}
+		if o.AdvertisedHost != "" {
+			host = o.AdvertisedHost
+		}
+	}
+	if port > 65535 {
+		return nil, fmt.Errorf("node %d: listeners.broker_port_base %d + node id is %d, beyond the last TCP port; add a listeners.brokers override for it",
+			nodeID, r.cfg.BrokerPortBase, port)
+	}
+	addr := net.JoinHostPort(r.cfg.BindHost, strconv.Itoa(port))
+	ln, err := r.open(nodeID, addr)
+	if err != nil {
+		return nil, fmt.Errorf("open listener for node %d on %s: %w", nodeID, addr, err)
+	}
+	boundPort := int32(ln.Addr().(*net.TCPAddr).Port)
+	return &nodeRoute{nodeID: nodeID, advertisedHost: host, advertisedPort: boundPort, listener: ln}, nil
+}
+
+// upstreamFor returns the upstream address of nodeID, if known.
+func (r *routes) upstreamFor(nodeID int32) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.nodes[nodeID]
+	if !ok || n.upstreamAddr == "" {
+		return "", false
+	}
+	return n.upstreamAddr, true
+}
+
+// advertised returns the address clients are told for nodeID.
+func (r *routes) advertised(nodeID int32) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.nodes[nodeID]
+	if !ok {
+		return "", false
+	}
+	return net.JoinHostPort(n.advertisedHost, strconv.Itoa(int(n.advertisedPort))), true
+}
+
+// closeAll closes every node listener and refuses new ones.
+func (r *routes) closeAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	for _, n := range r.nodes {
+		n.listener.Close()
+	}
+}
+
+func (r *routes) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.nodes)
+}

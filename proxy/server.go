@@ -1,0 +1,196 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/config"
+	"github.com/kproxy/kproxy/rewrite"
+)
+
+// Server is one kproxy instance: a bootstrap listener, one listener per
+// upstream node, and the connection pairs they accept.
+type Server struct {
+	cfg     *config.Config
+	log     zerolog.Logger
+	metrics *Metrics
+	routes  *routes
+	// responseFilters[key] are the filters that want responses to key
+	// decoded; nil means the response is streamed untouched.
+	responseFilters [][]rewrite.ResponseFilter
+
+	bootstrap net.Listener
+	ready     atomic.Bool
+	nextID    atomic.Uint64
+
+	mu       sync.Mutex
+	pairs    map[*pair]struct{}
+	draining bool
+	wg       sync.WaitGroup // accept loops and pairs
+}
+
+// New builds a Server from a validated configuration. Metrics are
+// registered with reg. Nothing listens until Start.
+func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer) *Server {
+	s := &Server{
+		cfg:     cfg,
+		log:     log,
+		metrics: NewMetrics(reg),
+		pairs:   map[*pair]struct{}{},
+	}
+	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
+	s.responseFilters = buildFilterTable(
+		rewrite.APIVersionsClamp{},
+		rewrite.Addresses{Mapper: s.routes},
+	)
+	return s
+}
+
+// Start binds the bootstrap listener and starts serving it, then fetches
+// upstream metadata in the background to open every node's listener and
+// become ready. It returns once the bootstrap listener is bound.
+func (s *Server) Start(ctx context.Context) error {
+	l := s.cfg.Listeners
+	addr := net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("bootstrap listener %s: %w", addr, err)
+	}
+	s.bootstrap = ln
+	s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Msg("listening")
+	s.serve(ln, bootstrapNode)
+	go s.discoverBrokers(ctx)
+	return nil
+}
+
+// BootstrapAddr is the bound address of the bootstrap listener.
+func (s *Server) BootstrapAddr() string { return s.bootstrap.Addr().String() }
+
+// BrokerAddr is the address clients are told for upstream node nodeID.
+func (s *Server) BrokerAddr(nodeID int32) (string, bool) { return s.routes.advertised(nodeID) }
+
+// Ready reports whether listeners are bound and upstream metadata was seen.
+func (s *Server) Ready() bool { return s.ready.Load() }
+
+// WaitReady blocks until the server is ready or ctx ends.
+func (s *Server) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !s.Ready() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for kproxy readiness: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+func (s *Server) openNodeListener(nodeID int32, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info().Int32("node_id", nodeID).Str("addr", ln.Addr().String()).Msg("listening for broker")
+	s.metrics.brokerListens.Inc()
+	s.serve(ln, nodeID)
+	return ln, nil
+}
+
+// serve accepts connections on ln until it is closed.
+func (s *Server) serve(ln net.Listener, nodeID int32) {
+	name := listenerName(nodeID)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				if !errors.Is(err, net.ErrClosed) {
+					s.log.Error().Err(err).Str("listener", name).Msg("accept failed; listener stopped")
+				}
+				return
+			}
+			p := s.newPair(conn, nodeID, name)
+			if p == nil {
+				continue
+			}
+			go p.run()
+		}
+	}()
+}
+
+// newPair registers a pair for conn, or closes conn if kproxy is draining.
+func (s *Server) newPair(conn net.Conn, nodeID int32, listener string) *pair {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		conn.Close()
+		return nil
+	}
+	p := newPair(s, conn, nodeID, listener)
+	s.pairs[p] = struct{}{}
+	s.wg.Add(1)
+	s.metrics.connsTotal.WithLabelValues(listener).Inc()
+	s.metrics.connsActive.WithLabelValues(listener).Inc()
+	return p
+}
+
+func (s *Server) pairDone(p *pair) {
+	s.mu.Lock()
+	delete(s.pairs, p)
+	s.mu.Unlock()
+	s.metrics.connsActive.WithLabelValues(p.listener).Dec()
+	s.wg.Done()
+}
+
+// Shutdown stops accepting, lets every pair finish the requests it already
+// forwarded, and closes what is left when ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining = true
+	pairs := make([]*pair, 0, len(s.pairs))
+	for p := range s.pairs {
+		pairs = append(pairs, p)
+	}
+	s.mu.Unlock()
+
+	if s.bootstrap != nil {
+		s.bootstrap.Close()
+	}
+	s.routes.closeAll()
+	s.ready.Store(false)
+	s.metrics.ready.Set(0)
+	for _, p := range pairs {
+		p.drain()
+	}
+
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		for _, p := range pairs {
+			p.close(fail("shutdown_timeout", errors.New("in-flight requests not answered within limits.shutdown_timeout")))
+		}
+		<-done
+		return fmt.Errorf("shutdown: %d connections still busy: %w", len(pairs), ctx.Err())
+	}
+}
+
+func listenerName(nodeID int32) string {
+	if nodeID == bootstrapNode {
+		return "bootstrap"
+	}
+	return "node-" + strconv.Itoa(int(nodeID))
+}

@@ -1,0 +1,90 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// dialUpstream connects to the upstream that serves nodeID: the node's
+// advertised address, or for the bootstrap listener the first reachable
+// bootstrap server.
+func (s *Server) dialUpstream(ctx context.Context, nodeID int32) (net.Conn, error) {
+	d := net.Dialer{Timeout: s.cfg.Upstream.DialTimeout, KeepAlive: 30 * time.Second}
+	if nodeID != bootstrapNode {
+		addr, ok := s.routes.upstreamFor(nodeID)
+		if !ok {
+			return nil, fmt.Errorf("node %d: upstream address not known yet", nodeID)
+		}
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			s.metrics.dialErrors.Inc()
+			return nil, fmt.Errorf("dial upstream node %d at %s: %w", nodeID, addr, err)
+		}
+		return conn, nil
+	}
+	var errs []error
+	for _, addr := range s.cfg.Upstream.BootstrapServers {
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return conn, nil
+		}
+		s.metrics.dialErrors.Inc()
+		errs = append(errs, fmt.Errorf("dial upstream %s: %w", addr, err))
+	}
+	return nil, fmt.Errorf("no bootstrap server reachable: %w", errors.Join(errs...))
+}
+
+// discoverBrokers fetches cluster metadata until it succeeds, opening a
+// listener for every broker, then marks the server ready. Until then
+// /readyz fails, but the bootstrap listener already serves clients.
+func (s *Server) discoverBrokers(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for {
+		err := s.fetchBrokers(ctx)
+		if err == nil {
+			s.ready.Store(true)
+			s.metrics.ready.Set(1)
+			s.log.Info().Int("brokers", s.routes.count()).Msg("upstream metadata fetched; ready")
+			return
+		}
+		s.log.Warn().Err(err).Dur("retry_in", backoff).Msg("upstream metadata not available yet")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (s *Server) fetchBrokers(ctx context.Context) error {
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(s.cfg.Upstream.BootstrapServers...),
+		kgo.DialTimeout(s.cfg.Upstream.DialTimeout),
+		kgo.RequestRetries(0),
+	)
+	if err != nil {
+		return fmt.Errorf("upstream metadata client: %w", err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Upstream.DialTimeout+5*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // brokers only
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("upstream metadata: %w", err)
+	}
+	for _, b := range resp.Brokers {
+		if _, _, err := s.routes.MapBroker(b.NodeID, b.Host, b.Port); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+// Package rewrite holds the response filters that keep clients talking to
+// kproxy: broker-address rewriting and ApiVersions clamping.
+//
+// Each filter works on an already decoded kmsg.Response and mutates it in
+// place; the proxy engine decodes a response once, runs every interested
+// filter over it, and encodes it once. Filters never see raw bytes.
+package rewrite
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// BrokerMapper tells a rewriter what address clients must be given for an
+// upstream broker.
+//
+// MapBroker is called for every (node id, host, port) a response carries,
+// with the upstream's values. It returns the host and port that clients must
+// be told instead. Implementations may block (for example to open the
+// listener for a node seen for the first time) and must return an error when
+// no safe address exists; the rewriter then fails the whole response rather
+// than leak the upstream address.
+type BrokerMapper interface {
+	MapBroker(nodeID int32, host string, port int32) (string, int32, error)
+}
+
+// ResponseFilter is one feature that wants some responses decoded.
+type ResponseFilter interface {
+	// ResponseKeys lists the API keys whose responses this filter must see.
+	ResponseKeys() []int16
+	// FilterResponse mutates resp in place. resp's version is the version
+	// the client asked for, and it is re-encoded at that version.
+	FilterResponse(resp kmsg.Response) error
+}
