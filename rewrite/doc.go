@@ -4,6 +4,21 @@
 // Each filter works on an already decoded kmsg.Response and mutates it in
 // place; the proxy engine decodes a response once, runs every interested
 // filter over it, and encodes it once. Filters never see raw bytes.
+//
+// The filters are:
+//
+//   - Addresses, which replaces every upstream broker address a response
+//     carries (Metadata, FindCoordinator, DescribeCluster, the KIP-951 leader
+//     endpoints of Produce, Fetch, ShareFetch and ShareAcknowledge) with the
+//     one a BrokerMapper hands out, and drops the controller listeners of
+//     DescribeQuorum, so that clients never learn an address that bypasses
+//     the proxy;
+//   - APIVersionsClamp, which limits the API keys and versions a client may
+//     negotiate to those kmsg can decode, so that every response the engine
+//     may need to filter is one it can read.
+//
+// Filters hold no mutable state and are safe for concurrent use as long as
+// the BrokerMapper they are given is.
 package rewrite
 
 import "github.com/twmb/franz-go/pkg/kmsg"

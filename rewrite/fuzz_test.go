@@ -137,11 +137,11 @@ func FuzzAPIVersionsClamp(f *testing.F) {
 		if final == nil {
 			t.Fatalf("clamped ApiVersions v%d does not decode: %x", version, out)
 		}
-		f := final.(*kmsg.ApiVersionsResponse)
-		if f.ErrorCode != errorCode {
-			t.Fatalf("ErrorCode changed from %d to %d", errorCode, f.ErrorCode)
+		got := final.(*kmsg.ApiVersionsResponse)
+		if got.ErrorCode != errorCode {
+			t.Fatalf("ErrorCode changed from %d to %d", errorCode, got.ErrorCode)
 		}
-		for _, k := range f.ApiKeys {
+		for _, k := range got.ApiKeys {
 			req := kmsg.RequestForKey(k.ApiKey)
 			if req == nil {
 				t.Fatalf("unknown key %d kept", k.ApiKey)
