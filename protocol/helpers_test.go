@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/binary"
+	"strconv"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -126,24 +127,5 @@ func describeClientID(id *string) string {
 	if *id == "" {
 		return "empty"
 	}
-	return "len" + itoa(len(*id))
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	if neg {
-		b = append([]byte{'-'}, b...)
-	}
-	return string(b)
+	return "len" + strconv.Itoa(len(*id))
 }

@@ -1,17 +1,35 @@
 package proxy
 
 import (
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/protocol"
-	"github.com/kproxy/kproxy/rewrite"
 )
 
-// buildFilterTable indexes filters by the API keys they declare, keeping
-// their order, so the data path finds a response's filters with one slice
-// lookup and streams every key with no filters.
-func buildFilterTable(filters ...rewrite.ResponseFilter) [][]rewrite.ResponseFilter {
-	table := make([][]rewrite.ResponseFilter, protocol.MaxKnownKey()+1)
+// Option adds a feature to a Server.
+type Option func(*Server)
+
+// WithRequestFilters adds request filters, run in the order given after
+// those added earlier.
+func WithRequestFilters(fs ...filter.RequestFilter) Option {
+	return func(s *Server) { s.extraRequestFilters = append(s.extraRequestFilters, fs...) }
+}
+
+// WithResponseFilters adds response filters, run after the built-in
+// ApiVersions clamp and before address rewriting (which must see every
+// address a filter may add).
+func WithResponseFilters(fs ...filter.ResponseFilter) Option {
+	return func(s *Server) { s.extraResponseFilters = append(s.extraResponseFilters, fs...) }
+}
+
+// filterTable indexes filters by the API keys they declare, keeping their
+// order, so the data path finds a message's filters with one slice lookup
+// and streams every key that has none.
+type filterTable[F any] [][]F
+
+func buildFilterTable[F any](keysOf func(F) []int16, filters ...F) filterTable[F] {
+	table := make(filterTable[F], protocol.MaxKnownKey()+1)
 	for _, f := range filters {
-		for _, key := range f.ResponseKeys() {
+		for _, key := range keysOf(f) {
 			if key >= 0 && int(key) < len(table) {
 				table[key] = append(table[key], f)
 			}
@@ -20,9 +38,9 @@ func buildFilterTable(filters ...rewrite.ResponseFilter) [][]rewrite.ResponseFil
 	return table
 }
 
-func (s *Server) filtersFor(key int16) []rewrite.ResponseFilter {
-	if key < 0 || int(key) >= len(s.responseFilters) {
+func (t filterTable[F]) lookup(key int16) []F {
+	if key < 0 || int(key) >= len(t) {
 		return nil
 	}
-	return s.responseFilters[key]
+	return t[key]
 }

@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
 )
 
 // Buffer sizes per connection direction. Frames larger than a buffer are
@@ -33,6 +37,8 @@ type pending struct {
 	// local, when set, is a whole response frame kproxy answers itself; the
 	// upstream is not read for it.
 	local []byte
+	// onResponse, when set, sees the decoded upstream response first.
+	onResponse func(kmsg.Response) error
 }
 
 // pair is one client connection and its upstream connection.
@@ -44,6 +50,9 @@ type pair struct {
 	log      zerolog.Logger
 	client   net.Conn
 	upstream net.Conn // set by the request loop before the response loop starts
+	// conn is what filters know of this connection; the request loop
+	// updates ClientID per request.
+	conn filter.Conn
 
 	inflight chan pending
 	// activity counts frames in both directions; the idle check compares it
@@ -61,7 +70,9 @@ type pair struct {
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 	id := s.nextID.Add(1)
+	clientAddr, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
 	return &pair{
+		conn:     filter.Conn{ID: id, Listener: listener, Client: clientAddr},
 		s:        s,
 		id:       id,
 		nodeID:   nodeID,
@@ -94,6 +105,7 @@ const (
 	reasonProtocol       = "protocol_error"
 	reasonDial           = "upstream_unreachable"
 	reasonRewrite        = "rewrite_failed"
+	reasonFilter         = "filter_closed"
 )
 
 var (

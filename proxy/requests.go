@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -48,10 +50,29 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err != nil {
 			return err
 		}
+		var filtered []byte // the frame to send instead, if a filter changed it
+		if owed == nil || owed.local == nil {
+			if filters := p.s.requestFilters.lookup(h.APIKey); len(filters) > 0 {
+				verdict := owed
+				if verdict == nil { // acks=0: filters still decide, but nothing is owed
+					verdict = &pending{}
+				}
+				if filtered, err = p.filterRequest(h, cr, frameLen, verdict, filters); err != nil {
+					return err
+				}
+				if owed == nil && verdict.local != nil {
+					// No response can carry the refusal: close, as a broker
+					// does for a failed acks=0 produce.
+					return fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
+				}
+			}
+		}
 		if owed != nil && owed.local != nil {
 			// Answered by kproxy: the frame never reaches the upstream.
-			if _, err := cr.Discard(frameLen); err != nil {
-				return clientReadError(err)
+			if filtered == nil {
+				if _, err := cr.Discard(frameLen); err != nil {
+					return clientReadError(err)
+				}
 			}
 			if err := p.owe(*owed); err != nil {
 				return err
@@ -70,7 +91,11 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				return err
 			}
 		}
-		if err := copyFrame(uw, cr, frameLen); err != nil {
+		if filtered != nil {
+			if _, err := uw.Write(filtered); err != nil {
+				return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
+			}
+		} else if err := copyFrame(uw, cr, frameLen); err != nil {
 			if errors.Is(err, errWriteSide) {
 				return fail(reasonUpstreamClosed, err)
 			}
@@ -110,6 +135,57 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (*pendi
 		}
 	}
 	return owed, nil
+}
+
+// filterRequest reads the whole request frame from cr, decodes it once and
+// passes it through filters. It returns the frame to forward (the original
+// bytes, or a re-encoding if a filter changed the request) and fills in
+// owed: a local answer, or a hook for the upstream's response. The caller
+// must not read the frame from cr again.
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) ([]byte, error) {
+	frame := make([]byte, frameLen)
+	if _, err := io.ReadFull(cr, frame); err != nil {
+		return nil, clientReadError(err)
+	}
+	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
+	if err != nil {
+		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+	}
+	p.conn.ClientID = h.ClientID
+	var modified bool
+	var hooks []func(kmsg.Response) error
+	for _, f := range filters {
+		v := f.FilterRequest(&p.conn, req)
+		if v.Close != nil {
+			return nil, fail(reasonFilter, v.Close)
+		}
+		if v.Respond != nil {
+			owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, v.Respond)
+			return frame, nil
+		}
+		modified = modified || v.Modified
+		if v.OnResponse != nil {
+			hooks = append(hooks, v.OnResponse)
+		}
+	}
+	switch len(hooks) {
+	case 0:
+	case 1:
+		owed.onResponse = hooks[0]
+	default:
+		owed.onResponse = func(resp kmsg.Response) error {
+			for _, hook := range hooks {
+				if err := hook(resp); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if modified {
+		return protocol.AppendRequestFrame(nil, h, req), nil
+	}
+	return frame, nil
 }
 
 // owe queues a response the client is owed, waiting while max_in_flight

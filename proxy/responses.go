@@ -60,8 +60,8 @@ func (p *pair) relayResponse(owed pending, ur *bufio.Reader, cw *bufio.Writer) e
 	}
 	frameLen := protocol.FrameSizeLen + int(size)
 
-	filters := p.s.filtersFor(owed.key)
-	if len(filters) == 0 {
+	filters := p.s.responseFilters.lookup(owed.key)
+	if len(filters) == 0 && owed.onResponse == nil {
 		if err := copyFrame(cw, ur, frameLen); err != nil {
 			if errors.Is(err, errWriteSide) {
 				return fail(reasonClientClosed, err)
@@ -82,6 +82,11 @@ func (p *pair) relayResponse(owed pending, ur *bufio.Reader, cw *bufio.Writer) e
 	resp, err := protocol.DecodeResponse(owed.key, owed.version, body)
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+	}
+	if owed.onResponse != nil {
+		if err := owed.onResponse(resp); err != nil {
+			return fail(reasonFilter, err)
+		}
 	}
 	for _, f := range filters {
 		if err := f.FilterResponse(resp); err != nil {

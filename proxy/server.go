@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/config"
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/rewrite"
 )
 
@@ -24,9 +25,12 @@ type Server struct {
 	log     zerolog.Logger
 	metrics *Metrics
 	routes  *routes
-	// responseFilters[key] are the filters that want responses to key
-	// decoded; nil means the response is streamed untouched.
-	responseFilters [][]rewrite.ResponseFilter
+	// requestFilters and responseFilters hold, per API key, the filters
+	// that want that key decoded; none means the frame is streamed.
+	requestFilters       filterTable[filter.RequestFilter]
+	responseFilters      filterTable[filter.ResponseFilter]
+	extraRequestFilters  []filter.RequestFilter
+	extraResponseFilters []filter.ResponseFilter
 
 	bootstrap net.Listener
 	ready     atomic.Bool
@@ -40,7 +44,7 @@ type Server struct {
 
 // New builds a Server from a validated configuration. Metrics are
 // registered with reg. Nothing listens until Start.
-func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer) *Server {
+func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts ...Option) *Server {
 	s := &Server{
 		cfg:     cfg,
 		log:     log,
@@ -48,10 +52,13 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer) *Ser
 		pairs:   map[*pair]struct{}{},
 	}
 	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
-	s.responseFilters = buildFilterTable(
-		rewrite.APIVersionsClamp{},
-		rewrite.Addresses{Mapper: s.routes},
-	)
+	for _, opt := range opts {
+		opt(s)
+	}
+	s.requestFilters = buildFilterTable(filter.RequestFilter.RequestKeys, s.extraRequestFilters...)
+	responseFilters := append([]filter.ResponseFilter{rewrite.APIVersionsClamp{}}, s.extraResponseFilters...)
+	responseFilters = append(responseFilters, rewrite.Addresses{Mapper: s.routes})
+	s.responseFilters = buildFilterTable(filter.ResponseFilter.ResponseKeys, responseFilters...)
 	return s
 }
 

@@ -21,7 +21,7 @@
 // the BrokerMapper they are given is.
 package rewrite
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import "github.com/kproxy/kproxy/filter"
 
 // BrokerMapper tells a rewriter what address clients must be given for an
 // upstream broker.
@@ -36,11 +36,6 @@ type BrokerMapper interface {
 	MapBroker(nodeID int32, host string, port int32) (string, int32, error)
 }
 
-// ResponseFilter is one feature that wants some responses decoded.
-type ResponseFilter interface {
-	// ResponseKeys lists the API keys whose responses this filter must see.
-	ResponseKeys() []int16
-	// FilterResponse mutates resp in place. resp's version is the version
-	// the client asked for, and it is re-encoded at that version.
-	FilterResponse(resp kmsg.Response) error
-}
+// ResponseFilter is the engine's response-filter contract, named here so
+// this package's filters can state that they implement it.
+type ResponseFilter = filter.ResponseFilter
