@@ -67,3 +67,31 @@ type Verdict struct {
 	// merge in errors for parts of the request the filter removed.
 	OnResponse func(kmsg.Response) error
 }
+
+// Need says how much of a response a filter needs.
+type Need uint8
+
+const (
+	// Stream: the filter needs nothing from this response.
+	Stream Need = iota
+	// Inspect: the filter needs the raw body first, to say via
+	// InspectResponse whether it must be decoded. The engine buffers the
+	// frame, which costs a copy but no decoding.
+	Inspect
+	// Decode: the filter needs every such response decoded.
+	Decode
+)
+
+// ResponseSelector is implemented by response filters that need only some
+// versions of their keys, or only some responses, so that the rest keep the
+// zero-copy path. A ResponseFilter without it needs every response to its
+// keys decoded.
+type ResponseSelector interface {
+	// ResponseNeed says what the filter needs from responses to version of
+	// key. It must depend only on its arguments: the engine asks once.
+	ResponseNeed(key, version int16) Need
+	// InspectResponse reports whether body, the bytes after the response
+	// header, must be decoded for this filter. Called only for versions
+	// where ResponseNeed said Inspect; must not keep body.
+	InspectResponse(key, version int16, body []byte) bool
+}

@@ -29,18 +29,28 @@ const RequestHeaderFixedLen = 8
 // bytes after the size prefix). The API key must be known to kmsg, since only
 // then is it known whether the header carries tagged fields.
 func ParseRequestHeader(b []byte) (RequestHeader, error) {
-	var h RequestHeader
+	h, clientID, err := PeekRequestHeader(b)
+	if err == nil && clientID != nil {
+		h.ClientID = string(clientID)
+	}
+	return h, err
+}
+
+// PeekRequestHeader is ParseRequestHeader without the copy: it leaves
+// h.ClientID empty and returns the client id as a slice of b (nil when
+// null), so the proxy's data path parses headers without allocating.
+func PeekRequestHeader(b []byte) (h RequestHeader, clientID []byte, err error) {
 	if len(b) < RequestHeaderFixedLen+2 {
-		return h, fmt.Errorf("request header: %w", ErrShortBuffer)
+		return h, nil, fmt.Errorf("request header: %w", ErrShortBuffer)
 	}
 	h.APIKey = int16(binary.BigEndian.Uint16(b))
 	h.APIVersion = int16(binary.BigEndian.Uint16(b[2:]))
 	h.CorrelationID = int32(binary.BigEndian.Uint32(b[4:]))
 	if !KnownAPI(h.APIKey) {
-		return h, fmt.Errorf("request header: %w %d", ErrUnknownAPIKey, h.APIKey)
+		return h, nil, fmt.Errorf("request header: %w %d", ErrUnknownAPIKey, h.APIKey)
 	}
 	if h.APIVersion < 0 {
-		return h, fmt.Errorf("request header: %s version %d: %w", APIName(h.APIKey), h.APIVersion, ErrUnsupportedVersion)
+		return h, nil, fmt.Errorf("request header: %s version %d: %w", APIName(h.APIKey), h.APIVersion, ErrUnsupportedVersion)
 	}
 	h.Flexible = IsFlexible(h.APIKey, h.APIVersion)
 
@@ -50,22 +60,22 @@ func ParseRequestHeader(b []byte) (RequestHeader, error) {
 	switch {
 	case idLen == -1: // null client id
 	case idLen < -1:
-		return h, fmt.Errorf("request header: client id length %d: %w", idLen, ErrMalformed)
+		return h, nil, fmt.Errorf("request header: client id length %d: %w", idLen, ErrMalformed)
 	case off+idLen > len(b):
-		return h, fmt.Errorf("request header: client id: %w", ErrShortBuffer)
+		return h, nil, fmt.Errorf("request header: client id: %w", ErrShortBuffer)
 	default:
-		h.ClientID = string(b[off : off+idLen])
+		clientID = b[off : off+idLen : off+idLen]
 		off += idLen
 	}
 	if h.Flexible {
 		n, err := skipTaggedFields(b[off:])
 		if err != nil {
-			return h, fmt.Errorf("request header tagged fields: %w", err)
+			return h, nil, fmt.Errorf("request header tagged fields: %w", err)
 		}
 		off += n
 	}
 	h.Len = off
-	return h, nil
+	return h, clientID, nil
 }
 
 // AppendRequestHeader encodes h (all fields but Len) onto dst. Flexible

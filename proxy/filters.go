@@ -44,3 +44,42 @@ func (t filterTable[F]) lookup(key int16) []F {
 	}
 	return t[key]
 }
+
+// responseNeeds is, per API key and version, the most any response filter
+// needs from that response, so the data path decides with two lookups.
+type responseNeeds [][]filter.Need
+
+func buildResponseNeeds(table filterTable[filter.ResponseFilter]) responseNeeds {
+	needs := make(responseNeeds, len(table))
+	for key, filters := range table {
+		if len(filters) == 0 {
+			continue
+		}
+		maxV := protocol.MaxVersion(int16(key))
+		needs[key] = make([]filter.Need, maxV+1)
+		for v := int16(0); v <= maxV; v++ {
+			for _, f := range filters {
+				need := filter.Decode
+				if sel, ok := f.(filter.ResponseSelector); ok {
+					need = sel.ResponseNeed(int16(key), v)
+				}
+				needs[key][v] = max(needs[key][v], need)
+			}
+		}
+	}
+	return needs
+}
+
+func (s *Server) responseNeed(key, version int16) filter.Need {
+	if key < 0 || int(key) >= len(s.responseNeeds) {
+		return filter.Stream
+	}
+	byVersion := s.responseNeeds[key]
+	if version < 0 || int(version) >= len(byVersion) {
+		if len(byVersion) == 0 {
+			return filter.Stream
+		}
+		return filter.Decode
+	}
+	return byVersion[version]
+}

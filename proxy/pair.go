@@ -57,7 +57,10 @@ type pair struct {
 	inflight chan pending
 	// activity counts frames in both directions; the idle check compares it
 	// across one idle period.
-	activity   atomic.Uint64
+	activity atomic.Uint64
+	// idleSeen is activity when the idle deadline was last set (request
+	// loop only).
+	idleSeen   uint64
 	draining   atomic.Bool
 	atBoundary atomic.Bool // the request loop is between frames
 
@@ -159,8 +162,9 @@ func (p *pair) drain() {
 	p.client.SetReadDeadline(time.Now())
 }
 
-// connect dials the upstream and starts the response loop.
-func (p *pair) connect(responses *sync.WaitGroup) (*bufio.Writer, error) {
+// connect dials the upstream, starts the response loop, and returns the
+// client-to-upstream direction that reads through cr.
+func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
 	defer cancel()
 	conn, err := p.s.dialUpstream(ctx, p.nodeID)
@@ -169,15 +173,18 @@ func (p *pair) connect(responses *sync.WaitGroup) (*bufio.Writer, error) {
 	}
 	p.upstream = conn
 	p.log.Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
+
+	up := newDirection(cr, p.client, conn)
+	up.onReadTimeout = func() { p.client.SetReadDeadline(time.Now().Add(p.clientDeadline())) }
+	down := newDirection(bufio.NewReaderSize(conn, readBufSize), conn, p.client)
 	responses.Add(1)
 	go func() {
 		defer responses.Done()
-		err := p.forwardResponses(bufio.NewReaderSize(conn, readBufSize), bufio.NewWriterSize(p.client, writeBufSize))
-		if err != nil {
+		if err := p.forwardResponses(down); err != nil {
 			p.close(err)
 		}
 	}()
-	return bufio.NewWriterSize(conn, writeBufSize), nil
+	return up, nil
 }
 
 // clientReader reads from the client, turning read deadlines into the idle
@@ -186,7 +193,6 @@ type clientReader struct{ p *pair }
 
 func (r clientReader) Read(b []byte) (int, error) {
 	p := r.p
-	seen := p.activity.Load()
 	for {
 		n, err := p.client.Read(b)
 		if n > 0 || err == nil || !isTimeout(err) {
@@ -197,8 +203,8 @@ func (r clientReader) Read(b []byte) (int, error) {
 			return 0, errDraining
 		case p.draining.Load():
 			p.client.SetReadDeadline(time.Now().Add(drainPoll))
-		case p.activity.Load() != seen || len(p.inflight) > 0:
-			seen = p.activity.Load()
+		case p.activity.Load() != p.idleSeen || len(p.inflight) > 0:
+			p.idleSeen = p.activity.Load()
 			p.client.SetReadDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
 		default:
 			return 0, errIdle
@@ -222,30 +228,4 @@ func clientReadError(err error) error {
 		return fail(reasonClientClosed, err)
 	}
 	return fail(reasonClientClosed, fmt.Errorf("read client: %w", err))
-}
-
-// Sides of a copy, so callers can tell which connection failed.
-var (
-	errReadSide  = errors.New("read")
-	errWriteSide = errors.New("write")
-)
-
-// copyFrame moves n bytes from r to w through r's buffer, allocating
-// nothing. Errors wrap errReadSide or errWriteSide.
-func copyFrame(w *bufio.Writer, r *bufio.Reader, n int) error {
-	for n > 0 {
-		if r.Buffered() == 0 {
-			if _, err := r.Peek(1); err != nil {
-				return fmt.Errorf("%w: %w", errReadSide, err)
-			}
-		}
-		k := min(r.Buffered(), n)
-		b, _ := r.Peek(k)
-		if _, err := w.Write(b); err != nil {
-			return fmt.Errorf("%w: %w", errWriteSide, err)
-		}
-		r.Discard(k)
-		n -= k
-	}
-	return nil
 }

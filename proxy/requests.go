@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -14,12 +15,12 @@ import (
 )
 
 // forwardRequests is the request loop: it reads each client frame, decides
-// what response the client is owed, and streams the frame upstream. It
+// what response the client is owed, and relays the frame upstream. It
 // returns why it stopped.
 func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 	maxFrame := int32(p.s.cfg.Limits.MaxFrameBytes)
 	cr := bufio.NewReaderSize(clientReader{p}, readBufSize)
-	var uw *bufio.Writer
+	var up *direction // client to upstream, once connected
 	for {
 		p.atBoundary.Store(true)
 		prefix, err := cr.Peek(protocol.FrameSizeLen)
@@ -36,7 +37,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err != nil {
 			return clientReadError(err)
 		}
-		h, err := protocol.ParseRequestHeader(head[protocol.FrameSizeLen:])
+		h, clientID, err := protocol.PeekRequestHeader(head[protocol.FrameSizeLen:])
 		if err != nil {
 			if errors.Is(err, protocol.ErrShortBuffer) && len(head) < frameLen {
 				err = fmt.Errorf("request header longer than %d bytes: %w", cr.Size(), err)
@@ -46,63 +47,61 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		p.s.metrics.countRequest(h.APIKey)
 		p.activity.Add(1)
 
-		owed, err := p.responseOwed(h, head[protocol.FrameSizeLen+h.Len:])
+		owed, expected, err := p.responseOwed(h, head[protocol.FrameSizeLen+h.Len:])
 		if err != nil {
 			return err
 		}
-		var filtered []byte // the frame to send instead, if a filter changed it
-		if owed == nil || owed.local == nil {
+		var frame []byte // the whole frame, when a filter had to read it
+		if owed.local == nil {
 			if filters := p.s.requestFilters.lookup(h.APIKey); len(filters) > 0 {
-				verdict := owed
-				if verdict == nil { // acks=0: filters still decide, but nothing is owed
-					verdict = &pending{}
+				if string(clientID) != p.conn.ClientID {
+					p.conn.ClientID = string(clientID)
 				}
-				if filtered, err = p.filterRequest(h, cr, frameLen, verdict, filters); err != nil {
+				if frame, err = p.filterRequest(h, cr, frameLen, &owed, filters); err != nil {
 					return err
 				}
-				if owed == nil && verdict.local != nil {
+				if !expected && owed.local != nil {
 					// No response can carry the refusal: close, as a broker
 					// does for a failed acks=0 produce.
 					return fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
 				}
 			}
 		}
-		if owed != nil && owed.local != nil {
-			// Answered by kproxy: the frame never reaches the upstream.
-			if filtered == nil {
+		if up == nil {
+			// Dialled on the first request, even one kproxy answers itself:
+			// the response loop that delivers local answers starts here.
+			if up, err = p.connect(cr, responses); err != nil {
+				return err
+			}
+		}
+		if expected {
+			// Queued before the request is written, so its response can
+			// never arrive first.
+			if err := p.owe(owed); err != nil {
+				return err
+			}
+		}
+		switch {
+		case owed.local != nil: // answered by kproxy: never reaches the upstream
+			if frame == nil {
 				if _, err := cr.Discard(frameLen); err != nil {
 					return clientReadError(err)
 				}
 			}
-			if err := p.owe(*owed); err != nil {
-				return err
-			}
-			continue
-		}
-		if uw == nil {
-			if uw, err = p.connect(responses); err != nil {
-				return err
-			}
-		}
-		if owed != nil {
-			// Queued before the request is written, so its response can
-			// never arrive first.
-			if err := p.owe(*owed); err != nil {
-				return err
-			}
-		}
-		if filtered != nil {
-			if _, err := uw.Write(filtered); err != nil {
+		case frame != nil:
+			if _, err := up.w.Write(frame); err != nil {
 				return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
 			}
-		} else if err := copyFrame(uw, cr, frameLen); err != nil {
-			if errors.Is(err, errWriteSide) {
-				return fail(reasonUpstreamClosed, err)
+		default:
+			if err := up.stream(frameLen); err != nil {
+				if errors.Is(err, errWriteSide) {
+					return fail(reasonUpstreamClosed, err)
+				}
+				return clientReadError(err)
 			}
-			return clientReadError(err)
 		}
 		if cr.Buffered() == 0 {
-			if err := uw.Flush(); err != nil {
+			if err := up.w.Flush(); err != nil {
 				return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
 			}
 		}
@@ -111,30 +110,30 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 
 // responseOwed says which response the client expects for a request with
 // header h whose body starts with bodyPrefix (as much of the body as the
-// read buffer holds). It returns nil for a request that gets no response
-// (Produce with acks=0), and an error for a request kproxy must not forward.
-func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (*pending, error) {
-	owed := &pending{correlationID: h.CorrelationID, key: h.APIKey, version: h.APIVersion}
+// read buffer holds). expected is false for a request that gets no response
+// (Produce with acks=0). An error means kproxy must not forward the request.
+func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed pending, expected bool, err error) {
+	owed = pending{correlationID: h.CorrelationID, key: h.APIKey, version: h.APIVersion}
 	if !protocol.SupportedVersion(h.APIKey, h.APIVersion) {
 		if h.APIKey != protocol.APIVersionsKey {
-			return nil, fail(reasonProtocol, fmt.Errorf("client request %s v%d: %w (kproxy decodes up to v%d)",
+			return owed, false, fail(reasonProtocol, fmt.Errorf("client request %s v%d: %w (kproxy decodes up to v%d)",
 				protocol.APIName(h.APIKey), h.APIVersion, protocol.ErrUnsupportedVersion, protocol.MaxVersion(h.APIKey)))
 		}
 		// As a broker does (KIP-511): answer in the v0 layout with the
 		// versions we do support, and the client retries within them.
 		owed.local = unsupportedAPIVersionsFrame(h.CorrelationID)
-		return owed, nil
+		return owed, true, nil
 	}
 	if h.APIKey == protocol.ProduceKey {
 		acks, err := protocol.ProduceAcks(h.APIVersion, bodyPrefix)
 		if err != nil {
-			return nil, fail(reasonProtocol, fmt.Errorf("client produce request: %w", err))
+			return owed, false, fail(reasonProtocol, fmt.Errorf("client produce request: %w", err))
 		}
 		if acks == 0 {
-			return nil, nil
+			return owed, false, nil
 		}
 	}
-	return owed, nil
+	return owed, true, nil
 }
 
 // filterRequest reads the whole request frame from cr, decodes it once and
@@ -151,7 +150,6 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 	if err != nil {
 		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 	}
-	p.conn.ClientID = h.ClientID
 	var modified bool
 	var hooks []func(kmsg.Response) error
 	for _, f := range filters {
@@ -183,6 +181,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		}
 	}
 	if modified {
+		h.ClientID = p.conn.ClientID
 		return protocol.AppendRequestFrame(nil, h, req), nil
 	}
 	return frame, nil
@@ -197,6 +196,15 @@ func (p *pair) owe(owed pending) error {
 	case <-p.closed:
 		return fail(reasonUpstreamClosed, errors.New("pair closed while queueing a request"))
 	}
+}
+
+// clientDeadline is how far to push the client's read deadline while a
+// frame is still arriving: briefly when draining, else the idle timeout.
+func (p *pair) clientDeadline() time.Duration {
+	if p.draining.Load() {
+		return drainPoll
+	}
+	return p.s.cfg.Limits.IdleTimeout
 }
 
 func unsupportedAPIVersionsFrame(correlationID int32) []byte {

@@ -1,28 +1,27 @@
 package proxy
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/protocol"
 )
 
 // forwardResponses is the response loop: for each owed response, in the
 // order the client asked, it writes kproxy's own answer or relays the
-// upstream's, checking the correlation id. It returns nil once the request
-// loop has stopped and every owed response is delivered.
-func (p *pair) forwardResponses(ur *bufio.Reader, cw *bufio.Writer) error {
+// upstream's, checking the correlation id. It returns once the request loop
+// has stopped and every owed response is delivered.
+func (p *pair) forwardResponses(down *direction) error {
 	for owed := range p.inflight {
 		var err error
 		if owed.local != nil {
-			_, err = cw.Write(owed.local)
-			if err != nil {
-				err = fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+			if _, werr := down.w.Write(owed.local); werr != nil {
+				err = fail(reasonClientClosed, fmt.Errorf("write client: %w", werr))
 			}
 		} else {
-			err = p.relayResponse(owed, ur, cw)
+			err = p.relayResponse(owed, down)
 		}
 		if err != nil {
 			return err
@@ -30,22 +29,23 @@ func (p *pair) forwardResponses(ur *bufio.Reader, cw *bufio.Writer) error {
 		p.activity.Add(1)
 		// Flush before anything that may block: waiting for the next owed
 		// response, or for bytes of the next upstream frame.
-		if len(p.inflight) == 0 || ur.Buffered() < protocol.FrameSizeLen {
-			if err := cw.Flush(); err != nil {
+		if len(p.inflight) == 0 || down.r.Buffered() < protocol.FrameSizeLen {
+			if err := down.w.Flush(); err != nil {
 				return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 			}
 		}
 	}
-	if err := cw.Flush(); err != nil {
+	if err := down.w.Flush(); err != nil {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}
 	return fail(reasonDrained, errDraining)
 }
 
 // relayResponse reads the upstream's response to owed and writes it to the
-// client, through the response filters if any want this API.
-func (p *pair) relayResponse(owed pending, ur *bufio.Reader, cw *bufio.Writer) error {
-	prefix, err := ur.Peek(protocol.FrameSizeLen + 4)
+// client: streamed when no filter needs it, otherwise decoded once, passed
+// through the filters, and encoded once.
+func (p *pair) relayResponse(owed pending, down *direction) error {
+	prefix, err := down.r.Peek(protocol.FrameSizeLen + 4)
 	if err != nil {
 		return upstreamReadError(err)
 	}
@@ -60,9 +60,12 @@ func (p *pair) relayResponse(owed pending, ur *bufio.Reader, cw *bufio.Writer) e
 	}
 	frameLen := protocol.FrameSizeLen + int(size)
 
-	filters := p.s.responseFilters.lookup(owed.key)
-	if len(filters) == 0 && owed.onResponse == nil {
-		if err := copyFrame(cw, ur, frameLen); err != nil {
+	need := p.s.responseNeed(owed.key, owed.version)
+	if owed.onResponse != nil {
+		need = filter.Decode
+	}
+	if need == filter.Stream {
+		if err := down.stream(frameLen); err != nil {
 			if errors.Is(err, errWriteSide) {
 				return fail(reasonClientClosed, err)
 			}
@@ -72,13 +75,23 @@ func (p *pair) relayResponse(owed pending, ur *bufio.Reader, cw *bufio.Writer) e
 	}
 
 	frame := p.decodeBuffer(frameLen)
-	if _, err := io.ReadFull(ur, frame); err != nil {
+	if _, err := io.ReadFull(down.r, frame); err != nil {
 		return upstreamReadError(err)
 	}
 	body, err := protocol.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream %s response: %w", protocol.APIName(owed.key), err))
 	}
+	filters := p.s.responseFilters.lookup(owed.key)
+	if need == filter.Inspect && !inspectWants(filters, owed.key, owed.version, body) {
+		_, err := down.w.Write(frame)
+		p.releaseBuffers()
+		if err != nil {
+			return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+		}
+		return nil
+	}
+
 	resp, err := protocol.DecodeResponse(owed.key, owed.version, body)
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
@@ -94,11 +107,32 @@ func (p *pair) relayResponse(owed pending, ur *bufio.Reader, cw *bufio.Writer) e
 		}
 	}
 	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], corr, resp)
-	if _, err := cw.Write(p.encodeBuf); err != nil {
+	_, err = down.w.Write(p.encodeBuf)
+	p.releaseBuffers()
+	if err != nil {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}
-	p.releaseBuffers()
 	return nil
+}
+
+// inspectWants asks the filters that inspect this response whether any of
+// them needs it decoded.
+func inspectWants(filters []filter.ResponseFilter, key, version int16, body []byte) bool {
+	for _, f := range filters {
+		sel, ok := f.(filter.ResponseSelector)
+		if !ok {
+			return true
+		}
+		switch sel.ResponseNeed(key, version) {
+		case filter.Decode:
+			return true
+		case filter.Inspect:
+			if sel.InspectResponse(key, version, body) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (p *pair) decodeBuffer(n int) []byte {

@@ -29,6 +29,7 @@ type Server struct {
 	// that want that key decoded; none means the frame is streamed.
 	requestFilters       filterTable[filter.RequestFilter]
 	responseFilters      filterTable[filter.ResponseFilter]
+	responseNeeds        responseNeeds
 	extraRequestFilters  []filter.RequestFilter
 	extraResponseFilters []filter.ResponseFilter
 
@@ -59,6 +60,7 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 	responseFilters := append([]filter.ResponseFilter{rewrite.APIVersionsClamp{}}, s.extraResponseFilters...)
 	responseFilters = append(responseFilters, rewrite.Addresses{Mapper: s.routes})
 	s.responseFilters = buildFilterTable(filter.ResponseFilter.ResponseKeys, responseFilters...)
+	s.responseNeeds = buildResponseNeeds(s.responseFilters)
 	return s
 }
 
