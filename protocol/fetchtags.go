@@ -38,15 +38,40 @@ func FetchResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
 		}
 		w.tags()
 	}
-	rest := w.b
-	w.tags()
-	if w.err == nil && len(w.b) != 0 {
-		w.err = fmt.Errorf("%d bytes after the response: %w", len(w.b), ErrMalformed)
+	return w.endsWithTags(fmt.Sprintf("fetch v%d response", version))
+}
+
+// ProduceResponseHasTopLevelTags is FetchResponseHasTopLevelTags for
+// flexible (v9+) Produce responses, whose leader endpoints (KIP-951, tag 0)
+// also appear only when a leader moved.
+func ProduceResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
+	if !IsFlexible(ProduceKey, version) {
+		return false, nil
 	}
-	if w.err != nil {
-		return false, fmt.Errorf("fetch v%d response: %w", version, w.err)
+	w := walker{b: body}
+	topics := w.compactArrayLen()
+	for t := 0; t < topics && w.err == nil; t++ {
+		if version >= 13 {
+			w.skip(16) // topic_id
+		} else {
+			w.compactBytes() // topic name
+		}
+		partitions := w.compactArrayLen()
+		for p := 0; p < partitions && w.err == nil; p++ {
+			w.skip(4 + 2 + 8 + 8 + 8) // index, error, base offset, log append time, log start offset
+			recordErrors := w.compactArrayLen()
+			for e := 0; e < recordErrors && w.err == nil; e++ {
+				w.skip(4)        // batch_index
+				w.compactBytes() // batch_index_error_message
+				w.tags()
+			}
+			w.compactBytes() // error_message
+			w.tags()
+		}
+		w.tags()
 	}
-	return rest[0] != 0, nil // the tag count, a uvarint: zero only as one 0 byte
+	w.skip(4) // throttle_time_ms
+	return w.endsWithTags(fmt.Sprintf("produce v%d response", version))
 }
 
 // walker steps over flexible-encoding fields, remembering the first error.
@@ -104,6 +129,20 @@ func (w *walker) compactBytes() {
 		}
 		w.skip(int(n - 1))
 	}
+}
+
+// endsWithTags reads the final, top-level tagged-field section, requires
+// it to end the body, and reports whether it holds any field.
+func (w *walker) endsWithTags(what string) (bool, error) {
+	rest := w.b
+	w.tags()
+	if w.err == nil && len(w.b) != 0 {
+		w.err = fmt.Errorf("%d bytes after the response: %w", len(w.b), ErrMalformed)
+	}
+	if w.err != nil {
+		return false, fmt.Errorf("%s: %w", what, w.err)
+	}
+	return rest[0] != 0, nil // the tag count, a uvarint: zero only as one 0 byte
 }
 
 // tags skips a tagged-field section.

@@ -73,3 +73,68 @@ func FuzzFetchResponseHasTopLevelTags(f *testing.F) {
 		}
 	})
 }
+
+func produceResponseBody(version int16, withBrokers bool) []byte {
+	resp := kmsg.NewPtrProduceResponse()
+	resp.SetVersion(version)
+	for t := 0; t < 2; t++ {
+		topic := kmsg.NewProduceResponseTopic()
+		topic.Topic = "events"
+		topic.TopicID = [16]byte{9}
+		for p := int32(0); p < 3; p++ {
+			part := kmsg.NewProduceResponseTopicPartition()
+			part.Partition = p
+			part.BaseOffset = 1000
+			if p == 2 {
+				msg := "not leader"
+				part.ErrorCode = 6
+				part.ErrorMessage = &msg
+				part.ErrorRecords = []kmsg.ProduceResponseTopicPartitionErrorRecord{{RelativeOffset: 1}}
+				part.CurrentLeader.LeaderID = 1 // a partition-level tag must not count
+			}
+			topic.Partitions = append(topic.Partitions, part)
+		}
+		resp.Topics = append(resp.Topics, topic)
+	}
+	resp.ThrottleMillis = 5
+	if withBrokers {
+		resp.Brokers = []kmsg.ProduceResponseBroker{{NodeID: 1, Host: "10.0.0.1", Port: 9092}}
+	}
+	return resp.AppendTo(nil)
+}
+
+func TestProduceResponseHasTopLevelTags(t *testing.T) {
+	for v := int16(9); v <= MaxVersion(ProduceKey); v++ {
+		for _, withBrokers := range []bool{false, true} {
+			body := produceResponseBody(v, withBrokers)
+			got, err := ProduceResponseHasTopLevelTags(v, body)
+			if err != nil {
+				t.Fatalf("v%d brokers=%v: %v", v, withBrokers, err)
+			}
+			if got != withBrokers {
+				t.Errorf("v%d: has top-level tags = %v, want %v", v, got, withBrokers)
+			}
+			for cut := 0; cut < len(body); cut++ {
+				if _, err := ProduceResponseHasTopLevelTags(v, body[:cut]); err == nil {
+					t.Fatalf("v%d: truncated body (%d of %d bytes) accepted", v, cut, len(body))
+				}
+			}
+		}
+	}
+}
+
+func FuzzProduceResponseHasTopLevelTags(f *testing.F) {
+	f.Add(int16(10), produceResponseBody(10, true))
+	f.Add(int16(13), produceResponseBody(13, false))
+	f.Fuzz(func(t *testing.T, version int16, body []byte) {
+		got, err := ProduceResponseHasTopLevelTags(version, body)
+		if err != nil || version < 9 || version > MaxVersion(ProduceKey) {
+			return
+		}
+		resp := kmsg.NewPtrProduceResponse()
+		resp.SetVersion(version)
+		if resp.ReadFrom(body) == nil && len(resp.Brokers) > 0 && !got {
+			t.Fatalf("kmsg decoded %d brokers but the walker saw no top-level tags", len(resp.Brokers))
+		}
+	})
+}

@@ -1,0 +1,158 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/config"
+	"github.com/kproxy/kproxy/protocol"
+)
+
+// frameEchoUpstream answers every request frame with a response frame of
+// respSize bytes carrying the request's correlation id. It is a benchmark
+// peer that costs nearly nothing, so the numbers are kproxy's.
+func frameEchoUpstream(tb testing.TB, respSize int) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				r := bufio.NewReaderSize(conn, 64<<10)
+				w := bufio.NewWriterSize(conn, 64<<10)
+				resp := make([]byte, 4+respSize)
+				binary.BigEndian.PutUint32(resp, uint32(respSize))
+				var hdr [12]byte
+				for {
+					if _, err := io.ReadFull(r, hdr[:]); err != nil {
+						return
+					}
+					size := int(binary.BigEndian.Uint32(hdr[:]))
+					if _, err := r.Discard(size - 8); err != nil {
+						return
+					}
+					copy(resp[4:8], hdr[8:12]) // correlation id
+					w.Write(resp)
+					if r.Buffered() == 0 {
+						if w.Flush() != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func startBenchProxy(tb testing.TB, upstream string) *Server {
+	cfg, err := config.Parse(strings.NewReader(`
+upstream: {bootstrap_servers: ["` + upstream + `"]}
+listeners: {bind_host: 127.0.0.1}
+`))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := New(cfg, zerolog.Nop(), prometheus.NewRegistry())
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := s.Start(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cancel(); s.Shutdown(context.Background()) })
+	return s
+}
+
+// BenchmarkRelayPassthrough measures the streamed path: pipelined Fetch v15
+// requests and responses (no filter looks at them) through kproxy, in
+// batches of 64 in flight. One op is one request and its response.
+func BenchmarkRelayPassthrough(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
+		b.Run(byteSize(size), func(b *testing.B) {
+			benchRelay(b, protocol.FetchKey, 15, size)
+		})
+	}
+}
+
+func benchRelay(b *testing.B, key, version int16, size int) {
+	upstream := frameEchoUpstream(b, size)
+	s := startBenchProxy(b, upstream)
+	conn, err := net.Dial("tcp", s.BootstrapAddr())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+
+	req := protocol.AppendRequestHeader(make([]byte, 4, 4+size), protocol.RequestHeader{
+		APIKey: key, APIVersion: version, ClientID: "bench", Flexible: protocol.IsFlexible(key, version),
+	})
+	req = append(req, make([]byte, size-len(req)+4)...)
+	binary.BigEndian.PutUint32(req, uint32(len(req)-4))
+	r := bufio.NewReaderSize(conn, 64<<10)
+	const batch = 64
+
+	// One writer goroutine, fed batch sizes, so the client allocates
+	// nothing per op and allocs/op are kproxy's.
+	batches := make(chan int)
+	defer close(batches)
+	go func() {
+		corr := uint32(0)
+		for n := range batches {
+			for i := 0; i < n; i++ {
+				binary.BigEndian.PutUint32(req[8:], corr)
+				corr++
+				if _, err := conn.Write(req); err != nil {
+					return
+				}
+			}
+		}
+	}()
+
+	b.SetBytes(int64(2 * size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	corr := int32(0)
+	var hdr [8]byte
+	for done := 0; done < b.N; {
+		n := min(batch, b.N-done)
+		batches <- n
+		for i := 0; i < n; i++ {
+			if _, err := io.ReadFull(r, hdr[:]); err != nil {
+				b.Fatal(err)
+			}
+			if got := int32(binary.BigEndian.Uint32(hdr[4:])); got != corr {
+				b.Fatalf("response %d has correlation id %d", corr, got)
+			}
+			if _, err := r.Discard(int(binary.BigEndian.Uint32(hdr[:])) - 4); err != nil {
+				b.Fatal(err)
+			}
+			corr++
+		}
+		done += n
+	}
+}
+
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n >= 1<<10:
+		return strconv.Itoa(n>>10) + "KiB"
+	}
+	return strconv.Itoa(n) + "B"
+}
