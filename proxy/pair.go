@@ -58,6 +58,9 @@ type pair struct {
 	// activity counts frames in both directions; the idle check compares it
 	// across one idle period.
 	activity atomic.Uint64
+	// owed counts responses queued and not yet delivered, including the one
+	// the response loop is waiting for, which has left the queue.
+	owed atomic.Int64
 	// idleSeen is activity when the idle deadline was last set (request
 	// loop only).
 	idleSeen   uint64
@@ -203,7 +206,7 @@ func (r clientReader) Read(b []byte) (int, error) {
 			return 0, errDraining
 		case p.draining.Load():
 			p.client.SetReadDeadline(time.Now().Add(drainPoll))
-		case p.activity.Load() != p.idleSeen || len(p.inflight) > 0:
+		case p.activity.Load() != p.idleSeen || p.owed.Load() > 0:
 			p.idleSeen = p.activity.Load()
 			p.client.SetReadDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
 		default:

@@ -190,6 +190,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 // owe queues a response the client is owed, waiting while max_in_flight
 // responses are already owed: back-pressure instead of unbounded buffering.
 func (p *pair) owe(owed pending) error {
+	p.owed.Add(1)
 	select {
 	case p.inflight <- owed:
 		return nil

@@ -26,6 +26,7 @@ func (p *pair) forwardResponses(down *direction) error {
 		if err != nil {
 			return err
 		}
+		p.owed.Add(-1)
 		p.activity.Add(1)
 		// Flush before anything that may block: waiting for the next owed
 		// response, or for bytes of the next upstream frame.
