@@ -4,7 +4,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 
 // GroupResponseErrorCode returns the top-level error code of a response from
 // a group coordinator (JoinGroup, Heartbeat, LeaveGroup, SyncGroup,
-// ConsumerGroupHeartbeat, ShareGroupHeartbeat), and false for any other
+// ConsumerGroupHeartbeat, ShareGroupHeartbeat, StreamsGroupHeartbeat), and false for any other
 // response. NOT_COORDINATOR here means the client is about to look the
 // coordinator up again through FindCoordinator.
 func GroupResponseErrorCode(resp kmsg.Response) (ErrorCode, bool) {
@@ -20,6 +20,8 @@ func GroupResponseErrorCode(resp kmsg.Response) (ErrorCode, bool) {
 	case *kmsg.ConsumerGroupHeartbeatResponse:
 		return r.ErrorCode, true
 	case *kmsg.ShareGroupHeartbeatResponse:
+		return r.ErrorCode, true
+	case *kmsg.StreamsGroupHeartbeatResponse:
 		return r.ErrorCode, true
 	}
 	return 0, false

@@ -25,10 +25,10 @@ func ProduceAcks(version int16, body []byte) (int16, error) {
 				return 0, fmt.Errorf("produce transactional id: %w", ErrShortBuffer)
 			}
 			l := int(int16(binary.BigEndian.Uint16(body)))
-			off = 2
-			if l > 0 {
-				off += l
+			if l < -1 {
+				return 0, fmt.Errorf("produce transactional id length %d: %w", l, ErrMalformed)
 			}
+			off = 2 + max(l, 0)
 		}
 	}
 	if off < 0 || off+2 > len(body) {
