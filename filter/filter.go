@@ -74,6 +74,14 @@ type Need uint8
 const (
 	// Stream: the filter needs nothing from this response.
 	Stream Need = iota
+	// DropTopLevelTags: the filter needs only that the response's top-level
+	// tagged fields never reach the client unseen, and accepts losing them.
+	// The engine streams the response and, if that final section is not
+	// empty, sends filler of the same length in its place: the size was
+	// already sent. Supported for Produce and Fetch, where KIP-951 leader
+	// endpoints live there; anywhere else it means Decode. Where the
+	// response is buffered anyway, the filter is asked as for Inspect.
+	DropTopLevelTags
 	// Inspect: the filter needs the raw body first, to say via
 	// InspectResponse whether it must be decoded. The engine buffers the
 	// frame, which costs a copy but no decoding.

@@ -63,6 +63,9 @@ func buildResponseNeeds(table filterTable[filter.ResponseFilter]) responseNeeds 
 				if sel, ok := f.(filter.ResponseSelector); ok {
 					need = sel.ResponseNeed(int16(key), v)
 				}
+				if need == filter.DropTopLevelTags && !canDropTags(int16(key), v) {
+					need = filter.Decode
+				}
 				needs[key][v] = max(needs[key][v], need)
 			}
 		}
@@ -82,4 +85,10 @@ func (s *Server) responseNeed(key, version int16) filter.Need {
 		return filter.Decode
 	}
 	return byVersion[version]
+}
+
+// canDropTags says whether the engine can stream version of key while
+// dropping its top-level tags: it has a walk for flexible Produce and Fetch.
+func canDropTags(key, version int16) bool {
+	return (key == protocol.ProduceKey || key == protocol.FetchKey) && protocol.IsFlexible(key, version)
 }

@@ -47,16 +47,32 @@ func (c *rawClient) send(req kmsg.Request) int32 {
 	return c.corr
 }
 
+// recvRaw is recv for a response that must arrive: it also returns the
+// frame's bytes.
+func (c *rawClient) recvRaw(req kmsg.Request, corr int32) ([]byte, kmsg.Response) {
+	c.t.Helper()
+	frame, resp, err := c.recvFrame(req, corr)
+	if err != nil {
+		c.t.Fatalf("read %s response: %v", protocol.APIName(req.Key()), err)
+	}
+	return frame, resp
+}
+
 // recv reads one response to req, sent with correlation id corr.
 func (c *rawClient) recv(req kmsg.Request, corr int32) (kmsg.Response, error) {
+	_, resp, err := c.recvFrame(req, corr)
+	return resp, err
+}
+
+func (c *rawClient) recvFrame(req kmsg.Request, corr int32) ([]byte, kmsg.Response, error) {
 	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var size [4]byte
 	if _, err := io.ReadFull(c.r, size[:]); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	frame := make([]byte, binary.BigEndian.Uint32(size[:]))
 	if _, err := io.ReadFull(c.r, frame); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if got, _ := protocol.ResponseCorrelationID(frame); got != corr {
 		c.t.Fatalf("response correlation id %d, want %d", got, corr)
@@ -69,7 +85,7 @@ func (c *rawClient) recv(req kmsg.Request, corr int32) (kmsg.Response, error) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return resp, nil
+	return frame, resp, nil
 }
 
 // expectClosed asserts the connection is closed by kproxy within d.

@@ -84,6 +84,7 @@ type direction struct {
 	limited        io.LimitedReader // reused by every splice
 	// onReadTimeout extends the source's read deadline during a splice.
 	onReadTimeout func()
+	stepper       streamStepper // reused by every walked frame
 }
 
 // newDirection relays from r, which buffers reads of src, to dst.

@@ -65,6 +65,9 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if owed.onResponse != nil {
 		need = filter.Decode
 	}
+	if need == filter.DropTopLevelTags {
+		return p.streamDroppingTags(owed, down, frameLen)
+	}
 	if need == filter.Stream {
 		if err := down.stream(frameLen); err != nil {
 			if errors.Is(err, errWriteSide) {
@@ -127,7 +130,7 @@ func inspectWants(filters []filter.ResponseFilter, key, version int16, body []by
 		switch sel.ResponseNeed(key, version) {
 		case filter.Decode:
 			return true
-		case filter.Inspect:
+		case filter.Inspect, filter.DropTopLevelTags:
 			if sel.InspectResponse(key, version, body) {
 				return true
 			}

@@ -5,21 +5,27 @@ import (
 	"github.com/kproxy/kproxy/protocol"
 )
 
-// First versions that carry KIP-951 leader endpoints, per the Kafka protocol
-// (kmsg also decodes the tag at earlier flexible versions, but a broker
-// never sends it there).
+// First versions whose encoding can carry KIP-951 leader endpoints: the
+// first flexible ones. Kafka defines the field from Produce v10 and Fetch
+// v16, but it is a tagged field, and kmsg (so kfake, kproxy's embedded
+// upstream, and franz-go clients) encodes and decodes it at every flexible
+// version: kfake sends it with Produce v9 and Fetch v12-v15 responses, and a
+// client reads it there. Inspecting from the first flexible version costs a
+// tag walk and keeps those responses from leaking upstream addresses.
 const (
-	produceEndpointsSince = 10
-	fetchEndpointsSince   = 16
+	produceEndpointsSince = 9
+	fetchEndpointsSince   = 12
 )
 
 var _ filter.ResponseSelector = Addresses{}
 
 // ResponseNeed keeps Produce and Fetch responses that cannot carry leader
-// endpoints on the zero-copy path, and has those that can inspected rather
-// than decoded: the endpoints appear only when a leader moved, and decoding
-// every record-carrying Fetch response to find out would cost more than the
-// rest of the proxy.
+// endpoints on the zero-copy path. Produce responses that can are small and
+// inspected (decoded only when they do carry endpoints). Fetch responses
+// carry records and stay streamed: endpoints there appear only when a leader
+// moved, and are dropped rather than rewritten, which costs the client one
+// metadata refresh (what clients did before KIP-951) instead of costing
+// every fetch a copy through user space.
 func (Addresses) ResponseNeed(key, version int16) filter.Need {
 	switch key {
 	case protocol.ProduceKey:
@@ -31,7 +37,7 @@ func (Addresses) ResponseNeed(key, version int16) filter.Need {
 		if version < fetchEndpointsSince {
 			return filter.Stream
 		}
-		return filter.Inspect
+		return filter.DropTopLevelTags
 	}
 	return filter.Decode
 }

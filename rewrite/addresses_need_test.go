@@ -15,10 +15,12 @@ func TestAddressesResponseNeed(t *testing.T) {
 		key, version int16
 		want         filter.Need
 	}{
-		{protocol.ProduceKey, 9, filter.Stream},
+		{protocol.ProduceKey, 8, filter.Stream},
+		{protocol.ProduceKey, 9, filter.Inspect}, // flexible: kfake sends endpoints
 		{protocol.ProduceKey, 10, filter.Inspect},
-		{protocol.FetchKey, 15, filter.Stream},
-		{protocol.FetchKey, 16, filter.Inspect},
+		{protocol.FetchKey, 11, filter.Stream},
+		{protocol.FetchKey, 12, filter.DropTopLevelTags}, // flexible: kfake sends endpoints
+		{protocol.FetchKey, 16, filter.DropTopLevelTags},
 		{protocol.MetadataKey, 0, filter.Decode},
 		{protocol.FindCoordinatorKey, 6, filter.Decode},
 	}
@@ -33,7 +35,7 @@ func TestAddressesResponseNeed(t *testing.T) {
 // decoded and rewritten, and let the others through untouched.
 func TestAddressesInspectFindsLeaderEndpoints(t *testing.T) {
 	a := Addresses{}
-	for v := int16(16); v <= protocol.MaxVersion(protocol.FetchKey); v++ {
+	for v := int16(12); v <= protocol.MaxVersion(protocol.FetchKey); v++ {
 		resp := kmsg.NewPtrFetchResponse()
 		resp.SetVersion(v)
 		resp.Topics = []kmsg.FetchResponseTopic{{Topic: "t", Partitions: []kmsg.FetchResponseTopicPartition{{RecordBatches: make([]byte, 64)}}}}
@@ -45,7 +47,7 @@ func TestAddressesInspectFindsLeaderEndpoints(t *testing.T) {
 			t.Errorf("fetch v%d with endpoints: not asked to decode", v)
 		}
 	}
-	for v := int16(10); v <= protocol.MaxVersion(protocol.ProduceKey); v++ {
+	for v := int16(9); v <= protocol.MaxVersion(protocol.ProduceKey); v++ {
 		resp := kmsg.NewPtrProduceResponse()
 		resp.SetVersion(v)
 		resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{BaseOffset: 3}}}}

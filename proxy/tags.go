@@ -1,0 +1,104 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/kproxy/kproxy/protocol"
+)
+
+// streamStepper walks a frame as it streams from d.r to d.w: every field
+// the walk passes is relayed, large values by splice where possible.
+type streamStepper struct {
+	d    *direction
+	left int // bytes of the frame not yet relayed
+}
+
+func (s *streamStepper) Remaining() int { return s.left }
+
+func (s *streamStepper) Skip(n int) error {
+	if n < 0 || n > s.left {
+		return fmt.Errorf("field of %d bytes with %d left: %w", n, s.left, protocol.ErrShortBuffer)
+	}
+	s.left -= n
+	return copyFrame(s.d.w, s.d.r, n)
+}
+
+func (s *streamStepper) SkipLarge(n int) error {
+	if n < 0 || n > s.left {
+		return fmt.Errorf("value of %d bytes with %d left: %w", n, s.left, protocol.ErrShortBuffer)
+	}
+	s.left -= n
+	return s.d.stream(n)
+}
+
+func (s *streamStepper) Uvarint() (uint64, error) {
+	// Peek no further than the frame: the next frame may not come.
+	b, err := s.d.r.Peek(min(s.left, binary.MaxVarintLen64))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", errReadSide, err)
+	}
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, fmt.Errorf("varint: %w", protocol.ErrMalformed)
+	}
+	return v, s.Skip(n)
+}
+
+// streamDroppingTags relays a Produce or Fetch response without holding
+// it, walking its structure on the way, and replaces a non-empty top-level
+// tag section (where KIP-951 leader endpoints live) with filler of the same
+// length, since the frame's size has already gone out.
+func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) error {
+	st := &down.stepper
+	*st = streamStepper{d: down, left: frameLen}
+	err := st.Skip(protocol.FrameSizeLen + 4) // size and correlation id
+	if err == nil && protocol.ResponseHeaderFlexible(owed.key, owed.version) {
+		err = protocol.WalkTags(st)
+	}
+	if err == nil {
+		if owed.key == protocol.FetchKey {
+			err = protocol.WalkFetchResponseToTags(owed.version, st)
+		} else {
+			err = protocol.WalkProduceResponseToTags(owed.version, st)
+		}
+	}
+	if err != nil {
+		return streamError(err)
+	}
+
+	tail := st.left
+	first, err := down.r.Peek(min(tail, 1))
+	switch {
+	case err != nil:
+		return upstreamReadError(err)
+	case tail == 1 && first[0] == 0: // no top-level tags: the common case
+		return streamError(st.Skip(1))
+	case tail < 3:
+		return fail(reasonProtocol, fmt.Errorf("upstream %s response ends in a %d-byte tag section", protocol.APIName(owed.key), tail))
+	}
+	if _, err := down.r.Discard(tail); err != nil {
+		return upstreamReadError(err)
+	}
+	filler, _ := protocol.AppendFillerTags(nil, tail) // tail >= 3 always fits
+	if _, err := down.w.Write(filler); err != nil {
+		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+	}
+	p.log.Debug().Str("api", protocol.APIName(owed.key)).Int("bytes", tail).
+		Msg("dropped top-level tagged fields (KIP-951 leader endpoints) from a streamed response")
+	return nil
+}
+
+// streamError classifies an error from relaying a walked frame.
+func streamError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errWriteSide):
+		return fail(reasonClientClosed, err)
+	case errors.Is(err, errReadSide):
+		return upstreamReadError(err)
+	}
+	return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+}
