@@ -14,6 +14,10 @@ type Config struct {
 	Admin     Admin     `yaml:"admin"`
 	Log       Log       `yaml:"log"`
 	Limits    Limits    `yaml:"limits"`
+	// Policy, when set, authorizes and governs every request (see
+	// docs/policy.md); Audit says where its decisions are logged.
+	Policy *Policy `yaml:"policy"`
+	Audit  *Audit  `yaml:"audit"`
 }
 
 // Upstream says which Kafka cluster kproxy fronts.
@@ -25,6 +29,9 @@ type Upstream struct {
 	Embedded *Embedded `yaml:"embedded"`
 	// DialTimeout bounds each upstream connection attempt.
 	DialTimeout time.Duration `yaml:"dial_timeout"`
+	// TLS and SASL secure kproxy's own connections to the cluster.
+	TLS  *UpstreamTLS  `yaml:"tls"`
+	SASL *UpstreamSASL `yaml:"sasl"`
 }
 
 // Embedded configures the in-process franz-go kfake cluster. It keeps data
@@ -48,6 +55,9 @@ type Listeners struct {
 	// map then differs between kproxy replicas.
 	BrokerPortBase int              `yaml:"broker_port_base"`
 	Brokers        []BrokerOverride `yaml:"brokers"`
+	// TLS and SASL secure client connections on every listener.
+	TLS  *ListenerTLS  `yaml:"tls"`
+	SASL *ListenerSASL `yaml:"sasl"`
 }
 
 // BrokerOverride pins the port and/or advertised host of one upstream node.
@@ -81,5 +91,12 @@ type Limits struct {
 	// response before kproxy stops reading from it.
 	MaxInFlight int `yaml:"max_in_flight"`
 	// ShutdownTimeout bounds how long SIGTERM waits for in-flight requests.
-	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	ShutdownTimeout  time.Duration `yaml:"shutdown_timeout"`
+	ConnectionLimits `yaml:",inline"`
+}
+
+// security gathers the security sections for defaulting and validation.
+func (c *Config) security() *Security {
+	return &Security{ListenerTLS: c.Listeners.TLS, ListenerSASL: c.Listeners.SASL,
+		UpstreamTLS: c.Upstream.TLS, UpstreamSASL: c.Upstream.SASL, Limits: &c.Limits.ConnectionLimits}
 }

@@ -101,6 +101,7 @@ func (c *Config) applyDefaults() {
 	if c.Limits.ShutdownTimeout == 0 {
 		c.Limits.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	c.security().applyDefaults()
 }
 
 func isWildcard(host string) bool {

@@ -90,6 +90,8 @@ func (c *Config) Validate() error {
 	if lim.ShutdownTimeout < 0 {
 		bad("limits.shutdown_timeout", "%s: must be positive", lim.ShutdownTimeout)
 	}
+	c.validatePolicy(bad)
+	errs = append(errs, c.security().validate()...)
 	return errors.Join(errs...)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/auth"
 	"github.com/kproxy/kproxy/filter"
 )
 
@@ -39,6 +40,12 @@ type pending struct {
 	local []byte
 	// onResponse, when set, sees the decoded upstream response first.
 	onResponse func(kmsg.Response) error
+	// raw marks an unframed SASL token exchange (after a v0 handshake):
+	// there is no correlation id to check.
+	raw bool
+	// closeAfter, when set, closes the pair once this response is
+	// delivered: the client must read why before the connection ends.
+	closeAfter error
 }
 
 // pair is one client connection and its upstream connection.
@@ -48,8 +55,15 @@ type pair struct {
 	nodeID   int32
 	listener string
 	log      zerolog.Logger
+	// raw is the accepted socket, for closing and deadlines from any
+	// goroutine; client is what the request loop reads (TLS over raw, or
+	// raw itself) and is set before the loops start.
+	raw      net.Conn
 	client   net.Conn
-	upstream net.Conn // set by the request loop before the response loop starts
+	upstream net.Conn // set once by the request loop, under upstreamMu
+	// upstreamMu orders setting upstream with close, which may run on
+	// another goroutine (shutdown, handshake timer).
+	upstreamMu sync.Mutex
 	// conn is what filters know of this connection; the request loop
 	// updates ClientID per request.
 	conn filter.Conn
@@ -67,6 +81,16 @@ type pair struct {
 	draining   atomic.Bool
 	atBoundary atomic.Bool // the request loop is between frames
 
+	// SASL: authn terminates the client's exchange, passthrough watches it
+	// go upstream; at most one is set. authDone is set once authenticated
+	// (read by the handshake timer).
+	authn       *auth.Authenticator
+	passthrough *passthroughSASL
+	authDone    atomic.Bool
+	// upstreamExpiry is when kproxy's own upstream SASL session ends
+	// (KIP-368), zero if never.
+	upstreamExpiry time.Time
+
 	closeOnce sync.Once
 	closed    chan struct{}
 
@@ -83,6 +107,7 @@ func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 		id:       id,
 		nodeID:   nodeID,
 		listener: listener,
+		raw:      conn,
 		client:   conn,
 		log: s.log.With().Uint64("conn", id).Str("listener", listener).
 			Str("client", conn.RemoteAddr().String()).Logger(),
@@ -92,15 +117,23 @@ func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 }
 
 // pairError says why a pair ended; reason is a metric label.
+
 type pairError struct {
 	reason string
 	err    error
+	// deliverFirst: answer what is owed before closing.
+	deliverFirst bool
 }
 
 func (e *pairError) Error() string { return e.reason + ": " + e.err.Error() }
 func (e *pairError) Unwrap() error { return e.err }
 
 func fail(reason string, err error) error { return &pairError{reason: reason, err: err} }
+
+// failAfterDelivery ends the request loop but lets owed responses through.
+func failAfterDelivery(reason string, err error) error {
+	return &pairError{reason: reason, err: err, deliverFirst: true}
+}
 
 // Reasons a pair ends.
 const (
@@ -112,6 +145,9 @@ const (
 	reasonDial           = "upstream_unreachable"
 	reasonRewrite        = "rewrite_failed"
 	reasonFilter         = "filter_closed"
+	reasonTLS            = "tls_failed"
+	reasonAuth           = "sasl_failed"
+	reasonLimit          = "connection_limit"
 )
 
 var (
@@ -122,17 +158,45 @@ var (
 // run serves the pair until either side ends it.
 func (p *pair) run() {
 	defer p.s.pairDone(p)
+	if err := p.start(); err != nil {
+		close(p.inflight)
+		p.close(err)
+		return
+	}
 	p.client.SetReadDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
 
 	var responses sync.WaitGroup
 	err := p.forwardRequests(&responses)
 	close(p.inflight) // the request loop is the only sender
 	var pe *pairError
-	if errors.As(err, &pe) && pe.reason == reasonDrained && p.upstream != nil {
-		responses.Wait() // answer what was already forwarded, then close
+	if errors.As(err, &pe) && (pe.reason == reasonDrained || pe.deliverFirst) && p.upstream != nil {
+		responses.Wait() // answer what is owed, then close
 	}
 	p.close(err)
 	responses.Wait()
+}
+
+// start secures a new client connection: TLS handshake, SASL state, and
+// the deadline by which a SASL client must have authenticated.
+func (p *pair) start() error {
+	if p.s.sec.listenerTLS != nil {
+		if err := p.handshakeTLS(); err != nil {
+			return err
+		}
+	}
+	if err := p.newSASLState(); err != nil {
+		return err
+	}
+	if p.authn != nil {
+		timeout := p.s.cfg.Limits.HandshakeTimeout
+		t := time.AfterFunc(timeout, func() {
+			if !p.authDone.Load() {
+				p.close(fail(reasonAuth, fmt.Errorf("not authenticated within limits.handshake_timeout (%s)", timeout)))
+			}
+		})
+		go func() { <-p.closed; t.Stop() }()
+	}
+	return nil
 }
 
 // close ends the pair once, logging why.
@@ -151,10 +215,12 @@ func (p *pair) close(err error) {
 		}
 		ev.Str("reason", reason).AnErr("cause", err).Msg("connection closed")
 		p.s.metrics.connsClosed.WithLabelValues(reason).Inc()
-		p.client.Close()
+		p.raw.Close()
+		p.upstreamMu.Lock()
 		if p.upstream != nil {
 			p.upstream.Close()
 		}
+		p.upstreamMu.Unlock()
 	})
 }
 
@@ -162,7 +228,7 @@ func (p *pair) close(err error) {
 // and to close once every forwarded request is answered.
 func (p *pair) drain() {
 	p.draining.Store(true)
-	p.client.SetReadDeadline(time.Now())
+	p.raw.SetReadDeadline(time.Now())
 }
 
 // connect dials the upstream, starts the response loop, and returns the
@@ -174,7 +240,25 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 	if err != nil {
 		return nil, fail(reasonDial, err)
 	}
+	if p.s.sec.upstreamMech != nil {
+		lifetime, err := auth.AuthenticateConn(ctx, conn, p.s.sec.upstreamMech, "kproxy")
+		if err != nil {
+			conn.Close()
+			return nil, fail(reasonDial, fmt.Errorf("upstream SASL: %w", err))
+		}
+		if lifetime > 0 {
+			p.upstreamExpiry = time.Now().Add(lifetime)
+		}
+	}
+	p.upstreamMu.Lock()
 	p.upstream = conn
+	p.upstreamMu.Unlock()
+	select {
+	case <-p.closed: // closed while dialling: close() could not see conn
+		conn.Close()
+		return nil, fail(reasonClientClosed, errors.New("closed while connecting upstream"))
+	default:
+	}
 	p.log.Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
 
 	up := newDirection(cr, p.client, conn)

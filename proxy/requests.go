@@ -28,11 +28,21 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 			return clientReadError(err)
 		}
 		p.atBoundary.Store(false)
-		size, err := protocol.ParseFrameSize(prefix, maxFrame)
+		limit := maxFrame
+		if p.authn != nil && !p.authDone.Load() {
+			limit = min(limit, maxUnauthenticatedFrame)
+		}
+		size, err := protocol.ParseFrameSize(prefix, limit)
 		if err != nil {
 			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 		}
 		frameLen := protocol.FrameSizeLen + int(size)
+		if handled, err := p.saslStep(cr, frameLen, &up, responses); handled {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		head, err := cr.Peek(min(frameLen, cr.Size()))
 		if err != nil {
 			return clientReadError(err)
@@ -51,8 +61,16 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err != nil {
 			return err
 		}
-		var frame []byte // the whole frame, when a filter had to read it
-		if owed.local == nil {
+		var frame []byte // the whole frame, when SASL or a filter had to read it
+		if p.authn != nil || p.passthrough != nil {
+			if frame, err = p.saslRequest(h, cr, frameLen, &owed); err != nil {
+				return err
+			}
+		}
+		if !p.upstreamExpiry.IsZero() && time.Now().After(p.upstreamExpiry) {
+			return p.upstreamSessionExpired()
+		}
+		if owed.local == nil && frame == nil {
 			if filters := p.s.requestFilters.lookup(h.APIKey); len(filters) > 0 {
 				if string(clientID) != p.conn.ClientID {
 					p.conn.ClientID = string(clientID)
@@ -80,6 +98,9 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 			if err := p.owe(owed); err != nil {
 				return err
 			}
+			if owed.closeAfter != nil {
+				return failAfterDelivery(reasonAuth, owed.closeAfter)
+			}
 		}
 		switch {
 		case owed.local != nil: // answered by kproxy: never reaches the upstream
@@ -100,12 +121,33 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				return clientReadError(err)
 			}
 		}
-		if cr.Buffered() == 0 {
-			if err := up.w.Flush(); err != nil {
-				return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
-			}
+		if err := flushIfIdle(cr, up); err != nil {
+			return err
 		}
 	}
+}
+
+// flushIfIdle sends buffered requests upstream once the client has nothing
+// more buffered: small pipelined requests go out together.
+func flushIfIdle(cr *bufio.Reader, up *direction) error {
+	if cr.Buffered() > 0 {
+		return nil
+	}
+	if err := up.w.Flush(); err != nil {
+		return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
+	}
+	return nil
+}
+
+// upstreamSessionExpired ends a pair whose upstream SASL session (KIP-368)
+// is over, once nothing is owed, so the client reconnects and kproxy
+// authenticates afresh. The request just read was not forwarded: the
+// client retries it on the new connection.
+func (p *pair) upstreamSessionExpired() error {
+	for deadline := time.Now().Add(p.s.cfg.Limits.ShutdownTimeout); p.owed.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fail(reasonUpstreamClosed, errors.New("upstream SASL session lifetime over; closing so the client reconnects"))
 }
 
 // responseOwed says which response the client expects for a request with

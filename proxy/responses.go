@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,15 +17,22 @@ import (
 func (p *pair) forwardResponses(down *direction) error {
 	for owed := range p.inflight {
 		var err error
-		if owed.local != nil {
+		switch {
+		case owed.raw && owed.local == nil:
+			err = p.relayRawToken(down)
+		case owed.local != nil:
 			if _, werr := down.w.Write(owed.local); werr != nil {
 				err = fail(reasonClientClosed, fmt.Errorf("write client: %w", werr))
 			}
-		} else {
+		default:
 			err = p.relayResponse(owed, down)
 		}
 		if err != nil {
 			return err
+		}
+		if owed.closeAfter != nil {
+			down.w.Flush()
+			return owed.closeAfter
 		}
 		p.owed.Add(-1)
 		p.activity.Add(1)
@@ -40,6 +48,20 @@ func (p *pair) forwardResponses(down *direction) error {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}
 	return fail(reasonDrained, errDraining)
+}
+
+// relayRawToken relays one unframed SASL token the upstream sends back in
+// a passthrough v0 exchange: a size and bytes, no correlation id.
+func (p *pair) relayRawToken(down *direction) error {
+	prefix, err := down.r.Peek(protocol.FrameSizeLen)
+	if err != nil {
+		return upstreamReadError(err)
+	}
+	size := int(binary.BigEndian.Uint32(prefix))
+	if size < 0 || size > maxUnauthenticatedFrame {
+		return fail(reasonProtocol, fmt.Errorf("upstream SASL token of %d bytes", size))
+	}
+	return streamError(copyFrame(down.w, down.r, protocol.FrameSizeLen+size))
 }
 
 // relayResponse reads the upstream's response to owed and writes it to the

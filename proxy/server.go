@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -33,12 +34,14 @@ type Server struct {
 	extraRequestFilters  []filter.RequestFilter
 	extraResponseFilters []filter.ResponseFilter
 
+	sec       security
 	bootstrap net.Listener
 	ready     atomic.Bool
 	nextID    atomic.Uint64
 
 	mu       sync.Mutex
 	pairs    map[*pair]struct{}
+	perIP    map[netip.Addr]int
 	draining bool
 	wg       sync.WaitGroup // accept loops and pairs
 }
@@ -51,15 +54,14 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		log:     log,
 		metrics: NewMetrics(reg),
 		pairs:   map[*pair]struct{}{},
+		perIP:   map[netip.Addr]int{},
 	}
 	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
 	for _, opt := range opts {
 		opt(s)
 	}
 	s.requestFilters = buildFilterTable(filter.RequestFilter.RequestKeys, s.extraRequestFilters...)
-	responseFilters := append([]filter.ResponseFilter{rewrite.APIVersionsClamp{}}, s.extraResponseFilters...)
-	responseFilters = append(responseFilters, rewrite.Addresses{Mapper: s.routes})
-	s.responseFilters = buildFilterTable(filter.ResponseFilter.ResponseKeys, responseFilters...)
+	s.responseFilters = buildFilterTable(filter.ResponseFilter.ResponseKeys, s.responseFilterList()...)
 	s.responseNeeds = buildResponseNeeds(s.responseFilters)
 	return s
 }
@@ -68,6 +70,14 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 // upstream metadata in the background to open every node's listener and
 // become ready. It returns once the bootstrap listener is bound.
 func (s *Server) Start(ctx context.Context) error {
+	if err := s.setupSecurity(); err != nil {
+		return err
+	}
+	if s.sec.saslMode == config.SASLModeTerminate {
+		s.responseFilters = buildFilterTable(filter.ResponseFilter.ResponseKeys,
+			append(s.responseFilterList(), saslVersions{})...)
+		s.responseNeeds = buildResponseNeeds(s.responseFilters)
+	}
 	l := s.cfg.Listeners
 	addr := net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))
 	ln, err := net.Listen("tcp", addr)
@@ -79,6 +89,14 @@ func (s *Server) Start(ctx context.Context) error {
 	s.serve(ln, bootstrapNode)
 	go s.discoverBrokers(ctx)
 	return nil
+}
+
+// responseFilterList is the response filters in the order they run: the
+// ApiVersions clamp first, features next, address rewriting last, so it
+// sees every address a feature may add.
+func (s *Server) responseFilterList() []filter.ResponseFilter {
+	fs := append([]filter.ResponseFilter{rewrite.APIVersionsClamp{}}, s.extraResponseFilters...)
+	return append(fs, rewrite.Addresses{Mapper: s.routes})
 }
 
 // BootstrapAddr is the bound address of the bootstrap listener.
@@ -146,17 +164,43 @@ func (s *Server) newPair(conn net.Conn, nodeID int32, listener string) *pair {
 		conn.Close()
 		return nil
 	}
+	if reason := s.overLimit(conn); reason != "" {
+		s.log.Warn().Str("client", conn.RemoteAddr().String()).Str("listener", listener).Msg(reason)
+		s.metrics.connsClosed.WithLabelValues(reasonLimit).Inc()
+		conn.Close()
+		return nil
+	}
 	p := newPair(s, conn, nodeID, listener)
 	s.pairs[p] = struct{}{}
+	s.perIP[p.conn.Client.Addr()]++
 	s.wg.Add(1)
 	s.metrics.connsTotal.WithLabelValues(listener).Inc()
 	s.metrics.connsActive.WithLabelValues(listener).Inc()
 	return p
 }
 
+// overLimit says why conn may not be served, or "" if it may. s.mu held.
+func (s *Server) overLimit(conn net.Conn) string {
+	lim := s.cfg.Limits.ConnectionLimits
+	if lim.MaxConnections > 0 && len(s.pairs) >= lim.MaxConnections {
+		return "connection refused: limits.max_connections reached"
+	}
+	if lim.MaxConnectionsPerIP > 0 {
+		addr, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
+		if s.perIP[addr.Addr()] >= lim.MaxConnectionsPerIP {
+			return "connection refused: limits.max_connections_per_ip reached for this address"
+		}
+	}
+	return ""
+}
+
 func (s *Server) pairDone(p *pair) {
 	s.mu.Lock()
 	delete(s.pairs, p)
+	ip := p.conn.Client.Addr()
+	if s.perIP[ip]--; s.perIP[ip] <= 0 {
+		delete(s.perIP, ip)
+	}
 	s.mu.Unlock()
 	s.metrics.connsActive.WithLabelValues(p.listener).Dec()
 	s.wg.Done()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/config"
 )
 
 // dialUpstream connects to the upstream that serves nodeID: the node's
@@ -21,23 +23,36 @@ func (s *Server) dialUpstream(ctx context.Context, nodeID int32) (net.Conn, erro
 		if !ok {
 			return nil, fmt.Errorf("node %d: upstream address not known yet", nodeID)
 		}
-		conn, err := d.DialContext(ctx, "tcp", addr)
+		conn, err := s.dialOne(ctx, &d, addr)
 		if err != nil {
-			s.metrics.dialErrors.Inc()
-			return nil, fmt.Errorf("dial upstream node %d at %s: %w", nodeID, addr, err)
+			return nil, fmt.Errorf("node %d: %w", nodeID, err)
 		}
 		return conn, nil
 	}
 	var errs []error
 	for _, addr := range s.cfg.Upstream.BootstrapServers {
-		conn, err := d.DialContext(ctx, "tcp", addr)
+		conn, err := s.dialOne(ctx, &d, addr)
 		if err == nil {
 			return conn, nil
 		}
-		s.metrics.dialErrors.Inc()
-		errs = append(errs, fmt.Errorf("dial upstream %s: %w", addr, err))
+		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("no bootstrap server reachable: %w", errors.Join(errs...))
+}
+
+// dialOne connects to addr and secures the connection as configured.
+func (s *Server) dialOne(ctx context.Context, d *net.Dialer, addr string) (net.Conn, error) {
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		deadline, _ := ctx.Deadline()
+		var secured net.Conn
+		if secured, err = s.secureUpstream(conn, addr, deadline); err == nil {
+			return secured, nil
+		}
+		conn.Close()
+	}
+	s.metrics.dialErrors.Inc()
+	return nil, fmt.Errorf("dial upstream %s: %w", addr, err)
 }
 
 // discoverBrokers fetches cluster metadata until it succeeds, opening a
@@ -64,11 +79,30 @@ func (s *Server) discoverBrokers(ctx context.Context) {
 }
 
 func (s *Server) fetchBrokers(ctx context.Context) error {
-	cl, err := kgo.NewClient(
+	if s.sec.saslMode == config.SASLModePassthrough && s.sec.upstreamMech == nil {
+		// Only clients hold credentials: kproxy cannot ask for metadata, so
+		// it checks the upstream answers and opens each broker's listener
+		// when a client's metadata first names it.
+		dctx, cancel := context.WithTimeout(ctx, s.cfg.Upstream.DialTimeout)
+		defer cancel()
+		conn, err := s.dialUpstream(dctx, bootstrapNode)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(s.cfg.Upstream.BootstrapServers...),
 		kgo.DialTimeout(s.cfg.Upstream.DialTimeout),
 		kgo.RequestRetries(0),
-	)
+	}
+	if s.sec.upstreamTLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(s.sec.upstreamTLS.Clone()))
+	}
+	if s.sec.upstreamMech != nil {
+		opts = append(opts, kgo.SASL(s.sec.upstreamMech))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("upstream metadata client: %w", err)
 	}

@@ -2,6 +2,7 @@
 //
 //	kproxy --config FILE           run the proxy
 //	kproxy validate --config FILE  check a configuration file and exit
+//	kproxy hash-password           print a salted SCRAM credential for a password read from stdin
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
+	"github.com/kproxy/kproxy/auth"
 	"github.com/kproxy/kproxy/config"
 	"github.com/kproxy/kproxy/embedded"
 	"github.com/kproxy/kproxy/proxy"
@@ -34,6 +36,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "validate" {
 		return validate(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "hash-password" {
+		return auth.HashPasswordCommand(args[1:], os.Stdin, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("kproxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "path to the YAML configuration file")
@@ -41,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *path == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: kproxy --config FILE | kproxy validate --config FILE")
+		fmt.Fprintln(stderr, "usage: kproxy --config FILE | kproxy validate --config FILE | kproxy hash-password [--mechanism M] < password")
 		return 2
 	}
 	cfg, err := config.Load(*path)
@@ -50,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	log := newLogger(cfg.Log, stdout)
-	if err := serve(cfg, log); err != nil {
+	if err := serve(cfg, *path, log); err != nil {
 		log.Error().Err(err).Msg("kproxy stopped")
 		return 1
 	}
@@ -84,8 +89,10 @@ func newLogger(cfg config.Log, out io.Writer) zerolog.Logger {
 	return zerolog.New(out).Level(level).With().Timestamp().Logger()
 }
 
-// serve runs kproxy until SIGTERM or SIGINT, then drains it.
-func serve(cfg *config.Config, log zerolog.Logger) error {
+// serve runs kproxy until SIGTERM or SIGINT, then drains it. path is the
+// configuration file, re-read on SIGHUP and when it changes.
+func serve(cfg *config.Config, path string, log zerolog.Logger) error {
+	running := *cfg // as loaded, before the embedded cluster amends it
 	if cfg.Upstream.Embedded != nil {
 		cluster, addrs, err := embedded.Start(*cfg.Upstream.Embedded)
 		if err != nil {
@@ -98,13 +105,19 @@ func serve(cfg *config.Config, log zerolog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv := proxy.New(cfg, log, reg)
+	pol, perr := startPolicy(cfg, &running, path, log, reg)
+	if perr != nil {
+		return perr
+	}
+	defer pol.close()
+	srv := proxy.New(cfg, log, reg, pol.options()...)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
+	go pol.run(ctx)
 
 	var admin *http.Server
 	if cfg.Admin.Listen != "" {

@@ -3,7 +3,9 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,7 +36,12 @@ log: {level: warn}
 		t.Fatalf("kproxy config: %v", err)
 	}
 	reg := prometheus.NewRegistry()
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	// kproxy's start-up discovery goroutine is not waited for by Shutdown
+	// and keeps logging while the upstream is unreachable; t.Log after the
+	// test ends panics, so logs are dropped once the test is over.
+	w := &guardedWriter{w: zerolog.NewTestWriter(t)}
+	t.Cleanup(w.stop) // registered first, so it runs after Shutdown
+	log := zerolog.New(w).Level(zerolog.WarnLevel)
 	srv := proxy.New(cfg, log, reg)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := srv.Start(ctx); err != nil {
@@ -48,4 +55,26 @@ log: {level: warn}
 		srv.Shutdown(sctx)
 	})
 	return &Proxy{Server: srv, Registry: reg, Config: cfg}
+}
+
+// guardedWriter forwards writes until stop is called, then drops them.
+type guardedWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	stopped bool
+}
+
+func (g *guardedWriter) Write(b []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return len(b), nil
+	}
+	return g.w.Write(b)
+}
+
+func (g *guardedWriter) stop() {
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -260,6 +262,10 @@ func (c *sniffConn) response(frame []byte) {
 	c.s.mu.Unlock()
 }
 
+// ResponseAddrs lists every broker address in a decoded response, for
+// tests that drive the protocol by hand.
+func ResponseAddrs(resp kmsg.Response) []SeenAddr { return extractAddrs(resp) }
+
 // extractAddrs lists every broker address in a decoded response.
 func extractAddrs(resp kmsg.Response) []SeenAddr {
 	var out []SeenAddr
@@ -319,10 +325,7 @@ func extractAddrs(resp kmsg.Response) []SeenAddr {
 // own: the bootstrap address or, for node N, exactly the address kproxy
 // serves node N on. upstream lists addresses that must never be seen (the
 // cluster's real listeners).
-func (s *Sniffer) CheckAddrs(t interface {
-	Helper()
-	Errorf(string, ...any)
-}, p interface {
+func (s *Sniffer) CheckAddrs(t testing.TB, p interface {
 	BootstrapAddr() string
 	BrokerAddr(int32) (string, bool)
 }, upstream []string) {
@@ -350,6 +353,7 @@ func (s *Sniffer) CheckAddrs(t interface {
 	if len(addrs) == 0 {
 		t.Errorf("sniffer saw no broker address at all")
 	}
+	t.Logf("sniffer: %s", s.Summary())
 	reported := 0
 	for _, a := range addrs {
 		if bad[a.Addr] {
@@ -382,4 +386,25 @@ func isProxyAddr(p interface {
 		}
 	}
 	return false
+}
+
+// Summary says how many addresses were seen in which responses.
+func (s *Sniffer) Summary() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	count := map[string]int{}
+	for _, a := range s.addrs {
+		count[fmt.Sprintf("%s.%s", protocol.APIName(a.APIKey), a.Field)]++
+	}
+	keys := make([]string, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b []byte
+	b = fmt.Appendf(b, "%d addresses:", len(s.addrs))
+	for _, k := range keys {
+		b = fmt.Appendf(b, " %s=%d", k, count[k])
+	}
+	return string(b)
 }

@@ -76,3 +76,34 @@ log: {level: warn}
 	}
 	return &Proxy{Server: srv, Registry: reg, Config: cfg}
 }
+
+// StartProxyConfig starts kproxy from a whole configuration file's text
+// (for tests that need sections StartProxy generates, such as listeners),
+// with proxy options, and waits until it is ready.
+func StartProxyConfig(t testing.TB, yaml string, opts ...proxy.Option) *Proxy {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(yaml))
+	if err != nil {
+		t.Fatalf("kproxy config: %v", err)
+	}
+	reg := prometheus.NewRegistry()
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	srv := proxy.New(cfg, log, reg, opts...)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := srv.Start(ctx); err != nil {
+		cancel()
+		t.Fatalf("start kproxy: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		srv.Shutdown(sctx)
+	})
+	wctx, wcancel := context.WithTimeout(ctx, 15*time.Second)
+	defer wcancel()
+	if err := srv.WaitReady(wctx); err != nil {
+		t.Fatalf("kproxy not ready: %v", err)
+	}
+	return &Proxy{Server: srv, Registry: reg, Config: cfg}
+}

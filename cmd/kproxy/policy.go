@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/config"
+	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/proxy"
+)
+
+// reloadPoll is how often the configuration file is checked for changes.
+const reloadPoll = time.Second
+
+// policyWiring runs the policy feature: the enforcer the proxy filters
+// requests through (when the file has a policy section), and the reloads
+// that SIGHUP and changes to the file trigger.
+type policyWiring struct {
+	enf      *policy.Enforcer // nil without a policy section at start
+	reloader *policy.Reloader
+	hup      chan os.Signal
+}
+
+// startPolicy builds the enforcer from cfg and starts listening for SIGHUP
+// (always: without a handler SIGHUP would kill the process). running is the
+// file's configuration as loaded, before kproxy amended it.
+func startPolicy(cfg, running *config.Config, path string, log zerolog.Logger, reg prometheus.Registerer) (*policyWiring, error) {
+	w := &policyWiring{hup: make(chan os.Signal, 1)}
+	if cfg.Policy != nil {
+		enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithLogger(log), policy.WithRegisterer(reg))
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		w.enf = enf
+		_, desc := enf.Active()
+		log.Info().Str("policy", desc).Msg("policy in force; SIGHUP or a change to the configuration file reloads it")
+	}
+	w.reloader = policy.NewReloader(path, running, w.enf, log)
+	signal.Notify(w.hup, syscall.SIGHUP)
+	return w, nil
+}
+
+// options plugs the enforcer into the proxy.
+func (w *policyWiring) options() []proxy.Option {
+	if w.enf == nil {
+		return nil
+	}
+	return []proxy.Option{proxy.WithRequestFilters(w.enf)}
+}
+
+// run reloads on SIGHUP and on file changes until ctx ends.
+func (w *policyWiring) run(ctx context.Context) {
+	go w.reloader.Watch(ctx, reloadPoll)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.hup:
+			w.reloader.Reload("sighup")
+		}
+	}
+}
+
+// close stops SIGHUP handling and flushes the audit log.
+func (w *policyWiring) close() {
+	signal.Stop(w.hup)
+	if w.enf != nil {
+		w.enf.Close()
+	}
+}

@@ -1,0 +1,82 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPolicyParses(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(`
+upstream: {bootstrap_servers: ["a:1"]}
+policy:
+  mode: audit
+  default: allow
+  rules:
+    - name: payments-writers
+      principals: ["User:svc-payments", "cidr:10.1.0.0/16", "client_id:pay-*", "cn:x", "listener:node-1", "*"]
+      allow: [write, Describe, DescribeConfigs, idempotent-write]
+      topics: ["payments.*", "re:^pay\\."]
+      transactional_ids: ["payments-*"]
+      cluster: true
+  governance:
+    - name: g
+      produce: {required_acks: all, allowed_compression: [lz4, ZSTD], max_batch_bytes: 1000, require_idempotence: true}
+      topic_changes: {name_pattern: "re:^[a-z]+$", max_partitions: 64, min_replication_factor: 2, max_replication_factor: 3,
+                      required_configs: ["min.insync.replicas >= 2"], forbidden_configs: ["unclean.*"]}
+      client_id_pattern: "app-*"
+      forbidden_apis: [DeleteRecords]
+audit: {output: /tmp/audit.log, log_allowed: true, buffer_size: 10}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Policy.Mode != "audit" || len(cfg.Policy.Rules) != 1 || cfg.Audit.BufferSize != 10 {
+		t.Errorf("parsed %+v", cfg.Policy)
+	}
+}
+
+func TestPolicyRejects(t *testing.T) {
+	const base = "upstream: {bootstrap_servers: [\"a:1\"]}\n"
+	rule := func(body string) string { return base + "policy:\n  rules:\n    - " + body }
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"bad mode", base + "policy: {mode: loud}", `policy.mode: "loud"`},
+		{"bad default", base + "policy: {default: maybe}", `policy.default: "maybe"`},
+		{"unknown key", base + "policy: {rulez: []}", `unknown key "rulez"`},
+		{"typo in operation", rule(`{name: r, principals: ["*"], allow: [write, wrte], topics: ["*"]}`),
+			`policy.rules[0].allow[1]: "wrte" is not an operation; valid: read, write, create, delete, alter, describe, describe_configs, alter_configs, idempotent_write, cluster_action, all`},
+		{"no name", rule(`{principals: ["*"], allow: [read], topics: ["*"]}`), "policy.rules[0].name: required"},
+		{"duplicate name", base + "policy:\n  rules:\n    - {name: a, principals: [\"*\"], allow: [read], topics: [\"*\"]}\n    - {name: a, principals: [\"*\"], allow: [read], topics: [\"*\"]}", `policy.rules[1].name: "a" is also the name of policy.rules[0]`},
+		{"no principals", rule(`{name: r, allow: [read], topics: ["*"]}`), "policy.rules[0].principals: required"},
+		{"bad principal kind", rule(`{name: r, principals: ["Group:x"], allow: [read], topics: ["*"]}`), `policy.rules[0].principals[0]: "Group:x": unknown principal kind "Group"`},
+		{"bad cidr", rule(`{name: r, principals: ["cidr:10.0.0/8"], allow: [read], topics: ["*"]}`), `policy.rules[0].principals[0]`},
+		{"no resources", rule(`{name: r, principals: ["*"], allow: [read]}`), "names no resource"},
+		{"no operations", rule(`{name: r, principals: ["*"], topics: ["*"]}`), "neither allow nor deny"},
+		{"op for wrong resource", rule(`{name: r, principals: ["*"], allow: [idempotent_write], topics: ["*"]}`), `policy.rules[0].allow[0]: "idempotent_write" does not apply to topics`},
+		{"allowed and denied", rule(`{name: r, principals: ["*"], allow: [read], deny: [read], topics: ["*"]}`), "both allowed and denied"},
+		{"bad regex", rule(`{name: r, principals: ["*"], allow: [read], topics: ["re:("]}`), "policy.rules[0].topics[0]"},
+		{"reserved name", rule(`{name: default, principals: ["*"], allow: [read], topics: ["*"]}`), "reserved"},
+		{"empty governance", base + "policy:\n  governance: [{name: g}]", "constrains nothing"},
+		{"bad acks", base + "policy:\n  governance: [{name: g, produce: {required_acks: 2}}]", "policy.governance[0].produce.required_acks"},
+		{"bad codec", base + "policy:\n  governance: [{name: g, produce: {allowed_compression: [brotli]}}]", "policy.governance[0].produce.allowed_compression[0]"},
+		{"bad requirement", base + "policy:\n  governance: [{name: g, topic_changes: {required_configs: [\"min.insync.replicas\"]}}]", "policy.governance[0].topic_changes.required_configs[0]"},
+		{"non-numeric comparison", base + "policy:\n  governance: [{name: g, topic_changes: {required_configs: [\"a >= b\"]}}]", "needs a number"},
+		{"min above max rf", base + "policy:\n  governance: [{name: g, topic_changes: {min_replication_factor: 3, max_replication_factor: 2}}]", "min_replication_factor"},
+		{"unknown api", base + "policy:\n  governance: [{name: g, forbidden_apis: [DeleteEverything]}]", "policy.governance[0].forbidden_apis[0]"},
+		{"forbid apiversions", base + "policy:\n  governance: [{name: g, forbidden_apis: [ApiVersions]}]", "clients need it"},
+		{"bad client id pattern", base + "policy:\n  governance: [{name: g, client_id_pattern: \"re:[\"}]", "policy.governance[0].client_id_pattern"},
+		{"bad audit buffer", base + "audit: {buffer_size: -1}", "audit.buffer_size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tt.yaml))
+			if err == nil {
+				t.Fatal("accepted an invalid policy")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,396 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+)
+
+// Coordinator key types of FindCoordinator.
+const (
+	coordinatorGroup       = 0
+	coordinatorTransaction = 1
+	coordinatorShare       = 2
+)
+
+// checkCoordinatorKey decides one FindCoordinator key: Describe on the
+// group or transactional id it names. Share-coordinator keys are looked up
+// by brokers only.
+func checkCoordinatorKey(c *reqCtx, keyType int8, key string) *denial {
+	switch keyType {
+	case coordinatorGroup:
+		return c.check(OpDescribe, ResGroup, key)
+	case coordinatorTransaction:
+		return c.check(OpDescribe, ResTransactionalID, key)
+	}
+	return c.checkCluster(OpClusterAction)
+}
+
+// handleFindCoordinator enforces Describe on each key; batched requests
+// (v4+) are split per key.
+func handleFindCoordinator(c *reqCtx, r *kmsg.FindCoordinatorRequest) filter.Verdict {
+	if r.Version < 4 {
+		if d := checkCoordinatorKey(c, r.CoordinatorType, r.CoordinatorKey); d != nil {
+			resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+			resp.ErrorCode, resp.ErrorMessage = d.code, d.msgPtr()
+			resp.NodeID, resp.Port = -1, -1
+			return filter.Verdict{Respond: resp}
+		}
+		return filter.Verdict{}
+	}
+	orig := r.CoordinatorKeys
+	denials := make([]*denial, len(orig))
+	denied := 0
+	for i, k := range orig {
+		if denials[i] = checkCoordinatorKey(c, r.CoordinatorType, k); denials[i] != nil {
+			denied++
+		}
+	}
+	if denied == 0 {
+		return filter.Verdict{}
+	}
+	return c.split(r, denied == len(orig), func() { r.CoordinatorKeys = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
+		fr, ok := resp.(*kmsg.FindCoordinatorResponse)
+		if !ok {
+			return errWrongResponse(resp)
+		}
+		fr.Coordinators = mergeInOrder(fr.Coordinators, func(co *kmsg.FindCoordinatorResponseCoordinator) string { return co.Key }, orig,
+			func(i int) (kmsg.FindCoordinatorResponseCoordinator, bool) {
+				d, ok := denialAt(denials, i)
+				if !ok {
+					return kmsg.FindCoordinatorResponseCoordinator{}, false
+				}
+				co := kmsg.NewFindCoordinatorResponseCoordinator()
+				co.Key, co.NodeID, co.Port = orig[i], -1, -1
+				co.ErrorCode, co.ErrorMessage = d.code, d.msgPtr()
+				return co, true
+			})
+		return nil
+	})
+}
+
+// splitNamed is the shape of the APIs that list resources of type rt by
+// name and answer an entry per name: denied names are removed from the
+// request and answered with synth.
+func splitNamed[T any](c *reqCtx, req kmsg.Request, groups []string, op Operation, rt ResourceType, set func([]string),
+	respList func(kmsg.Response) (*[]T, bool), keyOf func(*T) string, synth func(group string, d *denial) T) filter.Verdict {
+	denials := make([]*denial, len(groups))
+	denied := 0
+	for i, g := range groups {
+		if denials[i] = c.check(op, rt, g); denials[i] != nil {
+			denied++
+		}
+	}
+	if denied == 0 {
+		return filter.Verdict{}
+	}
+	return c.split(req, denied == len(groups), func() { set(keepAllowed(groups, denials)) }, func(resp kmsg.Response) error {
+		list, ok := respList(resp)
+		if !ok {
+			return errWrongResponse(resp)
+		}
+		*list = mergeInOrder(*list, keyOf, groups, func(i int) (T, bool) {
+			d, ok := denialAt(denials, i)
+			if !ok {
+				var zero T
+				return zero, false
+			}
+			return synth(groups[i], d), true
+		})
+		return nil
+	})
+}
+
+func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdict {
+	return splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
+		func(resp kmsg.Response) (*[]kmsg.DescribeGroupsResponseGroup, bool) {
+			dr, ok := resp.(*kmsg.DescribeGroupsResponse)
+			if !ok {
+				return nil, false
+			}
+			return &dr.Groups, true
+		},
+		func(g *kmsg.DescribeGroupsResponseGroup) string { return g.Group },
+		func(group string, d *denial) kmsg.DescribeGroupsResponseGroup {
+			g := kmsg.NewDescribeGroupsResponseGroup()
+			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
+			return g
+		})
+}
+
+func handleDeleteGroups(c *reqCtx, r *kmsg.DeleteGroupsRequest) filter.Verdict {
+	return splitNamed(c, r, r.Groups, OpDelete, ResGroup, func(g []string) { r.Groups = g },
+		func(resp kmsg.Response) (*[]kmsg.DeleteGroupsResponseGroup, bool) {
+			dr, ok := resp.(*kmsg.DeleteGroupsResponse)
+			if !ok {
+				return nil, false
+			}
+			return &dr.Groups, true
+		},
+		func(g *kmsg.DeleteGroupsResponseGroup) string { return g.Group },
+		func(group string, d *denial) kmsg.DeleteGroupsResponseGroup {
+			g := kmsg.NewDeleteGroupsResponseGroup()
+			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
+			return g
+		})
+}
+
+func handleConsumerGroupDescribe(c *reqCtx, r *kmsg.ConsumerGroupDescribeRequest) filter.Verdict {
+	return splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
+		func(resp kmsg.Response) (*[]kmsg.ConsumerGroupDescribeResponseGroup, bool) {
+			dr, ok := resp.(*kmsg.ConsumerGroupDescribeResponse)
+			if !ok {
+				return nil, false
+			}
+			return &dr.Groups, true
+		},
+		func(g *kmsg.ConsumerGroupDescribeResponseGroup) string { return g.Group },
+		func(group string, d *denial) kmsg.ConsumerGroupDescribeResponseGroup {
+			g := kmsg.NewConsumerGroupDescribeResponseGroup()
+			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
+			return g
+		})
+}
+
+func handleShareGroupDescribe(c *reqCtx, r *kmsg.ShareGroupDescribeRequest) filter.Verdict {
+	return splitNamed(c, r, r.GroupIDs, OpDescribe, ResGroup, func(g []string) { r.GroupIDs = g },
+		func(resp kmsg.Response) (*[]kmsg.ShareGroupDescribeResponseGroup, bool) {
+			dr, ok := resp.(*kmsg.ShareGroupDescribeResponse)
+			if !ok {
+				return nil, false
+			}
+			return &dr.Groups, true
+		},
+		func(g *kmsg.ShareGroupDescribeResponseGroup) string { return g.GroupID },
+		func(group string, d *denial) kmsg.ShareGroupDescribeResponseGroup {
+			g := kmsg.NewShareGroupDescribeResponseGroup()
+			g.GroupID, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
+			return g
+		})
+}
+
+func handleStreamsGroupDescribe(c *reqCtx, r *kmsg.StreamsGroupDescribeRequest) filter.Verdict {
+	return splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
+		func(resp kmsg.Response) (*[]kmsg.StreamsGroupDescribeResponseGroup, bool) {
+			dr, ok := resp.(*kmsg.StreamsGroupDescribeResponse)
+			if !ok {
+				return nil, false
+			}
+			return &dr.Groups, true
+		},
+		func(g *kmsg.StreamsGroupDescribeResponseGroup) string { return g.Group },
+		func(group string, d *denial) kmsg.StreamsGroupDescribeResponseGroup {
+			g := kmsg.NewStreamsGroupDescribeResponseGroup()
+			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
+			return g
+		})
+}
+
+// handleListGroups: Describe on the cluster sees every group; otherwise
+// the answer lists only the groups the principal may describe, as Kafka
+// filters it.
+func handleListGroups(c *reqCtx, r *kmsg.ListGroupsRequest) filter.Verdict {
+	if c.forced == nil {
+		if d := c.decide(OpDescribe, ResCluster, ClusterName); d.Allowed {
+			c.record(OpDescribe, ResCluster, ClusterName, d)
+			return filter.Verdict{}
+		}
+	}
+	return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
+		lr, ok := resp.(*kmsg.ListGroupsResponse)
+		if !ok {
+			return errWrongResponse(resp)
+		}
+		kept := lr.Groups[:0]
+		for _, g := range lr.Groups {
+			if c.visible(OpDescribe, ResGroup, g.Group) {
+				kept = append(kept, g)
+			}
+		}
+		clear(lr.Groups[len(kept):])
+		lr.Groups = kept
+		return nil
+	}}
+}
+
+// checkTopicsDescribe decides Describe on each named topic and returns a
+// denial naming every denied one, for APIs that refuse a whole request
+// over any (the group heartbeats).
+func checkTopicsDescribe(c *reqCtx, op Operation, topics []string) *denial {
+	var bad []string
+	var first *denial
+	for _, t := range topics {
+		if d := c.check(op, ResTopic, t); d != nil {
+			bad = append(bad, t)
+			if first == nil {
+				first = d
+			}
+		}
+	}
+	if first == nil || c.forced != nil {
+		return first
+	}
+	return &denial{code: first.code, msg: fmt.Sprintf("kproxy policy: %s on topics %s denied to %s", op, strings.Join(bad, ", "), c.prin)}
+}
+
+// handleConsumerGroupHeartbeat enforces Read on the group and Describe on
+// each subscribed topic name, with the top-level error Kafka uses. Regex
+// subscriptions are resolved by the upstream and not filtered.
+func handleConsumerGroupHeartbeat(c *reqCtx, r *kmsg.ConsumerGroupHeartbeatRequest) filter.Verdict {
+	if d := c.check(OpRead, ResGroup, r.Group); d != nil {
+		return denyTopLevel(r, d)
+	}
+	if d := checkTopicsDescribe(c, OpDescribe, r.SubscribedTopicNames); d != nil {
+		return denyTopLevel(r, d)
+	}
+	return filter.Verdict{}
+}
+
+func handleShareGroupHeartbeat(c *reqCtx, r *kmsg.ShareGroupHeartbeatRequest) filter.Verdict {
+	if d := c.check(OpRead, ResGroup, r.GroupID); d != nil {
+		return denyTopLevel(r, d)
+	}
+	if d := checkTopicsDescribe(c, OpDescribe, r.SubscribedTopicNames); d != nil {
+		return denyTopLevel(r, d)
+	}
+	return filter.Verdict{}
+}
+
+// handleStreamsGroupHeartbeat enforces Read on the group and Describe on
+// every topic the topology names.
+func handleStreamsGroupHeartbeat(c *reqCtx, r *kmsg.StreamsGroupHeartbeatRequest) filter.Verdict {
+	if d := c.check(OpRead, ResGroup, r.Group); d != nil {
+		return denyTopLevel(r, d)
+	}
+	var topics []string
+	if r.Topology != nil {
+		for _, s := range r.Topology.Subtopologies {
+			topics = append(topics, s.SourceTopics...)
+			topics = append(topics, s.RepartitionSinkTopics...)
+			for _, t := range s.StateChangelogTopics {
+				topics = append(topics, t.Topic)
+			}
+			for _, t := range s.RepartitionSourceTopics {
+				topics = append(topics, t.Topic)
+			}
+		}
+	}
+	if d := checkTopicsDescribe(c, OpDescribe, topics); d != nil {
+		return denyTopLevel(r, d)
+	}
+	return filter.Verdict{}
+}
+
+// handleShareFetch enforces Read on the share group and on every topic;
+// any denial refuses the whole request with the top-level error code.
+func handleShareFetch(c *reqCtx, r *kmsg.ShareFetchRequest) filter.Verdict {
+	ids := make([][16]byte, len(r.Topics))
+	for i := range r.Topics {
+		ids[i] = r.Topics[i].TopicID
+	}
+	return shareGroupTopics(c, r, deref(r.GroupID), ids)
+}
+
+func handleShareAcknowledge(c *reqCtx, r *kmsg.ShareAcknowledgeRequest) filter.Verdict {
+	ids := make([][16]byte, len(r.Topics))
+	for i := range r.Topics {
+		ids[i] = r.Topics[i].TopicID
+	}
+	return shareGroupTopics(c, r, deref(r.GroupID), ids)
+}
+
+func shareGroupTopics(c *reqCtx, req kmsg.Request, group string, ids [][16]byte) filter.Verdict {
+	if d := c.check(OpRead, ResGroup, group); d != nil {
+		return denyTopLevel(req, d)
+	}
+	for _, id := range ids {
+		name, ok := c.topicName("", id)
+		if !ok {
+			if d := c.unknownTopic(id); d != nil {
+				return denyTopLevel(req, d)
+			}
+			continue
+		}
+		if d := c.check(OpRead, ResTopic, name); d != nil {
+			return denyTopLevel(req, d)
+		}
+	}
+	return filter.Verdict{}
+}
+
+// handleAlterShareGroupOffsets enforces Read on the group and each topic.
+func handleAlterShareGroupOffsets(c *reqCtx, r *kmsg.AlterShareGroupOffsetsRequest) filter.Verdict {
+	if d := c.check(OpRead, ResGroup, r.GroupID); d != nil {
+		return denyTopLevel(r, d)
+	}
+	for _, t := range r.Topics {
+		if d := c.check(OpRead, ResTopic, t.Topic); d != nil {
+			return denyTopLevel(r, d)
+		}
+	}
+	return filter.Verdict{}
+}
+
+// handleDeleteShareGroupOffsets enforces Delete on the group and Read on
+// each topic.
+func handleDeleteShareGroupOffsets(c *reqCtx, r *kmsg.DeleteShareGroupOffsetsRequest) filter.Verdict {
+	if d := c.check(OpDelete, ResGroup, r.GroupID); d != nil {
+		return denyTopLevel(r, d)
+	}
+	for _, t := range r.Topics {
+		if d := c.check(OpRead, ResTopic, t.Topic); d != nil {
+			return denyTopLevel(r, d)
+		}
+	}
+	return filter.Verdict{}
+}
+
+// handleDescribeShareGroupOffsets enforces Describe on each group and on
+// the topics listed for it; a group with any denied topic is answered
+// with that error, the others go upstream.
+func handleDescribeShareGroupOffsets(c *reqCtx, r *kmsg.DescribeShareGroupOffsetsRequest) filter.Verdict {
+	orig := r.Groups
+	keys := make([]string, len(orig))
+	denials := make([]*denial, len(orig))
+	denied := 0
+	for i, g := range orig {
+		keys[i] = g.GroupID
+		d := c.check(OpDescribe, ResGroup, g.GroupID)
+		for j := 0; d == nil && j < len(g.Topics); j++ {
+			d = c.check(OpDescribe, ResTopic, g.Topics[j].Topic)
+		}
+		if denials[i] = d; d != nil {
+			denied++
+		}
+	}
+	if denied == 0 {
+		return filter.Verdict{}
+	}
+	return c.split(r, denied == len(orig), func() { r.Groups = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
+		dr, ok := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
+		if !ok {
+			return errWrongResponse(resp)
+		}
+		dr.Groups = mergeInOrder(dr.Groups, func(g *kmsg.DescribeShareGroupOffsetsResponseGroup) string { return g.GroupID }, keys,
+			func(i int) (kmsg.DescribeShareGroupOffsetsResponseGroup, bool) {
+				d, ok := denialAt(denials, i)
+				if !ok {
+					return kmsg.DescribeShareGroupOffsetsResponseGroup{}, false
+				}
+				g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+				g.GroupID, g.ErrorCode, g.ErrorMessage = keys[i], d.code, d.msgPtr()
+				return g, true
+			})
+		return nil
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

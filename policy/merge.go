@@ -1,0 +1,94 @@
+package policy
+
+// topicKey identifies a topic entry in a request or its response: by name,
+// or by id in the versions that name topics by id.
+type topicKey struct {
+	name string
+	id   [16]byte
+}
+
+// mergeInOrder rebuilds a response list in the order the client asked.
+// keys holds the key of each entry of the client's original request and
+// synth the policy's answer for entry i, if the policy answered it. The
+// upstream's entries are matched to the request's by key, first come first
+// served; any it sent that match no request entry keep their relative
+// order at the end rather than being lost.
+func mergeInOrder[T any, K comparable](upstream []T, keyOf func(*T) K, keys []K, synth func(i int) (T, bool)) []T {
+	pending := make(map[K][]int, len(upstream))
+	for i := range upstream {
+		k := keyOf(&upstream[i])
+		pending[k] = append(pending[k], i)
+	}
+	used := make([]bool, len(upstream))
+	out := make([]T, 0, len(keys)+len(upstream))
+	for i, k := range keys {
+		if t, ok := synth(i); ok {
+			out = append(out, t)
+			continue
+		}
+		if idx := pending[k]; len(idx) > 0 {
+			out = append(out, upstream[idx[0]])
+			used[idx[0]] = true
+			pending[k] = idx[1:]
+		}
+	}
+	for i := range upstream {
+		if !used[i] {
+			out = append(out, upstream[i])
+		}
+	}
+	return out
+}
+
+// keepAllowed returns a new slice of the entries of list whose denial is
+// nil. list itself is left intact: merges still read it.
+func keepAllowed[T any](list []T, denials []*denial) []T {
+	out := make([]T, 0, len(list))
+	for i := range list {
+		if denials[i] == nil {
+			out = append(out, list[i])
+		}
+	}
+	return out
+}
+
+// countDenied is how many entries of denials are set.
+func countDenied(denials []*denial) int {
+	n := 0
+	for _, d := range denials {
+		if d != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// denialAt returns denials[i] and whether it is set, the shape synth
+// functions need.
+func denialAt(denials []*denial, i int) (*denial, bool) {
+	return denials[i], denials[i] != nil
+}
+
+// topicDenials decides each of n topics of a request: at(i) names topic i
+// (by name, or by id), and check decides a named topic. It returns every
+// topic's key, its denial (nil: allowed) and how many were denied. Topic
+// ids kproxy cannot name are denied with UNKNOWN_TOPIC_ID.
+func (c *reqCtx) topicDenials(n int, at func(i int) (string, [16]byte), check func(name string) *denial) ([]topicKey, []*denial, int) {
+	keys := make([]topicKey, n)
+	denials := make([]*denial, n)
+	denied := 0
+	for i := 0; i < n; i++ {
+		name, id := at(i)
+		keys[i] = topicKey{name, id}
+		resolved, ok := c.topicName(name, id)
+		if ok {
+			denials[i] = check(resolved)
+		} else {
+			denials[i] = c.unknownTopic(id)
+		}
+		if denials[i] != nil {
+			denied++
+		}
+	}
+	return keys, denials, denied
+}

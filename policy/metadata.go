@@ -1,0 +1,153 @@
+package policy
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+)
+
+// handleMetadata enforces Describe on topics. A request for all topics is
+// answered with the topics the principal may describe; topics it lists
+// and may not describe are removed from the request (so they are never
+// auto-created) and answered with TOPIC_AUTHORIZATION_FAILED, as Kafka
+// answers them. Where the client asks for auto-creation of a topic the
+// principal may not create, auto-creation is turned off for the request
+// and a topic that then turns out not to exist is answered with
+// TOPIC_AUTHORIZATION_FAILED, as from Kafka.
+//
+// Metadata is always forwarded, even when every listed topic is denied:
+// the client still needs the brokers and the controller.
+func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
+	allTopics := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
+	if allTopics {
+		return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
+			mr, ok := resp.(*kmsg.MetadataResponse)
+			if !ok {
+				return errWrongResponse(resp)
+			}
+			c.learnMetadataIDs(mr)
+			kept := mr.Topics[:0]
+			for _, t := range mr.Topics {
+				if t.Topic == nil || c.visible(OpDescribe, ResTopic, *t.Topic) {
+					kept = append(kept, t)
+				}
+			}
+			clear(mr.Topics[len(kept):])
+			mr.Topics = kept
+			return nil
+		}}
+	}
+
+	orig := r.Topics
+	names := make([]string, len(orig)) // "" for an id kproxy cannot name yet
+	denials := make([]*denial, len(orig))
+	noCreate := map[string]bool{}
+	denied := 0
+	for i, t := range orig {
+		var name string
+		if t.Topic != nil {
+			name = *t.Topic
+		} else if n, ok := c.topicName("", t.TopicID); ok {
+			name = n
+		}
+		names[i] = name
+		if name == "" {
+			continue // decided on the name the upstream answers with
+		}
+		if denials[i] = c.check(OpDescribe, ResTopic, name); denials[i] != nil {
+			denied++
+			continue
+		}
+		if r.AllowAutoTopicCreation && c.checkEither(name, nd(OpCreate, ResCluster, ""), nd(OpCreate, ResTopic, "")) != nil {
+			noCreate[name] = true
+		}
+	}
+	modified := false
+	if len(noCreate) > 0 {
+		r.AllowAutoTopicCreation = false
+		modified = true
+	}
+	if denied > 0 {
+		r.Topics = keepAllowed(orig, denials)
+		if len(r.Topics) == 0 && r.Version >= 1 {
+			// v1+: an empty list asks for no topics (nil would ask for all).
+			// v0 cannot ask for none; the answer is trimmed below instead.
+			r.Topics = []kmsg.MetadataRequestTopic{}
+		}
+		modified = true
+	}
+	// v0 cannot ask for no topics: with every listed topic denied, the
+	// empty list asks for all, and the answer must be trimmed to none.
+	allStandIn := r.Version == 0 && len(r.Topics) == 0
+	requested := make(map[string]bool, len(names))
+	for i, n := range names {
+		if denials[i] == nil && n != "" {
+			requested[n] = true
+		}
+	}
+	return filter.Verdict{Modified: modified, OnResponse: func(resp kmsg.Response) error {
+		mr, ok := resp.(*kmsg.MetadataResponse)
+		if !ok {
+			return errWrongResponse(resp)
+		}
+		c.learnMetadataIDs(mr)
+		kept := mr.Topics[:0]
+		for _, t := range mr.Topics {
+			name := ""
+			if t.Topic != nil {
+				name = *t.Topic
+			}
+			switch {
+			case name == "":
+			case !requested[name]:
+				// Unasked: the v0 stand-in's extra topics, or a topic asked
+				// for by an id kproxy had not learned.
+				if allStandIn || !c.visible(OpDescribe, ResTopic, name) {
+					continue
+				}
+			case noCreate[name] && t.ErrorCode == errUnknownTopicOrPartition:
+				t = metadataErrTopic(name, t.TopicID, &denial{code: errTopicAuthorizationFailed})
+			}
+			kept = append(kept, t)
+		}
+		mr.Topics = kept
+		if denied == 0 {
+			return nil
+		}
+		keys := make([]string, len(orig))
+		for i := range orig {
+			keys[i] = names[i]
+		}
+		mr.Topics = mergeInOrder(mr.Topics, func(t *kmsg.MetadataResponseTopic) string {
+			if t.Topic == nil {
+				return ""
+			}
+			return *t.Topic
+		}, keys, func(i int) (kmsg.MetadataResponseTopic, bool) {
+			d, ok := denialAt(denials, i)
+			if !ok {
+				return kmsg.MetadataResponseTopic{}, false
+			}
+			return metadataErrTopic(names[i], orig[i].TopicID, d), true
+		})
+		return nil
+	}}
+}
+
+func metadataErrTopic(name string, id [16]byte, d *denial) kmsg.MetadataResponseTopic {
+	t := kmsg.NewMetadataResponseTopic()
+	t.Topic = &name
+	t.TopicID = id
+	t.ErrorCode = d.code
+	return t
+}
+
+// learnMetadataIDs records the topic ids of a Metadata response, before any
+// are hidden, for requests that name topics by id.
+func (c *reqCtx) learnMetadataIDs(mr *kmsg.MetadataResponse) {
+	for _, t := range mr.Topics {
+		if t.Topic != nil && t.ErrorCode == 0 {
+			c.e.ids.learn(t.TopicID, *t.Topic)
+		}
+	}
+}

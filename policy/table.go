@@ -1,0 +1,264 @@
+package policy
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+)
+
+// need is one operation/resource pair an API asks for, and when.
+type need struct {
+	op   Operation
+	res  ResourceType
+	when string // "" when always
+}
+
+// apiEntry is one row of the operation table: what an API key needs and
+// the handler that enforces exactly that.
+type apiEntry struct {
+	key   kmsg.Key
+	needs []need
+	// setup marks ApiVersions and the SASL exchange: always allowed, never
+	// decoded by the policy, because a client needs them to connect at all.
+	setup bool
+	// answer says, for the docs, how a denial is answered.
+	answer string
+	handle func(c *reqCtx, req kmsg.Request) filter.Verdict
+}
+
+func (a *apiEntry) lists(op Operation, rt ResourceType) bool {
+	for _, n := range a.needs {
+		if n.op == op && n.res == rt {
+			return true
+		}
+	}
+	return false
+}
+
+func nd(op Operation, res ResourceType, when string) need { return need{op: op, res: res, when: when} }
+
+// Answers shared by many rows.
+const (
+	answerTopLevel   = "whole request: top-level error code"
+	answerClusterTop = "whole request: CLUSTER_AUTHORIZATION_FAILED (top-level)"
+	answerNone       = "never denied (Kafka checks no ACL)"
+	answerInternal   = "whole request (broker/controller-internal API)"
+)
+
+// operationTable is the table docs/policy.md shows and the enforcer uses:
+// for every API key kmsg knows, the operation/resource pairs Kafka's
+// authorizer asks for. Each call builds a fresh table; the enforcer builds
+// it once.
+func operationTable() []apiEntry {
+	clusterAction := []need{nd(OpClusterAction, ResCluster, "")}
+	internal := func(key kmsg.Key) apiEntry {
+		return apiEntry{key: key, needs: clusterAction, answer: answerInternal, handle: clusterOp(OpClusterAction)}
+	}
+	clusterAlter := func(key kmsg.Key) apiEntry {
+		return apiEntry{key: key, needs: []need{nd(OpAlter, ResCluster, "")}, answer: answerClusterTop, handle: clusterOp(OpAlter)}
+	}
+	clusterDescribe := func(key kmsg.Key) apiEntry {
+		return apiEntry{key: key, needs: []need{nd(OpDescribe, ResCluster, "")}, answer: answerClusterTop, handle: clusterOp(OpDescribe)}
+	}
+	return []apiEntry{
+		{key: kmsg.Produce, needs: []need{
+			nd(OpWrite, ResTopic, ""),
+			nd(OpWrite, ResTransactionalID, "transactional id set or transactional batches"),
+		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split); transactional id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition",
+			handle: typed(handleProduce)},
+		{key: kmsg.Fetch, needs: []need{
+			nd(OpRead, ResTopic, "consumer fetch"),
+			nd(OpClusterAction, ResCluster, "follower fetch: replica id >= 0"),
+		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleFetch)},
+		{key: kmsg.ListOffsets, needs: []need{nd(OpDescribe, ResTopic, "")},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleListOffsets)},
+		{key: kmsg.Metadata, needs: []need{
+			nd(OpDescribe, ResTopic, ""),
+			nd(OpCreate, ResCluster, "auto-creation; either pair"),
+			nd(OpCreate, ResTopic, "auto-creation; either pair"),
+		}, answer: "listed topics: TOPIC_AUTHORIZATION_FAILED; all-topics requests: hidden; auto-creation disabled for topics the principal may not create", handle: typed(handleMetadata)},
+		internal(kmsg.LeaderAndISR),
+		internal(kmsg.StopReplica),
+		internal(kmsg.UpdateMetadata),
+		internal(kmsg.ControlledShutdown),
+		{key: kmsg.OffsetCommit, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
+			answer: "group: GROUP_AUTHORIZATION_FAILED for every partition; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleOffsetCommit)},
+		{key: kmsg.OffsetFetch, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "")},
+			answer: "groups: GROUP_AUTHORIZATION_FAILED; listed topics: TOPIC_AUTHORIZATION_FAILED per partition; all-topics requests: hidden (batched v8+ split per group)", handle: typed(handleOffsetFetch)},
+		{key: kmsg.FindCoordinator, needs: []need{
+			nd(OpDescribe, ResGroup, "key type group"),
+			nd(OpDescribe, ResTransactionalID, "key type transaction"),
+			nd(OpClusterAction, ResCluster, "key type share, broker-internal"),
+		}, answer: "GROUP_/TRANSACTIONAL_ID_AUTHORIZATION_FAILED (per key in batched v4+, split)", handle: typed(handleFindCoordinator)},
+		{key: kmsg.JoinGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
+		{key: kmsg.Heartbeat, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
+		{key: kmsg.LeaveGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
+		{key: kmsg.SyncGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
+		{key: kmsg.DescribeGroups, needs: []need{nd(OpDescribe, ResGroup, "")},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED, no details (request split)", handle: typed(handleDescribeGroups)},
+		{key: kmsg.ListGroups, needs: []need{nd(OpDescribe, ResCluster, "sees every group"), nd(OpDescribe, ResGroup, "otherwise, per group")},
+			answer: "groups the principal may not describe are hidden", handle: typed(handleListGroups)},
+		{key: kmsg.SASLHandshake, setup: true, answer: "always allowed: needed to connect"},
+		{key: kmsg.ApiVersions, setup: true, answer: "always allowed: needed to connect"},
+		{key: kmsg.CreateTopics, needs: []need{
+			nd(OpCreate, ResCluster, "either pair"),
+			nd(OpCreate, ResTopic, "either pair"),
+		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleCreateTopics)},
+		{key: kmsg.DeleteTopics, needs: []need{nd(OpDelete, ResTopic, "")},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED (request split)", handle: typed(handleDeleteTopics)},
+		{key: kmsg.DeleteRecords, needs: []need{nd(OpDelete, ResTopic, "")},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleDeleteRecords)},
+		{key: kmsg.InitProducerID, needs: []need{
+			nd(OpWrite, ResTransactionalID, "transactional id set"),
+			nd(OpIdempotentWrite, ResCluster, "no transactional id; either pair"),
+			nd(OpWrite, ResTopic, "no transactional id; either pair: Write on any topic"),
+		}, answer: "TRANSACTIONAL_ID_ or CLUSTER_AUTHORIZATION_FAILED", handle: typed(handleInitProducerID)},
+		{key: kmsg.OffsetForLeaderEpoch, needs: []need{
+			nd(OpDescribe, ResTopic, "consumer"),
+			nd(OpClusterAction, ResCluster, "follower: replica id >= 0"),
+		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleOffsetForLeaderEpoch)},
+		{key: kmsg.AddPartitionsToTxn, needs: []need{
+			nd(OpWrite, ResTransactionalID, "v0-3, clients"),
+			nd(OpWrite, ResTopic, "v0-3, clients"),
+			nd(OpClusterAction, ResCluster, "v4+, brokers verifying"),
+		}, answer: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED for all; denied topics TOPIC_AUTHORIZATION_FAILED, the rest OPERATION_NOT_ATTEMPTED (as Kafka: never split)", handle: typed(handleAddPartitionsToTxn)},
+		{key: kmsg.AddOffsetsToTxn, needs: []need{nd(OpWrite, ResTransactionalID, ""), nd(OpRead, ResGroup, "")},
+			answer: "TRANSACTIONAL_ID_ or GROUP_AUTHORIZATION_FAILED", handle: typed(handleAddOffsetsToTxn)},
+		{key: kmsg.EndTxn, needs: []need{nd(OpWrite, ResTransactionalID, "")},
+			answer: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", handle: typed(handleEndTxn)},
+		{key: kmsg.WriteTxnMarkers, needs: clusterAction, answer: "CLUSTER_AUTHORIZATION_FAILED per partition (broker-internal API)",
+			handle: clusterOpWith(OpClusterAction, denyWriteTxnMarkers)},
+		{key: kmsg.TxnOffsetCommit, needs: []need{nd(OpWrite, ResTransactionalID, ""), nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
+			answer: "transactional id / group: error for every partition; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleTxnOffsetCommit)},
+		clusterDescribe(kmsg.DescribeACLs),
+		{key: kmsg.CreateACLs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per creation",
+			handle: clusterOpWith(OpAlter, denyCreateACLs)},
+		{key: kmsg.DeleteACLs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per filter",
+			handle: clusterOpWith(OpAlter, denyDeleteACLs)},
+		{key: kmsg.DescribeConfigs, needs: []need{
+			nd(OpDescribeConfigs, ResTopic, "topic resources"),
+			nd(OpDescribeConfigs, ResCluster, "broker, broker logger, client metrics resources"),
+			nd(OpDescribeConfigs, ResGroup, "group resources"),
+		}, answer: "denied resources: TOPIC_/CLUSTER_/GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleDescribeConfigs)},
+		{key: kmsg.AlterConfigs, needs: []need{
+			nd(OpAlterConfigs, ResTopic, "topic resources"),
+			nd(OpAlterConfigs, ResCluster, "broker, broker logger, client metrics resources"),
+			nd(OpAlterConfigs, ResGroup, "group resources"),
+		}, answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleAlterConfigs)},
+		{key: kmsg.AlterReplicaLogDirs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per partition",
+			handle: clusterOpWith(OpAlter, denyAlterReplicaLogDirs)},
+		{key: kmsg.DescribeLogDirs, needs: []need{nd(OpDescribe, ResCluster, "")},
+			answer: "CLUSTER_AUTHORIZATION_FAILED (v3+; earlier versions get an empty answer, as from Kafka)", handle: clusterOpWith(OpDescribe, denyDescribeLogDirs)},
+		{key: kmsg.SASLAuthenticate, setup: true, answer: "always allowed: needed to connect"},
+		{key: kmsg.CreatePartitions, needs: []need{nd(OpAlter, ResTopic, "")},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleCreatePartitions)},
+		// kproxy does not model Kafka's DelegationToken and User resource
+		// types; it asks for the cluster permission instead, which is
+		// stricter.
+		{key: kmsg.CreateDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for User/DelegationToken ACLs")}, answer: answerClusterTop, handle: clusterOp(OpAlter)},
+		{key: kmsg.RenewDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: clusterOp(OpAlter)},
+		{key: kmsg.ExpireDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: clusterOp(OpAlter)},
+		{key: kmsg.DescribeDelegationToken, needs: []need{nd(OpDescribe, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: clusterOp(OpDescribe)},
+		{key: kmsg.DeleteGroups, needs: []need{nd(OpDelete, ResGroup, "")},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleDeleteGroups)},
+		{key: kmsg.ElectLeaders, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED (top-level and per partition)",
+			handle: clusterOpWith(OpAlter, denyElectLeaders)},
+		{key: kmsg.IncrementalAlterConfigs, needs: []need{
+			nd(OpAlterConfigs, ResTopic, "topic resources"),
+			nd(OpAlterConfigs, ResCluster, "broker, broker logger, client metrics resources"),
+			nd(OpAlterConfigs, ResGroup, "group resources"),
+		}, answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleIncrementalAlterConfigs)},
+		clusterAlter(kmsg.AlterPartitionAssignments),
+		clusterDescribe(kmsg.ListPartitionReassignments),
+		{key: kmsg.OffsetDelete, needs: []need{nd(OpDelete, ResGroup, ""), nd(OpRead, ResTopic, "")},
+			answer: "group: GROUP_AUTHORIZATION_FAILED; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleOffsetDelete)},
+		{key: kmsg.DescribeClientQuotas, needs: []need{nd(OpDescribeConfigs, ResCluster, "")}, answer: answerClusterTop, handle: clusterOp(OpDescribeConfigs)},
+		{key: kmsg.AlterClientQuotas, needs: []need{nd(OpAlterConfigs, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per entry",
+			handle: clusterOpWith(OpAlterConfigs, denyAlterClientQuotas)},
+		clusterDescribe(kmsg.DescribeUserSCRAMCredentials),
+		{key: kmsg.AlterUserSCRAMCredentials, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per user",
+			handle: clusterOpWith(OpAlter, denyAlterUserSCRAMCredentials)},
+		internal(kmsg.Vote),
+		internal(kmsg.BeginQuorumEpoch),
+		internal(kmsg.EndQuorumEpoch),
+		clusterDescribe(kmsg.DescribeQuorum),
+		internal(kmsg.AlterPartition),
+		clusterAlter(kmsg.UpdateFeatures),
+		internal(kmsg.Envelope),
+		internal(kmsg.FetchSnapshot),
+		{key: kmsg.DescribeCluster, answer: answerNone + ": like Metadata's broker list", handle: noCheck},
+		{key: kmsg.DescribeProducers, needs: []need{nd(OpRead, ResTopic, "")},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleDescribeProducers)},
+		internal(kmsg.BrokerRegistration),
+		internal(kmsg.BrokerHeartbeat),
+		clusterAlter(kmsg.UnregisterBroker),
+		{key: kmsg.DescribeTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, "")},
+			answer: "denied ids: TRANSACTIONAL_ID_AUTHORIZATION_FAILED (request split)", handle: typed(handleDescribeTransactions)},
+		{key: kmsg.ListTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, "per transaction")},
+			answer: "transactions the principal may not describe are hidden", handle: typed(handleListTransactions)},
+		internal(kmsg.AllocateProducerIDs),
+		{key: kmsg.ConsumerGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names")},
+			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleConsumerGroupHeartbeat)},
+		{key: kmsg.ConsumerGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, "")},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleConsumerGroupDescribe)},
+		internal(kmsg.ControllerRegistration),
+		{key: kmsg.GetTelemetrySubscriptions, answer: answerNone, handle: noCheck},
+		{key: kmsg.PushTelemetry, answer: answerNone, handle: noCheck},
+		internal(kmsg.AssignReplicasToDirs),
+		{key: kmsg.ListConfigResources, needs: []need{nd(OpDescribeConfigs, ResCluster, "")}, answer: answerClusterTop, handle: clusterOp(OpDescribeConfigs)},
+		{key: kmsg.DescribeTopicPartitions, needs: []need{nd(OpDescribe, ResTopic, "")},
+			answer: "listed topics: TOPIC_AUTHORIZATION_FAILED (request split); all-topics requests: hidden", handle: typed(handleDescribeTopicPartitions)},
+		{key: kmsg.ShareGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names")},
+			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareGroupHeartbeat)},
+		{key: kmsg.ShareGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, "")},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleShareGroupDescribe)},
+		{key: kmsg.ShareFetch, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
+			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareFetch)},
+		{key: kmsg.ShareAcknowledge, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
+			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareAcknowledge)},
+		clusterAlter(kmsg.AddRaftVoter),
+		clusterAlter(kmsg.RemoveRaftVoter),
+		internal(kmsg.UpdateRaftVoter),
+		{key: kmsg.InitializeShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
+		{key: kmsg.ReadShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
+		{key: kmsg.WriteShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
+		{key: kmsg.DeleteShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
+		{key: kmsg.ReadShareGroupStateSummary, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
+		{key: kmsg.StreamsGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "topics the topology names")},
+			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleStreamsGroupHeartbeat)},
+		{key: kmsg.StreamsGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, "")},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleStreamsGroupDescribe)},
+		{key: kmsg.DescribeShareGroupOffsets, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "")},
+			answer: "per group: GROUP_ or TOPIC_AUTHORIZATION_FAILED (request split by group)", handle: typed(handleDescribeShareGroupOffsets)},
+		{key: kmsg.AlterShareGroupOffsets, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
+			answer: answerTopLevel, handle: typed(handleAlterShareGroupOffsets)},
+		{key: kmsg.DeleteShareGroupOffsets, needs: []need{nd(OpDelete, ResGroup, ""), nd(OpRead, ResTopic, "")},
+			answer: answerTopLevel, handle: typed(handleDeleteShareGroupOffsets)},
+		{key: kmsg.StreamsGroupTopologyDescriptionUpdate, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
+		clusterAlter(kmsg.UnregisterController),
+	}
+}
+
+// tableByKey indexes the table by API key; keys it lacks are nil.
+func tableByKey(table []apiEntry) []*apiEntry {
+	maxKey := 0
+	for _, e := range table {
+		maxKey = max(maxKey, int(e.key))
+	}
+	idx := make([]*apiEntry, maxKey+1)
+	for i := range table {
+		idx[table[i].key] = &table[i]
+	}
+	return idx
+}
+
+// typed adapts a handler of one request type to the table's signature.
+func typed[R kmsg.Request](fn func(*reqCtx, R) filter.Verdict) func(*reqCtx, kmsg.Request) filter.Verdict {
+	return func(c *reqCtx, req kmsg.Request) filter.Verdict {
+		r, ok := req.(R)
+		if !ok {
+			return filter.Verdict{Close: errWrongType(req)}
+		}
+		return fn(c, r)
+	}
+}

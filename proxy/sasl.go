@@ -1,0 +1,261 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/auth"
+	"github.com/kproxy/kproxy/config"
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/protocol"
+)
+
+// maxUnauthenticatedFrame bounds frames before SASL authentication: a
+// token plus a request header.
+const maxUnauthenticatedFrame = auth.MaxTokenSize + 1<<10
+
+// passthroughSASL follows a client's SASL exchange that kproxy forwards
+// untouched, to learn the user name for policy.
+type passthroughSASL struct {
+	mechanism string
+	// unframed counts raw tokens still expected after a v0 handshake.
+	unframed int
+	sawUser  bool
+}
+
+// saslStep handles a frame while SASL decides what the client may send. It
+// runs before the header is parsed, because after a v0 handshake the
+// client sends raw tokens that have none. handled means the frame was
+// consumed (answered or forwarded) and the loop moves on.
+func (p *pair) saslStep(cr *bufio.Reader, frameLen int, up **direction, responses *sync.WaitGroup) (handled bool, err error) {
+	switch {
+	case p.authn != nil && p.authn.ExpectUnframed():
+		token, err := readFrame(cr, frameLen)
+		if err != nil {
+			return true, err
+		}
+		out, done, err := p.authn.Unframed(token[protocol.FrameSizeLen:])
+		if err != nil {
+			// A v0 client cannot be told why: close, as a broker does.
+			return true, fail(reasonAuth, fmt.Errorf("SASL (v0 handshake): %w", err))
+		}
+		if done {
+			p.authenticated()
+		}
+		if *up == nil {
+			if *up, err = p.connect(cr, responses); err != nil {
+				return true, err
+			}
+		}
+		return true, p.oweLocal(pending{raw: true, local: protocol.AppendFrameSize(nil, len(out))}, out)
+	case p.passthrough != nil && p.passthrough.unframed > 0:
+		p.passthrough.unframed--
+		token, err := readFrame(cr, frameLen)
+		if err != nil {
+			return true, err
+		}
+		if !p.passthrough.sawUser {
+			p.learnPassthroughUser(token[protocol.FrameSizeLen:])
+		}
+		if *up == nil {
+			if *up, err = p.connect(cr, responses); err != nil {
+				return true, err
+			}
+		}
+		if err := p.owe(pending{raw: true}); err != nil {
+			return true, err
+		}
+		if _, err := (*up).w.Write(token); err != nil {
+			return true, fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
+		}
+		return true, flushIfIdle(cr, *up)
+	}
+	return false, nil
+}
+
+// saslRequest applies SASL rules to a parsed request. In terminate mode it
+// answers SaslHandshake and SaslAuthenticate itself (setting owed.local and
+// returning the frame it read) and refuses anything but ApiVersions before
+// authentication; in passthrough mode it watches the exchange go by.
+func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
+	switch {
+	case p.authn != nil:
+		switch h.APIKey {
+		case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
+			return p.answerSASL(h, cr, frameLen, owed)
+		case protocol.APIVersionsKey:
+			return nil, nil
+		}
+		if !p.authn.Authenticated() {
+			return nil, fail(reasonAuth, fmt.Errorf("%s request before SASL authentication", protocol.APIName(h.APIKey)))
+		}
+		if exp := p.authn.SessionExpiry(); !exp.IsZero() && time.Now().After(exp) {
+			return nil, fail(reasonAuth, errors.New("SASL session expired without re-authentication (KIP-368)"))
+		}
+	case p.passthrough != nil:
+		switch h.APIKey {
+		case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
+			return p.watchSASL(h, cr, frameLen)
+		}
+	}
+	return nil, nil
+}
+
+func (p *pair) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
+	frame, err := readFrame(cr, frameLen)
+	if err != nil {
+		return nil, err
+	}
+	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
+	if err != nil {
+		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+	}
+	var resp kmsg.Response
+	var failure error
+	switch r := req.(type) {
+	case *kmsg.SASLHandshakeRequest:
+		hs := p.authn.Handshake(r)
+		if hs.ErrorCode != 0 {
+			failure = fmt.Errorf("SaslHandshake for mechanism %q refused with error %d", r.Mechanism, hs.ErrorCode)
+		}
+		resp = hs
+	case *kmsg.SASLAuthenticateRequest:
+		ar, done, err := p.authn.Authenticate(r)
+		if err != nil {
+			failure = err
+		} else if done {
+			p.authenticated()
+		}
+		resp = ar
+	}
+	owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
+	if failure != nil {
+		// The client reads why, then the connection closes, as with a broker.
+		owed.closeAfter = fail(reasonAuth, failure)
+	}
+	return frame, nil
+}
+
+// authenticated records a completed SASL exchange.
+func (p *pair) authenticated() {
+	p.authDone.Store(true)
+	if p.conn.User != p.authn.User() {
+		p.conn.User = p.authn.User()
+		p.log = p.log.With().Str("user", p.conn.User).Logger()
+	}
+	p.log.Debug().Str("mechanism", p.authn.Mechanism()).Msg("SASL authenticated")
+}
+
+// watchSASL reads a SASL request that is forwarded unchanged in passthrough
+// mode, noting the mechanism and the user name.
+func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int) ([]byte, error) {
+	frame, err := readFrame(cr, frameLen)
+	if err != nil {
+		return nil, err
+	}
+	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
+	if err != nil {
+		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+	}
+	switch r := req.(type) {
+	case *kmsg.SASLHandshakeRequest:
+		p.passthrough.mechanism = r.Mechanism
+		if h.APIVersion == 0 {
+			// Raw tokens follow; their count depends on the mechanism.
+			switch r.Mechanism {
+			case auth.Plain:
+				p.passthrough.unframed = 1
+			case auth.ScramSHA256, auth.ScramSHA512:
+				p.passthrough.unframed = 2
+			default:
+				return nil, fail(reasonAuth, fmt.Errorf("passthrough of mechanism %q after a v0 SaslHandshake is not supported; use SaslHandshake v1", r.Mechanism))
+			}
+		}
+	case *kmsg.SASLAuthenticateRequest:
+		if !p.passthrough.sawUser {
+			p.learnPassthroughUser(r.SASLAuthBytes)
+		}
+	}
+	return frame, nil
+}
+
+func (p *pair) learnPassthroughUser(firstMessage []byte) {
+	p.passthrough.sawUser = true
+	user, err := auth.UserFromClientMessage(p.passthrough.mechanism, firstMessage)
+	if err != nil {
+		p.log.Warn().Err(err).Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: no user name in the client's first message")
+		return
+	}
+	p.conn.User = user
+	p.log = p.log.With().Str("user", user).Logger()
+	p.log.Info().Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: client authenticating upstream")
+}
+
+// oweLocal queues a raw local answer (prefix followed by body).
+func (p *pair) oweLocal(owed pending, body []byte) error {
+	owed.local = append(owed.local, body...)
+	return p.owe(owed)
+}
+
+// readFrame reads one whole frame of frameLen bytes (size prefix included).
+func readFrame(cr *bufio.Reader, frameLen int) ([]byte, error) {
+	frame := make([]byte, frameLen)
+	if _, err := io.ReadFull(cr, frame); err != nil {
+		return nil, clientReadError(err)
+	}
+	return frame, nil
+}
+
+// saslVersions makes sure a client that must authenticate to kproxy sees
+// SaslHandshake v0-v1 and SaslAuthenticate v0-v2 advertised, whatever the
+// upstream's plaintext listener says: librdkafka, kafka-python and kafkajs
+// pick their SASL framing from these entries.
+type saslVersions struct{}
+
+var _ filter.ResponseFilter = saslVersions{}
+
+func (saslVersions) ResponseKeys() []int16 { return []int16{protocol.APIVersionsKey} }
+
+func (saslVersions) FilterResponse(resp kmsg.Response) error {
+	r, ok := resp.(*kmsg.ApiVersionsResponse)
+	if !ok {
+		return fmt.Errorf("sasl versions: unexpected %T", resp)
+	}
+	if r.ErrorCode != 0 {
+		return nil
+	}
+	want := map[int16]int16{protocol.SASLHandshakeKey: 1, protocol.SASLAuthenticateKey: 2}
+	for i := range r.ApiKeys {
+		if maxV, ok := want[r.ApiKeys[i].ApiKey]; ok {
+			r.ApiKeys[i].MinVersion, r.ApiKeys[i].MaxVersion = 0, maxV
+			delete(want, r.ApiKeys[i].ApiKey)
+		}
+	}
+	for _, key := range []int16{protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey} {
+		if maxV, ok := want[key]; ok {
+			r.ApiKeys = append(r.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: key, MaxVersion: maxV})
+		}
+	}
+	return nil
+}
+
+// newSASLState gives a new pair its SASL state per the listener mode.
+func (p *pair) newSASLState() error {
+	switch p.s.sec.saslMode {
+	case config.SASLModeTerminate:
+		a, err := auth.NewAuthenticator(p.s.sec.saslOpts)
+		if err != nil {
+			return fail(reasonAuth, err)
+		}
+		p.authn = a
+	case config.SASLModePassthrough:
+		p.passthrough = &passthroughSASL{}
+	}
+	return nil
+}
