@@ -119,7 +119,7 @@ node_pid() { # prints the pid of node N if it is running (pid file + cmdline che
   [[ -f $f ]] || return 1
   pid=$(cat "$f")
   [[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$(marker "$1") " || return 1
+  grep -qF -- "$(marker "$1") " <(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
   echo "$pid"
 }
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -328,6 +328,10 @@ stop_node() { # NODE SIGNAL: returns 0 if it stopped, 1 if it had to be killed
     port_open "$(bport "$i")" || port_open "$(cport "$i")" || break
     sleep 0.1
   done
+  if port_open "$(bport "$i")" || port_open "$(cport "$i")"; then
+    kafka_log "warning: node $i's ports are still open after it exited:"
+    ss -ltnp "( sport = :$(bport "$i") or sport = :$(cport "$i") )" >&2 2>/dev/null || true
+  fi
   rm -f "$(ndir "$i")/kafka.pid"
   kafka_log "node $i stopped (SIG$sig)"
 }
@@ -337,7 +341,12 @@ start_nodes() { # NODE...: format, launch and wait until they listen
   for i in "$@"; do
     node_pid "$i" >/dev/null && continue
     for p in "$(bport "$i")" "$(cport "$i")"; do
-      port_open "$p" && kafka_die "port $p (node $i) is already in use by another process"
+      # a node that was just stopped may take a moment to let go of its port
+      for _ in $(seq 50); do port_open "$p" || break; sleep 0.2; done
+      if port_open "$p"; then
+        ss -ltnp "sport = :$p" >&2 2>/dev/null || true
+        kafka_die "port $p (node $i) is in use by another process (set KAFKA_BROKER_PORT_BASE / KAFKA_CONTROLLER_PORT_BASE, or cluster.sh clean the other cluster)"
+      fi
     done
   done
   local -a fmt=()
