@@ -71,24 +71,37 @@ func denialAt(denials []*denial, i int) (*denial, bool) {
 
 // topicDenials decides each of n topics of a request: at(i) names topic i
 // (by name, or by id), and check decides a named topic. It returns every
-// topic's key, its denial (nil: allowed) and how many were denied. Topic
-// ids kproxy cannot name are denied with UNKNOWN_TOPIC_ID.
+// topic's key, its denial (nil: allowed) and how many were denied; when
+// none was, keys and denials are nil, so that the common, allowed case
+// allocates nothing. Topic ids kproxy cannot name are denied with
+// UNKNOWN_TOPIC_ID.
 func (c *reqCtx) topicDenials(n int, at func(i int) (string, [16]byte), check func(name string) *denial) ([]topicKey, []*denial, int) {
-	keys := make([]topicKey, n)
-	denials := make([]*denial, n)
+	var denials []*denial
 	denied := 0
 	for i := 0; i < n; i++ {
 		name, id := at(i)
-		keys[i] = topicKey{name, id}
-		resolved, ok := c.topicName(name, id)
-		if ok {
-			denials[i] = check(resolved)
+		var d *denial
+		if resolved, ok := c.topicName(name, id); ok {
+			d = check(resolved)
 		} else {
-			denials[i] = c.unknownTopic(id)
+			d = c.unknownTopic(id)
 		}
-		if denials[i] != nil {
-			denied++
+		if d == nil {
+			continue
 		}
+		if denials == nil {
+			denials = make([]*denial, n)
+		}
+		denials[i] = d
+		denied++
+	}
+	if denied == 0 {
+		return nil, nil, 0
+	}
+	keys := make([]topicKey, n)
+	for i := range keys {
+		name, id := at(i)
+		keys[i] = topicKey{name, id}
 	}
 	return keys, denials, denied
 }

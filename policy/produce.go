@@ -17,25 +17,39 @@ func handleProduce(c *reqCtx, r *kmsg.ProduceRequest) filter.Verdict {
 	// fails whole, and transactional batches need a transactional id.
 	if r.TransactionID != nil {
 		if d := c.check(OpWrite, ResTransactionalID, *r.TransactionID); d != nil {
-			return produceDenyAll(c, r, d)
+			return produceDenyAll(r, d)
 		}
 	} else if c.forced == nil && !c.st.auditOnly && anyTransactionalBatch(r) {
-		return produceDenyAll(c, r, &denial{code: errTransactionalIDAuthorizationFailed,
+		return produceDenyAll(r, &denial{code: errTransactionalIDAuthorizationFailed,
 			msg: "kproxy policy: transactional records without a transactional id"})
 	}
 	govs := produceGovernance(c)
 	if d := checkAcks(c, r, govs); d != nil {
-		return produceDenyAll(c, r, d)
+		return produceDenyAll(r, d)
 	}
 
 	orig := r.Topics
-	keys := make([]topicKey, len(orig))
-	parts := make([][]*denial, len(orig)) // per topic, per partition; nil: all allowed
-	kept := make([]kmsg.ProduceRequestTopic, 0, len(orig))
+	// parts[i][j] is the denial of partition j of topic i; allocated on the
+	// first denial, so an allowed produce allocates nothing here.
+	var parts [][]*denial
+	deny := func(i, j int, d *denial) {
+		if parts == nil {
+			parts = make([][]*denial, len(orig))
+		}
+		if parts[i] == nil {
+			parts[i] = make([]*denial, len(orig[i].Partitions))
+		}
+		if j < 0 {
+			for k := range parts[i] {
+				parts[i][k] = d
+			}
+			return
+		}
+		parts[i][j] = d
+	}
 	anyDenied, allowed := false, 0
 	for i := range orig {
 		t := &orig[i]
-		keys[i] = topicKey{t.Topic, t.TopicID}
 		name, known := c.topicName(t.Topic, t.TopicID)
 		var topicDenial *denial
 		if known {
@@ -44,22 +58,27 @@ func handleProduce(c *reqCtx, r *kmsg.ProduceRequest) filter.Verdict {
 			topicDenial = c.unknownTopic(t.TopicID)
 		}
 		if topicDenial != nil {
-			parts[i] = fill(len(t.Partitions), topicDenial)
+			deny(i, -1, topicDenial)
 			anyDenied = true
 			continue
 		}
 		for j := range t.Partitions {
-			d := checkBatches(c, govs, name, t.Partitions[j].Records)
-			if d == nil {
+			if d := checkBatches(c, govs, name, t.Partitions[j].Records); d != nil {
+				deny(i, j, d)
+				anyDenied = true
+			} else {
 				allowed++
-				continue
 			}
-			if parts[i] == nil {
-				parts[i] = make([]*denial, len(t.Partitions))
-			}
-			parts[i][j] = d
-			anyDenied = true
 		}
+	}
+	if !anyDenied {
+		return filter.Verdict{}
+	}
+	keys := make([]topicKey, len(orig))
+	kept := make([]kmsg.ProduceRequestTopic, 0, len(orig))
+	for i := range orig {
+		t := &orig[i]
+		keys[i] = topicKey{t.Topic, t.TopicID}
 		switch {
 		case parts[i] == nil:
 			kept = append(kept, *t)
@@ -68,9 +87,6 @@ func handleProduce(c *reqCtx, r *kmsg.ProduceRequest) filter.Verdict {
 			kt.Partitions = keepAllowed(t.Partitions, parts[i])
 			kept = append(kept, kt)
 		}
-	}
-	if !anyDenied {
-		return filter.Verdict{}
 	}
 	merge := func(resp kmsg.Response) error {
 		pr, ok := resp.(*kmsg.ProduceResponse)
@@ -115,7 +131,7 @@ func handleProduce(c *reqCtx, r *kmsg.ProduceRequest) filter.Verdict {
 	return c.split(r, allowed == 0, func() { r.Topics = kept }, merge)
 }
 
-func produceDenyAll(c *reqCtx, r *kmsg.ProduceRequest, d *denial) filter.Verdict {
+func produceDenyAll(r *kmsg.ProduceRequest, d *denial) filter.Verdict {
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
 	for _, t := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -143,14 +159,6 @@ func partitionNums(ps []kmsg.ProduceRequestTopicPartition) []int32 {
 		nums[i] = ps[i].Partition
 	}
 	return nums
-}
-
-func fill(n int, d *denial) []*denial {
-	out := make([]*denial, n)
-	for i := range out {
-		out[i] = d
-	}
-	return out
 }
 
 func anyTransactionalBatch(r *kmsg.ProduceRequest) bool {
