@@ -42,13 +42,20 @@ func AppendResponseFrame(dst []byte, correlationID int32, resp kmsg.Response) []
 }
 
 // DecodeRequest decodes the body of a request (the bytes after its header).
+// The request's strings and byte slices (record batches above all) alias
+// body rather than copy it, so body must not be changed or reused while the
+// request is in use.
 func DecodeRequest(key, version int16, body []byte) (kmsg.Request, error) {
 	req := kmsg.RequestForKey(key)
 	if req == nil {
 		return nil, fmt.Errorf("decode request: %w %d", ErrUnknownAPIKey, key)
 	}
 	req.SetVersion(version)
-	if err := req.ReadFrom(body); err != nil {
+	read := req.ReadFrom
+	if u, ok := req.(kmsg.UnsafeReadFrom); ok {
+		read = u.UnsafeReadFrom
+	}
+	if err := read(body); err != nil {
 		return nil, fmt.Errorf("decode %s v%d request: %w", APIName(key), version, err)
 	}
 	return req, nil

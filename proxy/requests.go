@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -184,9 +183,11 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 // owed: a local answer, or a hook for the upstream's response. The caller
 // must not read the frame from cr again.
 func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) ([]byte, error) {
-	frame := make([]byte, frameLen)
-	if _, err := io.ReadFull(cr, frame); err != nil {
-		return nil, clientReadError(err)
+	// A fresh buffer per request: the decoded request aliases it, and a
+	// filter's response hook may hold the request until the answer comes.
+	frame, err := readFrame(cr, frameLen)
+	if err != nil {
+		return nil, err
 	}
 	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
 	if err != nil {
