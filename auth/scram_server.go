@@ -109,7 +109,14 @@ func (s *scramServer) clientFinal(msg []byte) ([]byte, error) {
 	if string(cf.ChannelBinding) != s.first.GS2Header {
 		return nil, failed(s.mechanism, user, "channel binding (c=) does not repeat the gs2 header")
 	}
-	if cf.Nonce != s.nonce {
+	// librdkafka before 2.6.1 (confluentinc/librdkafka#4895), which is
+	// what most distributions ship kcat and the librdkafka-based clients
+	// with, echoes its own nonce once more in front of the server's. Kafka
+	// 3.8.1-3.9 accepts that (its CVE-2024-56128 fix checks endsWith);
+	// kproxy accepts exactly that one extra form, which still carries the
+	// server's fresh nonce, so a proof from another exchange cannot be
+	// replayed (the proof also covers the AuthMessage, which holds it).
+	if cf.Nonce != s.nonce && cf.Nonce != s.first.Nonce+s.nonce {
 		return nil, failed(s.mechanism, user, "nonce (r=) does not match the server's")
 	}
 	if len(cf.Proof) != s.h().Size() {

@@ -206,6 +206,19 @@ func TestScramNonceAndProof(t *testing.T) {
 		t.Fatalf("nonce mismatch: %v", err)
 	}
 
+	// librdkafka before 2.6.1 puts its own nonce in front of the server's
+	// once more: accepted in exactly that form, nothing else.
+	lib, _, _ := scramFirst(t, ScramSHA256, first)
+	if _, done, err := lib.Step([]byte(clientFinalFor(t, lib, "alice-secret", "n,,", "clientnonce"+lib.nonce))); err != nil || !done {
+		t.Fatalf("librdkafka's doubled client nonce: done %v, %v", done, err)
+	}
+	for _, nonce := range []string{"x" + "clientnonce", "clientnonceclientnonce", "other"} {
+		bad, _, _ := scramFirst(t, ScramSHA256, first)
+		if _, _, err := bad.Step([]byte(clientFinalFor(t, bad, "alice-secret", "n,,", nonce+bad.nonce))); !errors.Is(err, ErrAuthenticationFailed) || !strings.Contains(err.Error(), "nonce") {
+			t.Fatalf("nonce %q+server nonce: %v", nonce, err)
+		}
+	}
+
 	// Replay: a final message that succeeded once fails on a new
 	// session with the same client-first, whose server nonce differs.
 	a, _, _ := scramFirst(t, ScramSHA256, first)

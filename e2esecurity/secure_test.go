@@ -36,14 +36,14 @@ func newPKI(t *testing.T) pki {
 }
 
 // secureUpstream starts kfake requiring TLS and SCRAM-SHA-256 from kproxy.
-func secureUpstream(t *testing.T, p pki) *kfake.Cluster {
+func secureUpstream(t *testing.T, p pki, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
 	serverTLS, _, err := tlsconfig.ServerConfig(p.serverCert, p.serverKey, "none", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testkit.Cluster(t, 3, kfake.TLS(serverTLS), kfake.EnableSASL(), kfake.AllowAutoTopicCreation(),
-		kfake.Superuser("SCRAM-SHA-256", "kproxy-svc", "upstream-secret"))
+	return testkit.Cluster(t, 3, append([]kfake.Opt{kfake.TLS(serverTLS), kfake.EnableSASL(), kfake.AllowAutoTopicCreation(),
+		kfake.Superuser("SCRAM-SHA-256", "kproxy-svc", "upstream-secret")}, opts...)...)
 }
 
 func proxyYAML(t *testing.T, p pki, bootstrap []string, clientAuth, saslMode string) string {

@@ -20,6 +20,19 @@ import (
 // token plus a request header.
 const maxUnauthenticatedFrame = auth.MaxTokenSize + 1<<10
 
+// checkSASLFrame refuses a SASL frame (a SaslHandshake or SaslAuthenticate
+// request, or a raw token after a v0 handshake) larger than a token plus a
+// header before anything is allocated for it, as a broker does
+// (sasl.server.max.receive.size). Without it, a passthrough client that
+// has not authenticated could make kproxy allocate limits.max_frame_bytes
+// per connection by announcing a huge frame and sending a few bytes of it.
+func checkSASLFrame(frameLen int) error {
+	if size := frameLen - protocol.FrameSizeLen; size > maxUnauthenticatedFrame {
+		return fail(reasonProtocol, fmt.Errorf("SASL frame of %d bytes exceeds %d", size, maxUnauthenticatedFrame))
+	}
+	return nil
+}
+
 // passthroughSASL follows a client's SASL exchange that kproxy forwards
 // untouched, to learn the user name for policy.
 type passthroughSASL struct {
@@ -36,6 +49,9 @@ type passthroughSASL struct {
 func (p *pair) saslStep(cr *bufio.Reader, frameLen int, up **direction, responses *sync.WaitGroup) (handled bool, err error) {
 	switch {
 	case p.authn != nil && p.authn.ExpectUnframed():
+		if err := checkSASLFrame(frameLen); err != nil {
+			return true, err
+		}
 		token, err := readFrame(cr, frameLen)
 		if err != nil {
 			return true, err
@@ -56,6 +72,9 @@ func (p *pair) saslStep(cr *bufio.Reader, frameLen int, up **direction, response
 		return true, p.oweLocal(pending{raw: true, local: protocol.AppendFrameSize(nil, len(out))}, out)
 	case p.passthrough != nil && p.passthrough.unframed > 0:
 		p.passthrough.unframed--
+		if err := checkSASLFrame(frameLen); err != nil {
+			return true, err
+		}
 		token, err := readFrame(cr, frameLen)
 		if err != nil {
 			return true, err
@@ -108,6 +127,9 @@ func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen 
 }
 
 func (p *pair) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
+	if err := checkSASLFrame(frameLen); err != nil {
+		return nil, err
+	}
 	frame, err := readFrame(cr, frameLen)
 	if err != nil {
 		return nil, err
@@ -155,6 +177,9 @@ func (p *pair) authenticated() {
 // watchSASL reads a SASL request that is forwarded unchanged in passthrough
 // mode, noting the mechanism and the user name.
 func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int) ([]byte, error) {
+	if err := checkSASLFrame(frameLen); err != nil {
+		return nil, err
+	}
 	frame, err := readFrame(cr, frameLen)
 	if err != nil {
 		return nil, err

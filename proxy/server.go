@@ -44,6 +44,12 @@ type Server struct {
 	perIP    map[netip.Addr]int
 	draining bool
 	wg       sync.WaitGroup // accept loops and pairs
+
+	// stopDiscovery cancels the start-up metadata discovery, which closes
+	// discoveryDone when it has returned; Shutdown waits for it so that
+	// nothing runs (or logs, or marks the server ready) after Shutdown.
+	stopDiscovery context.CancelFunc
+	discoveryDone chan struct{}
 }
 
 // New builds a Server from a validated configuration. Metrics are
@@ -87,7 +93,12 @@ func (s *Server) Start(ctx context.Context) error {
 	s.bootstrap = ln
 	s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Msg("listening")
 	s.serve(ln, bootstrapNode)
-	go s.discoverBrokers(ctx)
+	dctx, stop := context.WithCancel(ctx)
+	s.stopDiscovery, s.discoveryDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.discoveryDone)
+		s.discoverBrokers(dctx)
+	}()
 	return nil
 }
 
@@ -217,6 +228,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 
+	if s.stopDiscovery != nil {
+		s.stopDiscovery()
+		select {
+		case <-s.discoveryDone:
+		case <-ctx.Done():
+		}
+	}
 	if s.bootstrap != nil {
 		s.bootstrap.Close()
 	}

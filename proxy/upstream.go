@@ -68,6 +68,9 @@ func (s *Server) discoverBrokers(ctx context.Context) {
 			s.log.Info().Int("brokers", s.routes.count()).Msg("upstream metadata fetched; ready")
 			return
 		}
+		if ctx.Err() != nil {
+			return // stopped (Shutdown): not an upstream problem
+		}
 		s.log.Warn().Err(err).Dur("retry_in", backoff).Msg("upstream metadata not available yet")
 		select {
 		case <-ctx.Done():

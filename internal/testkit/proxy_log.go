@@ -16,9 +16,9 @@ import (
 
 // StartProxyConfigLog is StartProxyConfig with kproxy's log written to w
 // at level (JSON lines, one per event), for tests that assert on what
-// kproxy logs. w must be safe for concurrent use, and may be written to
-// after the test ends (the start-up discovery goroutine is not waited
-// for): do not pass a writer that calls t.Log.
+// kproxy logs. w must be safe for concurrent use; a writer that keeps
+// everything (rather than one that calls t.Log) also keeps what is logged
+// during the shutdown at the end of the test.
 func StartProxyConfigLog(t testing.TB, yaml string, w io.Writer, level zerolog.Level, opts ...proxy.Option) *Proxy {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yaml))

@@ -36,9 +36,9 @@ log: {level: warn}
 		t.Fatalf("kproxy config: %v", err)
 	}
 	reg := prometheus.NewRegistry()
-	// kproxy's start-up discovery goroutine is not waited for by Shutdown
-	// and keeps logging while the upstream is unreachable; t.Log after the
-	// test ends panics, so logs are dropped once the test is over.
+	// t.Log after the test ends panics; should anything in kproxy outlive
+	// Shutdown and log (as its start-up discovery once did, see
+	// e2e.TestShutdownStopsDiscovery), it is dropped, not a panic.
 	w := &guardedWriter{w: zerolog.NewTestWriter(t)}
 	t.Cleanup(w.stop) // registered first, so it runs after Shutdown
 	log := zerolog.New(w).Level(zerolog.WarnLevel)
