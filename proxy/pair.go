@@ -68,7 +68,7 @@ type pair struct {
 	// updates ClientID per request.
 	conn filter.Conn
 
-	inflight chan pending
+	inflight *owedQueue
 	// activity counts frames in both directions; the idle check compares it
 	// across one idle period.
 	activity atomic.Uint64
@@ -111,7 +111,7 @@ func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 		client:   conn,
 		log: s.log.With().Uint64("conn", id).Str("listener", listener).
 			Str("client", conn.RemoteAddr().String()).Logger(),
-		inflight: make(chan pending, s.cfg.Limits.MaxInFlight),
+		inflight: newOwedQueue(s.cfg.Limits.MaxInFlight),
 		closed:   make(chan struct{}),
 	}
 }
@@ -159,7 +159,7 @@ var (
 func (p *pair) run() {
 	defer p.s.pairDone(p)
 	if err := p.start(); err != nil {
-		close(p.inflight)
+		p.inflight.close()
 		p.close(err)
 		return
 	}
@@ -167,7 +167,7 @@ func (p *pair) run() {
 
 	var responses sync.WaitGroup
 	err := p.forwardRequests(&responses)
-	close(p.inflight) // the request loop is the only sender
+	p.inflight.close() // the request loop is the only sender
 	var pe *pairError
 	if errors.As(err, &pe) && (pe.reason == reasonDrained || pe.deliverFirst) && p.upstream != nil {
 		responses.Wait() // answer what is owed, then close
@@ -187,7 +187,7 @@ func (p *pair) start() error {
 	if err := p.newSASLState(); err != nil {
 		return err
 	}
-	if p.authn != nil {
+	if p.authn != nil || p.passthrough != nil {
 		timeout := p.s.cfg.Limits.HandshakeTimeout
 		t := time.AfterFunc(timeout, func() {
 			if !p.authDone.Load() {

@@ -234,12 +234,10 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 // responses are already owed: back-pressure instead of unbounded buffering.
 func (p *pair) owe(owed pending) error {
 	p.owed.Add(1)
-	select {
-	case p.inflight <- owed:
-		return nil
-	case <-p.closed:
+	if !p.inflight.push(owed, p.closed) {
 		return fail(reasonUpstreamClosed, errors.New("pair closed while queueing a request"))
 	}
+	return nil
 }
 
 // clientDeadline is how far to push the client's read deadline while a

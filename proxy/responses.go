@@ -15,7 +15,11 @@ import (
 // upstream's, checking the correlation id. It returns once the request loop
 // has stopped and every owed response is delivered.
 func (p *pair) forwardResponses(down *direction) error {
-	for owed := range p.inflight {
+	for {
+		owed, ok := p.inflight.pop()
+		if !ok {
+			break
+		}
 		var err error
 		switch {
 		case owed.raw && owed.local == nil:
@@ -38,7 +42,7 @@ func (p *pair) forwardResponses(down *direction) error {
 		p.activity.Add(1)
 		// Flush before anything that may block: waiting for the next owed
 		// response, or for bytes of the next upstream frame.
-		if len(p.inflight) == 0 || down.r.Buffered() < protocol.FrameSizeLen {
+		if p.inflight.len() == 0 || down.r.Buffered() < protocol.FrameSizeLen {
 			if err := down.w.Flush(); err != nil {
 				return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 			}

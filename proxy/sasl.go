@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -121,6 +122,11 @@ func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen 
 		switch h.APIKey {
 		case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
 			return p.watchSASL(h, cr, frameLen)
+		case protocol.APIVersionsKey:
+		default:
+			// The client believes it is authenticated (an upstream that
+			// disagrees closes the connection): the handshake is over.
+			p.authDone.Store(true)
 		}
 	}
 	return nil, nil
@@ -228,13 +234,30 @@ func (p *pair) oweLocal(owed pending, body []byte) error {
 	return p.owe(owed)
 }
 
+// eagerFrameAlloc is the largest frame readFrame allocates in full before
+// the bytes arrive; larger ones grow with what is actually received, so a
+// client announcing a huge frame and sending a little of it costs little.
+const eagerFrameAlloc = 64 << 10
+
 // readFrame reads one whole frame of frameLen bytes (size prefix included).
 func readFrame(cr *bufio.Reader, frameLen int) ([]byte, error) {
-	frame := make([]byte, frameLen)
-	if _, err := io.ReadFull(cr, frame); err != nil {
+	if frameLen <= eagerFrameAlloc {
+		frame := make([]byte, frameLen)
+		if _, err := io.ReadFull(cr, frame); err != nil {
+			return nil, clientReadError(err)
+		}
+		return frame, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(eagerFrameAlloc)
+	n, err := buf.ReadFrom(io.LimitReader(cr, int64(frameLen)))
+	if err == nil && n < int64(frameLen) {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
 		return nil, clientReadError(err)
 	}
-	return frame, nil
+	return buf.Bytes(), nil
 }
 
 // saslVersions makes sure a client that must authenticate to kproxy sees

@@ -1,0 +1,95 @@
+package proxy
+
+import "sync"
+
+// owedQueue is the FIFO of responses a client is owed, from the request
+// loop (push) to the response loop (pop). Unlike a buffered channel it
+// holds memory only for what is queued, so an idle connection costs
+// nothing here, yet it still blocks push at max entries: back-pressure.
+type owedQueue struct {
+	mu     sync.Mutex
+	items  []pending
+	head   int
+	closed bool
+	max    int
+	// Wake-ups, each holding at most one token; waiters re-check under mu.
+	notEmpty chan struct{}
+	notFull  chan struct{}
+}
+
+// keepQueueCap is the largest backing array an emptied queue keeps.
+const keepQueueCap = 64
+
+func newOwedQueue(max int) *owedQueue {
+	return &owedQueue{max: max, notEmpty: make(chan struct{}, 1), notFull: make(chan struct{}, 1)}
+}
+
+func wake(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// push appends item, waiting while the queue is full. It gives up when
+// abort is closed and reports false.
+func (q *owedQueue) push(item pending, abort <-chan struct{}) bool {
+	for {
+		q.mu.Lock()
+		if len(q.items)-q.head < q.max {
+			q.items = append(q.items, item)
+			q.mu.Unlock()
+			wake(q.notEmpty)
+			return true
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.notFull:
+		case <-abort:
+			return false
+		}
+	}
+}
+
+// pop removes the oldest item, waiting while the queue is empty. It
+// reports false once the queue is closed and drained.
+func (q *owedQueue) pop() (pending, bool) {
+	for {
+		q.mu.Lock()
+		if q.head < len(q.items) {
+			item := q.items[q.head]
+			q.items[q.head] = pending{} // drop references for the GC
+			q.head++
+			if q.head == len(q.items) {
+				q.head, q.items = 0, q.items[:0]
+				if cap(q.items) > keepQueueCap {
+					q.items = nil
+				}
+			}
+			q.mu.Unlock()
+			wake(q.notFull)
+			return item, true
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return pending{}, false
+		}
+		<-q.notEmpty
+	}
+}
+
+// close marks the end of pushes; pop drains what is left, then stops.
+func (q *owedQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	wake(q.notEmpty)
+}
+
+// len is how many items are queued.
+func (q *owedQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.head
+}
