@@ -34,13 +34,26 @@ func ProduceResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
 // endsWithTags checks that the final, top-level tag section ends the body,
 // and reports whether it holds any field.
 func endsWithTags(s *sliceStepper, what string) (bool, error) {
-	rest := s.b
-	err := WalkTags(s)
-	if err == nil && len(s.b) != 0 {
-		err = fmt.Errorf("%d bytes after the response: %w", len(s.b), ErrMalformed)
-	}
+	nonEmpty, err := TagSectionHasFields(s.b)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", what, err)
 	}
-	return rest[0] != 0, nil // the tag count, a uvarint: zero only as one 0 byte
+	return nonEmpty, nil
+}
+
+// TagSectionHasFields checks that b is exactly one tagged-field section and
+// reports whether it holds any field.
+func TagSectionHasFields(b []byte) (bool, error) {
+	if len(b) == 1 && b[0] == 0 { // empty, as nearly every response: no allocation
+		return false, nil
+	}
+	s := &sliceStepper{b: b}
+	err := WalkTags(s)
+	if err == nil && len(s.b) != 0 {
+		err = fmt.Errorf("%d bytes after the tag section: %w", len(s.b), ErrMalformed)
+	}
+	if err != nil {
+		return false, err
+	}
+	return b[0] != 0, nil // the tag count, a uvarint: zero only as one 0 byte
 }

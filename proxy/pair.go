@@ -22,8 +22,8 @@ import (
 // Buffer sizes per connection direction. Frames larger than a buffer are
 // streamed through it, never held whole, unless a filter must decode them.
 const (
-	readBufSize  = 32 << 10
-	writeBufSize = 32 << 10
+	readBufSize  = 16 << 10
+	writeBufSize = 8 << 10
 	// keepDecodeBuf is the largest decode buffer a pair keeps between
 	// responses; larger ones are dropped so idle pairs stay small.
 	keepDecodeBuf = 1 << 20
@@ -167,13 +167,14 @@ func (p *pair) run() {
 
 	var responses sync.WaitGroup
 	err := p.forwardRequests(&responses)
-	p.inflight.close() // the request loop is the only sender
 	var pe *pairError
-	if errors.As(err, &pe) && (pe.reason == reasonDrained || pe.deliverFirst) && p.upstream != nil {
-		responses.Wait() // answer what is owed, then close
+	deliver := errors.As(err, &pe) && (pe.reason == reasonDrained || pe.deliverFirst) && p.upstream != nil
+	if !deliver {
+		p.close(err) // first, so the log and metric name the request loop's reason
 	}
+	p.inflight.close() // the request loop is the only sender
+	responses.Wait()   // when delivering: until every owed response is out
 	p.close(err)
-	responses.Wait()
 }
 
 // start secures a new client connection: TLS handshake, SASL state, and

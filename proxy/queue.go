@@ -18,7 +18,7 @@ type owedQueue struct {
 }
 
 // keepQueueCap is the largest backing array an emptied queue keeps.
-const keepQueueCap = 64
+const keepQueueCap = 256
 
 func newOwedQueue(max int) *owedQueue {
 	return &owedQueue{max: max, notEmpty: make(chan struct{}, 1), notFull: make(chan struct{}, 1)}

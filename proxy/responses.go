@@ -12,8 +12,9 @@ import (
 
 // forwardResponses is the response loop: for each owed response, in the
 // order the client asked, it writes kproxy's own answer or relays the
-// upstream's, checking the correlation id. It returns once the request loop
-// has stopped and every owed response is delivered.
+// upstream's, checking the correlation id. It returns nil once the request
+// loop has stopped and every owed response is delivered; the request loop's
+// reason then closes the pair.
 func (p *pair) forwardResponses(down *direction) error {
 	for {
 		owed, ok := p.inflight.pop()
@@ -51,7 +52,7 @@ func (p *pair) forwardResponses(down *direction) error {
 	if err := down.w.Flush(); err != nil {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}
-	return fail(reasonDrained, errDraining)
+	return nil // the request loop stopped and all it owed is delivered
 }
 
 // relayRawToken relays one unframed SASL token the upstream sends back in

@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -68,26 +70,43 @@ func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) e
 		return streamError(err)
 	}
 
-	tail := st.left
-	first, err := down.r.Peek(min(tail, 1))
-	switch {
-	case err != nil:
-		return upstreamReadError(err)
-	case tail == 1 && first[0] == 0: // no top-level tags: the common case
-		return streamError(st.Skip(1))
-	case tail < 3:
-		return fail(reasonProtocol, fmt.Errorf("upstream %s response ends in a %d-byte tag section", protocol.APIName(owed.key), tail))
-	}
-	if _, err := down.r.Discard(tail); err != nil {
+	tail, err := readTail(down.r, st.left)
+	if err != nil {
 		return upstreamReadError(err)
 	}
-	filler, _ := protocol.AppendFillerTags(nil, tail) // tail >= 3 always fits
-	if _, err := down.w.Write(filler); err != nil {
+	tagged, err := protocol.TagSectionHasFields(tail)
+	if err != nil {
+		return fail(reasonProtocol, fmt.Errorf("upstream %s response tag section: %w", protocol.APIName(owed.key), err))
+	}
+	if !tagged { // the common case: one zero byte
+		_, err = down.w.Write(tail)
+	} else {
+		var filler []byte
+		filler, _ = protocol.AppendFillerTags(nil, len(tail)) // a valid non-empty section is >= 3 bytes
+		_, err = down.w.Write(filler)
+		p.log.Debug().Str("api", protocol.APIName(owed.key)).Int("bytes", len(tail)).
+			Msg("dropped top-level tagged fields (KIP-951 leader endpoints) from a streamed response")
+	}
+	if err != nil {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}
-	p.log.Debug().Str("api", protocol.APIName(owed.key)).Int("bytes", tail).
-		Msg("dropped top-level tagged fields (KIP-951 leader endpoints) from a streamed response")
 	return nil
+}
+
+// readTail reads the last n bytes of a frame: from r's buffer when they
+// fit (the common case is one byte), else into a buffer of their own.
+func readTail(r *bufio.Reader, n int) ([]byte, error) {
+	if n <= r.Size() {
+		b, err := r.Peek(n)
+		if err != nil {
+			return nil, err
+		}
+		r.Discard(n) // b stays valid until the next read from r
+		return b, nil
+	}
+	b := make([]byte, n)
+	_, err := io.ReadFull(r, b)
+	return b, err
 }
 
 // streamError classifies an error from relaying a walked frame.
