@@ -14,7 +14,9 @@ import (
 	"github.com/kproxy/kproxy/protocol"
 )
 
-const handshakeTimeout = 500 * time.Millisecond
+// handshakeTimeout leaves room for kproxy's own upstream login, which runs
+// inside it (PBKDF2 is slow under -race on a loaded machine).
+const handshakeTimeout = 1500 * time.Millisecond
 
 // closedWithin checks that conn is closed by kproxy (EOF or reset, no
 // bytes first) no sooner than atLeast and within atMost of now.
