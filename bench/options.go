@@ -1,0 +1,165 @@
+// Package bench is kproxy's benchmark runner (the body of
+// cmd/kproxy-bench): it measures the same Kafka load sent directly to an
+// upstream and through several proxies, interleaved and repeated, and
+// reports medians as JSON, Markdown and a PNG chart.
+//
+// Targets, each a separate process except the first:
+//
+//   - direct: the client talks to the upstream.
+//   - splice: bench/relay in splice mode (io.Copy between TCP conns).
+//   - copy: bench/relay in user-space copy mode (32 KiB buffer).
+//   - kproxy: the real kproxy binary, passthrough.
+//   - kproxy-policy: kproxy with a 50-rule policy (optional).
+//
+// Relays are port-per-broker: one listener per upstream broker. The Kafka
+// client is told the upstream's own broker addresses by Metadata, so every
+// target's client dials through the same address-translation map (upstream
+// broker address -> relay listener; empty for direct and kproxy, which
+// advertises its own ports): see docs/performance.md.
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Target names.
+const (
+	TargetDirect       = "direct"
+	TargetSplice       = "splice"
+	TargetCopy         = "copy"
+	TargetKproxy       = "kproxy"
+	TargetKproxyPolicy = "kproxy-policy"
+)
+
+// AllTargets is every target in report order.
+var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy}
+
+// Load names, in the order they run: the fixed-rate loads come after the
+// full-speed ones because their rate adapts to what every target reached.
+const (
+	LoadProduce     = "produce"
+	LoadConsume     = "consume"
+	LoadProduceRate = "produce-rate"
+	LoadConsumeRate = "consume-rate"
+	LoadLatency     = "latency"
+)
+
+// AllLoads is every load in run order.
+var AllLoads = []string{LoadProduce, LoadConsume, LoadProduceRate, LoadConsumeRate, LoadLatency}
+
+// Options configure a run. Zero values take the defaults of Defaults.
+type Options struct {
+	Rounds   int           // repetitions of every (load, target) measurement
+	Duration time.Duration // measured window of each throughput measurement
+	Warmup   time.Duration // unmeasured lead-in of each measurement
+	LatencyN int           // sequential produce round trips per latency measurement
+	// RateMBps is the fixed rate of the *-rate loads (10^6 bytes/s). It is
+	// lowered to 80% of the slowest target's median full-speed rate, so
+	// every target moves the same bytes per second.
+	RateMBps    float64
+	RecordBytes int // value size of produced records and synthetic fetched ones
+	Partitions  int
+	Brokers     int // embedded upstream brokers
+	// Upstream, when set, is host:port of an existing cluster to use
+	// instead of the embedded one.
+	Upstream string
+	Topic    string
+	// Procs, when positive, sets GOMAXPROCS for every child process.
+	Procs      int
+	Policy     bool   // add the kproxy-policy target
+	PolicyFile string // YAML with a top-level policy: key, replacing the generated one
+	KproxyBin  string // prebuilt kproxy; empty builds ./cmd/kproxy
+	Conns      int    // idle connection pairs for the RSS-per-pair measurement; 0 skips it
+	Targets    []string
+	Loads      []string
+	Quick      bool
+	// Self is the command that runs this tool's hidden subcommands
+	// ("relay", "backend") as child processes: an executable and any
+	// leading arguments. Empty means this executable.
+	Self    []string
+	WorkDir string // for generated configs, binaries and logs; empty: a temp dir, removed after
+	Log     io.Writer
+}
+
+// Defaults is the full run: about 7 minutes on 2 cores with every target
+// and -conns 10000.
+func Defaults() Options {
+	return Options{
+		Rounds:      3,
+		Duration:    5 * time.Second,
+		Warmup:      time.Second,
+		LatencyN:    2000,
+		RateMBps:    400,
+		RecordBytes: 1024,
+		Partitions:  16,
+		Brokers:     3,
+		Topic:       "kproxy-bench",
+		Targets:     AllTargets,
+		Loads:       AllLoads,
+	}
+}
+
+// QuickDefaults is the smoke-test run: well under a minute.
+func QuickDefaults() Options {
+	o := Defaults()
+	o.Quick = true
+	o.Rounds = 2
+	o.Duration = 800 * time.Millisecond
+	o.Warmup = 200 * time.Millisecond
+	o.LatencyN = 200
+	return o
+}
+
+func (o *Options) validate() error {
+	var bad []string
+	if o.Rounds < 1 {
+		bad = append(bad, "rounds must be at least 1")
+	}
+	if o.Duration <= 0 || o.Warmup < 0 {
+		bad = append(bad, "duration must be positive and warmup not negative")
+	}
+	if o.LatencyN < 1 {
+		bad = append(bad, "latency-n must be at least 1")
+	}
+	if o.RateMBps <= 0 {
+		bad = append(bad, "rate must be positive")
+	}
+	if o.RecordBytes < 1 || o.Partitions < 1 || o.Brokers < 1 || o.Brokers > 16 {
+		bad = append(bad, "record-bytes and partitions must be positive, brokers 1..16")
+	}
+	for _, t := range o.Targets {
+		if !slices.Contains(AllTargets, t) {
+			bad = append(bad, fmt.Sprintf("unknown target %q (want %s)", t, strings.Join(AllTargets, ",")))
+		}
+	}
+	for _, l := range o.Loads {
+		if !slices.Contains(AllLoads, l) {
+			bad = append(bad, fmt.Sprintf("unknown load %q (want %s)", l, strings.Join(AllLoads, ",")))
+		}
+	}
+	if o.Conns < 0 {
+		bad = append(bad, "conns must not be negative")
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("bench options: %s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// ParseList splits a comma-separated flag value; "none" or "" is empty.
+func ParseList(s string) []string {
+	if s == "" || s == "none" {
+		return []string{}
+	}
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

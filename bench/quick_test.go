@@ -1,0 +1,159 @@
+package bench_test
+
+import (
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kproxy/kproxy/bench"
+)
+
+// TestQuickRun builds kproxy-bench and kproxy and runs the benchmark with
+// tiny durations and every target, load and output, then checks that the
+// JSON is well-formed and has every target and load. It asserts nothing
+// about the numbers: this machine may be busy.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries and runs every target: skipped with -short")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, pkg := range []string{"cmd/kproxy-bench", "cmd/kproxy"} {
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", dir, "github.com/kproxy/kproxy/"+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	jsonPath := filepath.Join(dir, "out.json")
+	mdPath := filepath.Join(dir, "out.md")
+	pngPath := filepath.Join(dir, "out.png")
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"),
+		"-quick", "-rounds", "1", "-duration", "300ms", "-warmup", "200ms", "-latency-n", "30",
+		"-brokers", "2", "-conns", "20", "-policy", "-procs", "1",
+		"-kproxy-bin", filepath.Join(dir, "kproxy"),
+		"-json", jsonPath, "-md", mdPath, "-png", pngPath)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kproxy-bench: %v\n%s", err, out)
+	}
+	t.Logf("kproxy-bench output:\n%s", out)
+
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep bench.Report
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("report JSON: %v", err)
+	}
+
+	var measured []string
+	for _, name := range bench.AllTargets {
+		var info *bench.TargetInfo
+		for i := range rep.Targets {
+			if rep.Targets[i].Name == name {
+				info = &rep.Targets[i]
+			}
+		}
+		if info == nil {
+			t.Errorf("target %s missing from the report", name)
+			continue
+		}
+		if info.Skipped {
+			if info.Note == "" {
+				t.Errorf("target %s skipped without a note", name)
+			}
+			t.Logf("target %s skipped: %s", name, info.Note)
+			continue
+		}
+		measured = append(measured, name)
+	}
+	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy} {
+		if !contains(measured, must) {
+			t.Errorf("target %s was not measured", must)
+		}
+	}
+	if rep.Meta.ChildGOMAXPROCS != 1 {
+		t.Errorf("meta.child_gomaxprocs = %d, want 1", rep.Meta.ChildGOMAXPROCS)
+	}
+
+	if len(rep.Loads) != len(bench.AllLoads) {
+		t.Fatalf("%d loads in the report, want %d", len(rep.Loads), len(bench.AllLoads))
+	}
+	for i, lr := range rep.Loads {
+		if lr.Name != bench.AllLoads[i] {
+			t.Errorf("load %d is %s, want %s", i, lr.Name, bench.AllLoads[i])
+		}
+		for _, e := range lr.Errors {
+			t.Errorf("load %s: %s", lr.Name, e)
+		}
+		for _, name := range measured {
+			res := lr.Result(name)
+			if res == nil || res.Median == nil || len(res.Rounds) != 1 {
+				t.Errorf("load %s: no result for target %s", lr.Name, name)
+				continue
+			}
+			m := res.Median
+			if lr.Kind == "latency" {
+				if m.P50 <= 0 || m.P50 > m.P99 || len(res.CDF) == 0 {
+					t.Errorf("load %s target %s: p50 %v p99 %v, %d CDF points", lr.Name, name, m.P50, m.P99, len(res.CDF))
+				}
+			} else if m.Bytes <= 0 || m.MBps <= 0 {
+				t.Errorf("load %s target %s: %d bytes, %v MB/s", lr.Name, name, m.Bytes, m.MBps)
+			}
+			if (name == bench.TargetDirect) != (m.ProxyCPUSeconds == nil) {
+				t.Errorf("load %s target %s: proxy CPU %v (only direct has none)", lr.Name, name, m.ProxyCPUSeconds)
+			}
+		}
+		if lr.Kind == "throughput" && lr.Result(bench.TargetSplice) != nil {
+			if _, ok := lr.Result(bench.TargetKproxy).Ratios["mb_per_s_vs_splice"]; !ok {
+				t.Errorf("load %s: kproxy has no ratio vs splice", lr.Name)
+			}
+		}
+	}
+
+	if rep.Conns == nil || len(rep.Conns.Results) == 0 {
+		t.Fatal("no connection-scale result")
+	}
+	for _, c := range rep.Conns.Results {
+		if c.Error != "" || c.Opened != 20 || c.RSSAfter <= 0 {
+			t.Errorf("conns %s: %+v", c.Target, c)
+		}
+	}
+
+	md, err := os.ReadFile(mdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("chart: %v", err)
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,78 @@
+package relay
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Main is the body of a relay process (kproxy-bench's hidden "relay"
+// subcommand):
+//
+//	relay --mode splice|copy --target HOST:PORT [--target HOST:PORT ...]
+//
+// It opens one listener per target on 127.0.0.1 (any free port), prints one
+// line "listen TARGET ADDR" per target and then "ready" on stdout, and
+// relays until SIGTERM, SIGINT or the end of its standard input (so it dies
+// with the process that started it).
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modeFlag := fs.String("mode", "splice", "splice or copy")
+	host := fs.String("listen-host", "127.0.0.1", "host every listener binds")
+	var targets multiFlag
+	fs.Var(&targets, "target", "host:port to relay to; repeat for one listener per broker")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	mode, err := ParseMode(*modeFlag)
+	if err != nil || len(targets) == 0 {
+		fmt.Fprintln(stderr, "usage: relay --mode splice|copy --target HOST:PORT [--target ...]")
+		return 2
+	}
+	var lns []net.Listener
+	out := bufio.NewWriter(stdout)
+	for _, t := range targets {
+		ln, err := net.Listen("tcp", net.JoinHostPort(*host, "0"))
+		if err != nil {
+			fmt.Fprintln(stderr, "relay:", err)
+			return 1
+		}
+		lns = append(lns, ln)
+		fmt.Fprintf(out, "listen %s %s\n", t, ln.Addr())
+	}
+	fmt.Fprintln(out, "ready")
+	out.Flush()
+
+	for i, ln := range lns {
+		go func() {
+			if err := Serve(ln, targets[i], mode); err != nil {
+				fmt.Fprintln(stderr, "relay:", err)
+			}
+		}()
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		io.Copy(io.Discard, stdin)
+		stop <- syscall.SIGTERM
+	}()
+	<-stop
+	for _, ln := range lns {
+		ln.Close()
+	}
+	// Open pairs are not waited for: the process exits and the kernel
+	// closes them.
+	return 0
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
