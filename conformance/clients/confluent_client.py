@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""confluent-kafka (librdkafka) client for kproxy's conformance suite.
+
+usage: confluent_client.py COMMAND --bootstrap HOST:PORT [options]
+
+Commands (each prints one JSON object on stdout; exit 1 on any error):
+  roundtrip  produce --records N keyed records (idempotent, acks=all), then
+             consume them with group --group; prints what was consumed
+  produce    produce --records N keyed records from --start (optionally in
+             one transaction: --transactional-id ID --end commit|abort)
+  consume    consume --count N records with group --group (or, without a
+             group, every partition from the beginning), commit, close
+  share      consume --count N records in share group --group (KIP-932;
+             the group must start at the earliest offset), then close
+  stream-produce  produce --rate records/s (idempotent, acks=all) until
+             stdin closes; prints the acked values
+  stream-consume  consume with group --group until SIGTERM, printing one
+             JSON line per record as it arrives
+  admin      create/describe/alter-config/add-partitions/delete a topic,
+             describe and delete a group; prints what it saw
+  metadata   list_topics, describe_cluster and the coordinator of --group:
+             every broker address the client was told
+
+Records are KEY=PREFIX-kNN, VALUE=PREFIX-NNNNNN (the Go tests' scheme).
+--security CA_FILE:USER:PASSWORD switches to SASL_SSL with SCRAM-SHA-512.
+--debug adds librdkafka's debug=broker log (every connection) to stderr.
+"""
+import argparse
+import json
+import sys
+import time
+
+import confluent_kafka
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry,
+                                   ConfigResource, NewPartitions, NewTopic)
+
+NUM_KEYS = 24
+
+
+def base_conf(a):
+    conf = {"bootstrap.servers": a.bootstrap, "client.id": "kproxy-conformance-confluent"}
+    if a.security:
+        ca, user, password = a.security.split(":", 2)
+        conf.update({"security.protocol": "SASL_SSL", "ssl.ca.location": ca,
+                     "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": user, "sasl.password": password})
+    if a.debug:
+        conf["debug"] = "broker"
+    return conf
+
+
+def records(prefix, start, n):
+    return [(f"{prefix}-k{i % NUM_KEYS:02d}", f"{prefix}-{i:06d}") for i in range(start, start + n)]
+
+
+def produce(a, recs):
+    conf = base_conf(a)
+    conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5})
+    if a.transactional_id:
+        conf["transactional.id"] = a.transactional_id
+    p = Producer(conf)
+    errors, acked = [], [0]
+
+    def report(err, msg):
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acked[0] += 1
+
+    if a.transactional_id:
+        p.init_transactions(30)
+        p.begin_transaction()
+    for k, v in recs:
+        while True:
+            try:
+                p.produce(a.topic, key=k, value=v, on_delivery=report)
+                break
+            except BufferError:
+                p.poll(0.1)
+        p.poll(0)
+    left = p.flush(60)
+    if a.transactional_id:
+        if a.end == "abort":
+            p.abort_transaction(30)
+        else:
+            p.commit_transaction(30)
+    if left or errors or acked[0] != len(recs):
+        raise RuntimeError(f"produce: {acked[0]} of {len(recs)} acked, {left} not flushed, errors {errors[:5]}")
+    return {"produced": len(recs), "acked": acked[0]}
+
+
+def consume(a, count):
+    conf = base_conf(a)
+    conf.update({"enable.auto.commit": False, "auto.offset.reset": "earliest",
+                 "isolation.level": a.isolation, "fetch.wait.max.ms": 200})
+    grouped = bool(a.group)
+    if grouped:
+        conf["group.id"] = a.group
+        conf["group.protocol"] = a.group_protocol
+    else:
+        conf["group.id"] = "unused-" + str(time.time())  # required by librdkafka; assign() joins nothing
+    c = Consumer(conf)
+    if grouped:
+        c.subscribe([a.topic])
+    else:
+        md = c.list_topics(a.topic, timeout=20)
+        parts = md.topics[a.topic].partitions
+        c.assign([TopicPartition(a.topic, p, confluent_kafka.OFFSET_BEGINNING) for p in parts])
+    got = []
+    deadline = time.time() + a.timeout
+    while len(got) < count:
+        if time.time() > deadline:
+            c.close()
+            raise RuntimeError(f"consume: {len(got)} of {count} records in {a.timeout}s")
+        msgs = c.consume(num_messages=500, timeout=0.5)
+        for m in msgs:
+            if m.error():
+                if m.error().code() == confluent_kafka.KafkaError._PARTITION_EOF:
+                    continue
+                raise KafkaException(m.error())
+            got.append({"p": m.partition(), "o": m.offset(), "k": m.key().decode(), "v": m.value().decode()})
+    if grouped:
+        c.commit(asynchronous=False)
+    c.close()
+    return {"consumed": len(got), "records": got}
+
+
+def share(a, count):
+    conf = base_conf(a)
+    conf.update({"group.id": a.group})
+    c = confluent_kafka.ShareConsumer(conf)
+    c.subscribe([a.topic])
+    got = []
+    deadline = time.time() + a.timeout
+    while len(got) < count:
+        if time.time() > deadline:
+            c.close()
+            raise RuntimeError(f"share consume: {len(got)} of {count} records in {a.timeout}s")
+        for m in c.poll(0.5):  # implicit mode: accepted on the next poll or close
+            if m.error():
+                raise KafkaException(m.error())
+            got.append({"p": m.partition(), "o": m.offset(), "k": m.key().decode(), "v": m.value().decode()})
+    c.close()
+    return {"consumed": len(got), "records": got}
+
+
+def stream_produce(a):
+    """Produces PREFIX-N records at --rate per second until stdin closes."""
+    import threading
+    conf = base_conf(a)
+    conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5,
+                 "delivery.timeout.ms": 120000})
+    p = Producer(conf)
+    acked, errors = [], []
+
+    def report(err, msg):
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acked.append(msg.value().decode())
+
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    i, step, tick = a.start, max(1, a.rate // 10), time.time()
+    while not stop.is_set():
+        for k, v in records(a.prefix, i, step):
+            p.produce(a.topic, key=k, value=v, on_delivery=report)
+        i += step
+        tick += 0.1
+        while True:  # serve delivery reports until the next tick
+            p.poll(max(0.0, tick - time.time()))
+            if time.time() >= tick:
+                break
+    left = p.flush(120)
+    return {"sent": i - a.start, "acked": acked, "errors": errors[:20], "error_count": len(errors), "unflushed": left}
+
+
+def stream_consume(a):
+    """Consumes with group --group until SIGTERM; one JSON line per record."""
+    import signal
+    conf = base_conf(a)
+    conf.update({"group.id": a.group, "auto.offset.reset": "earliest", "fetch.wait.max.ms": 200})
+    c = Consumer(conf)
+    c.subscribe([a.topic])
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    while not stop:
+        for m in c.consume(num_messages=500, timeout=0.5):
+            if m.error():
+                print(json.dumps({"error": str(m.error())}), flush=True)
+                continue
+            print(json.dumps({"p": m.partition(), "o": m.offset(), "v": m.value().decode()}), flush=True)
+    c.close()
+    return {"closed": True}
+
+
+def admin(a):
+    ad = AdminClient(base_conf(a))
+    t, g = a.topic, a.group
+    out = {}
+    wait(ad.create_topics([NewTopic(t, num_partitions=3, replication_factor=-1)]))
+    for _ in range(100):  # metadata reaches every broker a moment later
+        md = ad.list_topics(t, timeout=10)
+        if t in md.topics and not md.topics[t].error and len(md.topics[t].partitions) == 3:
+            break
+        time.sleep(0.1)
+    desc = wait(ad.describe_topics(confluent_kafka.TopicCollection([t])))[t]
+    out["describe_partitions"] = len(desc.partitions)
+    out["describe_leaders"] = [{"id": p.leader.id, "host": p.leader.host, "port": p.leader.port} for p in desc.partitions]
+    res = ConfigResource(ConfigResource.Type.TOPIC, t, incremental_configs=[
+        ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])
+    wait(ad.incremental_alter_configs([res]))
+    for _ in range(75):  # brokers apply config changes from the metadata log
+        cfg = wait(ad.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, t)]))
+        out["retention.ms"] = list(cfg.values())[0]["retention.ms"].value
+        if out["retention.ms"] == "3600000":
+            break
+        time.sleep(0.2)
+    wait(ad.create_partitions([NewPartitions(t, 4)]))
+    # Brokers learn of the new partitions from the metadata log, each at
+    # its own pace: wait until one says 4.
+    for _ in range(100):
+        out["partitions_after_add"] = len(ad.list_topics(t, timeout=10).topics[t].partitions)
+        if out["partitions_after_add"] == 4:
+            break
+        time.sleep(0.1)
+    # A group with commits, then describe and delete it.
+    a.records, a.start, a.prefix = 100, 0, "admin"
+    produce(a, records("admin", 0, 100))
+    consume(a, 100)
+    listed = ad.list_consumer_groups().result(30)
+    out["group_listed"] = any(x.group_id == g for x in listed.valid)
+    gd = wait(ad.describe_consumer_groups([g]))[g]
+    out["group_state"] = str(gd.state)
+    out["coordinator"] = {"id": gd.coordinator.id, "host": gd.coordinator.host, "port": gd.coordinator.port}
+    wait(ad.delete_consumer_groups([g]))
+    wait(ad.delete_topics([t]))
+    for _ in range(100):
+        out["topic_deleted"] = t not in ad.list_topics(timeout=10).topics
+        if out["topic_deleted"]:
+            break
+        time.sleep(0.1)
+    return out
+
+
+def metadata(a):
+    ad = AdminClient(base_conf(a))
+    md = ad.list_topics(timeout=20)
+    out = {"brokers": [{"id": b.id, "host": b.host, "port": b.port} for b in md.brokers.values()],
+           "orig_broker_name": md.orig_broker_name}
+    cl = ad.describe_cluster().result(30)
+    out["cluster_nodes"] = [{"id": n.id, "host": n.host, "port": n.port} for n in cl.nodes]
+    out["controller"] = {"id": cl.controller.id, "host": cl.controller.host, "port": cl.controller.port} if cl.controller else None
+    if a.topic:
+        tmd = ad.list_topics(a.topic, timeout=20).topics[a.topic]
+        out["leaders"] = sorted({p.leader for p in tmd.partitions.values()})
+    if a.group:
+        gd = wait(ad.describe_consumer_groups([a.group]))[a.group]
+        out["coordinator"] = {"id": gd.coordinator.id, "host": gd.coordinator.host, "port": gd.coordinator.port}
+    return out
+
+
+def wait(futures):
+    """Waits for a dict of futures and returns their results by key."""
+    return {k: f.result(30) for k, f in futures.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("command", choices=["roundtrip", "produce", "consume", "share", "stream-produce", "stream-consume", "admin", "metadata", "version"])
+    ap.add_argument("--bootstrap", default="")
+    ap.add_argument("--topic", default="")
+    ap.add_argument("--group", default="")
+    ap.add_argument("--group-protocol", default="classic", choices=["classic", "consumer"])
+    ap.add_argument("--isolation", default="read_uncommitted", choices=["read_uncommitted", "read_committed"])
+    ap.add_argument("--records", type=int, default=2000)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--prefix", default="confluent")
+    ap.add_argument("--count", type=int, default=0)
+    ap.add_argument("--transactional-id", default="")
+    ap.add_argument("--end", default="commit", choices=["commit", "abort"])
+    ap.add_argument("--timeout", type=float, default=90)
+    ap.add_argument("--rate", type=int, default=300)
+    ap.add_argument("--security", default="")
+    ap.add_argument("--debug", action="store_true")
+    a = ap.parse_args()
+    if a.command == "version":
+        out = {"confluent_kafka": confluent_kafka.version()[0], "librdkafka": confluent_kafka.libversion()[0]}
+    elif a.command == "roundtrip":
+        recs = records(a.prefix, a.start, a.records)
+        out = produce(a, recs)
+        out.update(consume(a, a.records))
+        got = {(r["k"], r["v"]) for r in out["records"]}
+        out["missing"] = sum(1 for r in recs if r not in got)
+        out["duplicates"] = len(out["records"]) - len(got)
+    elif a.command == "produce":
+        out = produce(a, records(a.prefix, a.start, a.records))
+    elif a.command == "consume":
+        out = consume(a, a.count)
+    elif a.command == "stream-produce":
+        out = stream_produce(a)
+    elif a.command == "stream-consume":
+        out = stream_consume(a)
+    elif a.command == "share":
+        out = share(a, a.count)
+    elif a.command == "admin":
+        out = admin(a)
+    else:
+        out = metadata(a)
+    json.dump(out, sys.stdout)
+    print()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:  # report any failure as one line, exit 1
+        print(f"confluent_client: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)

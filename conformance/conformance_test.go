@@ -1,0 +1,44 @@
+package conformance
+
+import (
+	"testing"
+)
+
+// cellFn runs one client × scenario against one upstream.
+type cellFn func(t *testing.T, c *cellCtx, e *env)
+
+var cellFns = map[[2]string]cellFn{}
+
+// register adds a cell; each client's file registers its scenarios.
+func register(client, scenario string, fn cellFn) {
+	cellFns[[2]string{client, scenario}] = fn
+}
+
+// TestConformance runs every cell against kfake and, if configured, the
+// real cluster. Cells run in parallel (go test -parallel bounds them);
+// the rolling restart runs alone afterwards (TestRollingRestart).
+func TestConformance(t *testing.T) {
+	for _, u := range upstreams {
+		t.Run(u, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, u)
+			for _, client := range clients {
+				for _, scenario := range scenarios {
+					if scenario == "rolling-restart" {
+						continue
+					}
+					fn := cellFns[[2]string{client, scenario}]
+					runCell(t, u, client, scenario, true, func(t *testing.T, c *cellCtx) {
+						if e.skip != "" {
+							skipCell(t, c, e.skip)
+						}
+						if fn == nil {
+							t.Fatalf("no test for %s/%s", client, scenario)
+						}
+						fn(t, c, e)
+					})
+				}
+			}
+		})
+	}
+}
