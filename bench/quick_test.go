@@ -35,7 +35,7 @@ func TestQuickRun(t *testing.T) {
 	mdPath := filepath.Join(dir, "out.md")
 	pngPath := filepath.Join(dir, "out.png")
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"),
-		"-quick", "-rounds", "1", "-duration", "300ms", "-warmup", "200ms", "-latency-n", "30",
+		"-quick", "-rounds", "1", "-duration", "1s", "-warmup", "500ms", "-latency-n", "30",
 		"-brokers", "2", "-conns", "20", "-policy", "-procs", "1",
 		"-kproxy-bin", filepath.Join(dir, "kproxy"),
 		"-json", jsonPath, "-md", mdPath, "-png", pngPath)
