@@ -24,10 +24,9 @@ func ProduceAcks(version int16, body []byte) (int16, error) {
 			if len(body) < 2 {
 				return 0, fmt.Errorf("produce transactional id: %w", ErrShortBuffer)
 			}
+			// Any negative length reads as null, as Kafka's and kmsg's
+			// decoders read it.
 			l := int(int16(binary.BigEndian.Uint16(body)))
-			if l < -1 {
-				return 0, fmt.Errorf("produce transactional id length %d: %w", l, ErrMalformed)
-			}
 			off = 2 + max(l, 0)
 		}
 	}
