@@ -152,14 +152,22 @@ func testCtx(t *testing.T, d time.Duration) context.Context {
 
 // syncBuffer collects audit lines from the audit writer goroutine.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	delay time.Duration // per Write: a slow disk, so the audit queue backs up
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	time.Sleep(s.delay)
 	return s.b.Write(p)
+}
+
+func (s *syncBuffer) setDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
 }
 
 func (s *syncBuffer) String() string {

@@ -46,6 +46,12 @@ type RequestFilter interface {
 	// RequestKeys lists the API keys whose requests this filter must see.
 	RequestKeys() []int16
 	// FilterRequest inspects req, which conn sent, and may change it.
+	//
+	// req's strings and byte slices alias the frame it was decoded from,
+	// which the engine reuses for a later request once this one is
+	// forwarded or answered. Only a Verdict.OnResponse hook may keep req
+	// (the engine then leaves the frame alone); anything else that outlives
+	// the call (a log line written later, a cache) must copy what it keeps.
 	FilterRequest(conn *Conn, req kmsg.Request) Verdict
 }
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -156,6 +157,9 @@ func (c *reqCtx) deniedMessage(op Operation, rt ResourceType, name, rule string)
 	return fmt.Sprintf("kproxy policy: %s on %s %q denied to %s by rule %q", op, rt, name, c.prin, rule)
 }
 
+// audit queues one audit line. name may alias the request frame, which
+// kproxy reuses once the request is forwarded, and the line is written
+// later: it gets a copy.
 func (c *reqCtx) audit(decision, op, rt, name, rule, reason string) {
 	c.e.audit.emit(auditEvent{
 		time:         time.Now(),
@@ -166,7 +170,7 @@ func (c *reqCtx) audit(decision, op, rt, name, rule, reason string) {
 		api:          protocol.APIName(c.key),
 		operation:    op,
 		resourceType: rt,
-		resource:     name,
+		resource:     strings.Clone(name),
 		decision:     decision,
 		rule:         rule,
 		reason:       reason,

@@ -6,7 +6,8 @@ import "fmt"
 // response body carries any top-level tagged field. KIP-951 puts the leader
 // endpoints (tag 0) there, and only when some partition's leader moved, so
 // a response without top-level tags has no broker address in it. The walk
-// skips record batches by length and allocates nothing.
+// skips record batches by length; it allocates only its 24-byte cursor
+// (handed to the Stepper-generic walk, so it escapes), and an error.
 func FetchResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
 	if !IsFlexible(FetchKey, version) {
 		return false, nil
@@ -15,7 +16,7 @@ func FetchResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
 	if err := WalkFetchResponseToTags(version, s); err != nil {
 		return false, err
 	}
-	return endsWithTags(s, fmt.Sprintf("fetch v%d response", version))
+	return endsWithTags(s, FetchKey, version)
 }
 
 // ProduceResponseHasTopLevelTags is FetchResponseHasTopLevelTags for
@@ -28,15 +29,15 @@ func ProduceResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
 	if err := WalkProduceResponseToTags(version, s); err != nil {
 		return false, err
 	}
-	return endsWithTags(s, fmt.Sprintf("produce v%d response", version))
+	return endsWithTags(s, ProduceKey, version)
 }
 
 // endsWithTags checks that the final, top-level tag section ends the body,
 // and reports whether it holds any field.
-func endsWithTags(s *sliceStepper, what string) (bool, error) {
+func endsWithTags(s *sliceStepper, key, version int16) (bool, error) {
 	nonEmpty, err := TagSectionHasFields(s.b)
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", what, err)
+		return false, fmt.Errorf("%s v%d response: %w", APIName(key), version, err)
 	}
 	return nonEmpty, nil
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/bench/relaytest"
 	"github.com/kproxy/kproxy/config"
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -80,7 +82,7 @@ func frameEchoUpstream(tb testing.TB, headerTags bool, body []byte) string {
 	return ln.Addr().String()
 }
 
-func startBenchProxy(tb testing.TB, upstream string) *Server {
+func startBenchProxy(tb testing.TB, upstream string, opts ...Option) *Server {
 	cfg, err := config.Parse(strings.NewReader(`
 upstream: {bootstrap_servers: ["` + upstream + `"]}
 listeners: {bind_host: 127.0.0.1}
@@ -88,7 +90,7 @@ listeners: {bind_host: 127.0.0.1}
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := New(cfg, zerolog.Nop(), prometheus.NewRegistry())
+	s := New(cfg, zerolog.Nop(), prometheus.NewRegistry(), opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := s.Start(ctx); err != nil {
 		tb.Fatal(err)
@@ -179,4 +181,38 @@ func byteSize(n int) string {
 		return strconv.Itoa(n>>10) + "KiB"
 	}
 	return strconv.Itoa(n) + "B"
+}
+
+// allowAllProduce is a request filter that wants every Produce request
+// decoded and lets it through: the cost of the engine's filtered path
+// (read the whole frame, decode, forward), as a policy that allows the
+// produce pays it, without the policy's own decisions.
+type allowAllProduce struct{}
+
+func (allowAllProduce) RequestKeys() []int16 { return []int16{protocol.ProduceKey} }
+func (allowAllProduce) FilterRequest(*filter.Conn, kmsg.Request) filter.Verdict {
+	return filter.Verdict{}
+}
+
+// BenchmarkRelayFilteredProduce compares produce requests streamed through
+// kproxy with the same requests read whole and decoded for a filter.
+func BenchmarkRelayFilteredProduce(b *testing.B) {
+	produce1M := relaytest.Shape{Name: "produce-1MiB", Key: protocol.ProduceKey, Version: 9, RequestRecords: 1 << 20, InFlight: 2}
+	for _, shape := range []relaytest.Shape{relaytest.Produce64K, produce1M} {
+		be, err := relaytest.NewBackend(shape)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(be.Close)
+		for _, mode := range []string{"streamed", "filtered"} {
+			b.Run(shape.Name+"/"+mode, func(b *testing.B) {
+				var opts []Option
+				if mode == "filtered" {
+					opts = append(opts, WithRequestFilters(allowAllProduce{}))
+				}
+				s := startBenchProxy(b, be.Addr(), opts...)
+				relaytest.Run(b, s.BootstrapAddr(), shape)
+			})
+		}
+	}
 }

@@ -60,7 +60,8 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err != nil {
 			return err
 		}
-		var frame []byte // the whole frame, when SASL or a filter had to read it
+		var frame []byte    // the whole frame, when SASL or a filter had to read it
+		var recycle *[]byte // frame's pooled buffer, once it is written
 		if p.authn != nil || p.passthrough != nil {
 			if frame, err = p.saslRequest(h, cr, frameLen, &owed); err != nil {
 				return err
@@ -74,7 +75,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				if string(clientID) != p.conn.ClientID {
 					p.conn.ClientID = string(clientID)
 				}
-				if frame, err = p.filterRequest(h, cr, frameLen, &owed, filters); err != nil {
+				if frame, recycle, err = p.filterRequest(h, cr, frameLen, &owed, filters); err != nil {
 					return err
 				}
 				if !expected && owed.local != nil {
@@ -120,6 +121,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				return clientReadError(err)
 			}
 		}
+		p.s.frames.put(recycle)
 		if err := flushIfIdle(cr, up); err != nil {
 			return err
 		}
@@ -181,28 +183,28 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 // passes it through filters. It returns the frame to forward (the original
 // bytes, or a re-encoding if a filter changed the request) and fills in
 // owed: a local answer, or a hook for the upstream's response. The caller
-// must not read the frame from cr again.
-func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) ([]byte, error) {
-	// A fresh buffer per request: the decoded request aliases it, and a
-	// filter's response hook may hold the request until the answer comes.
-	frame, err := readFrame(cr, frameLen)
-	if err != nil {
-		return nil, err
+// must not read the frame from cr again, and gives recycle (when not nil)
+// back to the frame pool once the frame is written.
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, err error) {
+	buf := p.s.frames.get()
+	if *buf, err = readFrame(*buf, cr, frameLen); err != nil {
+		return nil, nil, err
 	}
+	frame = *buf
 	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
 	if err != nil {
-		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		return nil, nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 	}
 	var modified bool
 	var hooks []func(kmsg.Response) error
 	for _, f := range filters {
 		v := f.FilterRequest(&p.conn, req)
 		if v.Close != nil {
-			return nil, fail(reasonFilter, v.Close)
+			return nil, nil, fail(reasonFilter, v.Close)
 		}
 		if v.Respond != nil {
 			owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, v.Respond)
-			return frame, nil
+			return frame, buf, nil
 		}
 		modified = modified || v.Modified
 		if v.OnResponse != nil {
@@ -223,11 +225,19 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 			return nil
 		}
 	}
-	if modified {
-		h.ClientID = p.conn.ClientID
-		return protocol.AppendRequestFrame(nil, h, req), nil
+	if len(hooks) > 0 {
+		// The decoded request aliases buf and a hook may read it when the
+		// response comes: buf stays with the hook, for the collector.
+		buf = nil
 	}
-	return frame, nil
+	if modified {
+		p.s.frames.put(buf)
+		out := p.s.frames.get()
+		h.ClientID = p.conn.ClientID
+		*out = protocol.AppendRequestFrame(*out, h, req)
+		return *out, out, nil
+	}
+	return frame, buf, nil
 }
 
 // owe queues a response the client is owed, waiting while max_in_flight

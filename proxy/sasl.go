@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -53,7 +51,7 @@ func (p *pair) saslStep(cr *bufio.Reader, frameLen int, up **direction, response
 		if err := checkSASLFrame(frameLen); err != nil {
 			return true, err
 		}
-		token, err := readFrame(cr, frameLen)
+		token, err := readFrame(nil, cr, frameLen)
 		if err != nil {
 			return true, err
 		}
@@ -76,7 +74,7 @@ func (p *pair) saslStep(cr *bufio.Reader, frameLen int, up **direction, response
 		if err := checkSASLFrame(frameLen); err != nil {
 			return true, err
 		}
-		token, err := readFrame(cr, frameLen)
+		token, err := readFrame(nil, cr, frameLen)
 		if err != nil {
 			return true, err
 		}
@@ -136,7 +134,7 @@ func (p *pair) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen i
 	if err := checkSASLFrame(frameLen); err != nil {
 		return nil, err
 	}
-	frame, err := readFrame(cr, frameLen)
+	frame, err := readFrame(nil, cr, frameLen)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +184,7 @@ func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen in
 	if err := checkSASLFrame(frameLen); err != nil {
 		return nil, err
 	}
-	frame, err := readFrame(cr, frameLen)
+	frame, err := readFrame(nil, cr, frameLen)
 	if err != nil {
 		return nil, err
 	}
@@ -232,32 +230,6 @@ func (p *pair) learnPassthroughUser(firstMessage []byte) {
 func (p *pair) oweLocal(owed pending, body []byte) error {
 	owed.local = append(owed.local, body...)
 	return p.owe(owed)
-}
-
-// eagerFrameAlloc is the largest frame readFrame allocates in full before
-// the bytes arrive; larger ones grow with what is actually received, so a
-// client announcing a huge frame and sending a little of it costs little.
-const eagerFrameAlloc = 64 << 10
-
-// readFrame reads one whole frame of frameLen bytes (size prefix included).
-func readFrame(cr *bufio.Reader, frameLen int) ([]byte, error) {
-	if frameLen <= eagerFrameAlloc {
-		frame := make([]byte, frameLen)
-		if _, err := io.ReadFull(cr, frame); err != nil {
-			return nil, clientReadError(err)
-		}
-		return frame, nil
-	}
-	var buf bytes.Buffer
-	buf.Grow(eagerFrameAlloc)
-	n, err := buf.ReadFrom(io.LimitReader(cr, int64(frameLen)))
-	if err == nil && n < int64(frameLen) {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil {
-		return nil, clientReadError(err)
-	}
-	return buf.Bytes(), nil
 }
 
 // saslVersions makes sure a client that must authenticate to kproxy sees

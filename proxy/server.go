@@ -33,6 +33,7 @@ type Server struct {
 	responseNeeds        responseNeeds
 	extraRequestFilters  []filter.RequestFilter
 	extraResponseFilters []filter.ResponseFilter
+	frames               framePool // buffers of requests read whole for filters
 
 	sec       security
 	bootstrap net.Listener

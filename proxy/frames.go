@@ -1,0 +1,66 @@
+package proxy
+
+import (
+	"bufio"
+	"io"
+	"sync"
+)
+
+// eagerFrameAlloc is the most a frame read allocates before the bytes
+// arrive; beyond it the buffer grows with what is actually received, so a
+// client announcing a huge frame and sending a little of it costs little.
+const eagerFrameAlloc = 64 << 10
+
+// maxPooledFrame is the largest buffer kept for reuse: a bigger one (rare:
+// brokers default to 1 MiB messages) goes back to the garbage collector
+// rather than pinning memory in the pool.
+const maxPooledFrame = 8 << 20
+
+// framePool recycles the buffers that whole request frames are read into
+// when a filter must decode them. A produce read whole for a policy check
+// then costs a copy through user space, not an allocation the size of the
+// request plus the garbage collection of it.
+type framePool struct{ pool sync.Pool }
+
+// get returns an empty buffer, with room from an earlier frame if any.
+func (fp *framePool) get() *[]byte {
+	if b, ok := fp.pool.Get().(*[]byte); ok {
+		return b
+	}
+	return new([]byte)
+}
+
+// put makes buf available again. Nothing may use its bytes afterwards.
+func (fp *framePool) put(buf *[]byte) {
+	if buf == nil || cap(*buf) > maxPooledFrame {
+		return
+	}
+	*buf = (*buf)[:0]
+	fp.pool.Put(buf)
+}
+
+// readFrame reads one whole frame of frameLen bytes (size prefix included)
+// from cr into dst, reusing dst's room, and returns it. Beyond
+// eagerFrameAlloc the buffer grows at most twofold over what has arrived.
+func readFrame(dst []byte, cr *bufio.Reader, frameLen int) ([]byte, error) {
+	if cap(dst) < min(frameLen, eagerFrameAlloc) {
+		dst = make([]byte, 0, min(frameLen, eagerFrameAlloc))
+	}
+	buf := dst[:0]
+	for len(buf) < frameLen {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(frameLen, 2*cap(buf)))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := cr.Read(buf[len(buf):min(cap(buf), frameLen)])
+		buf = buf[:len(buf)+n]
+		if err != nil && len(buf) < frameLen {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, clientReadError(err)
+		}
+	}
+	return buf, nil
+}

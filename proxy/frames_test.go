@@ -1,0 +1,65 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+	"testing/iotest"
+)
+
+func TestReadFrameReadsExactlyOneFrame(t *testing.T) {
+	frame := bytes.Repeat([]byte{0xAB}, 200<<10) // spans growth past eagerFrameAlloc
+	stream := append(append([]byte(nil), frame...), "next"...)
+	// One byte at a time at first, then whatever the reader gives.
+	cr := bufio.NewReaderSize(iotest.HalfReader(bytes.NewReader(stream)), 16<<10)
+	got, err := readFrame(nil, cr, len(frame))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, frame) {
+		t.Fatalf("read %d bytes, not the frame", len(got))
+	}
+	rest, _ := io.ReadAll(cr)
+	if string(rest) != "next" {
+		t.Errorf("left %q after the frame, want %q", rest, "next")
+	}
+}
+
+func TestReadFrameReusesRoom(t *testing.T) {
+	dst := make([]byte, 0, 1<<20)
+	cr := bufio.NewReader(bytes.NewReader(make([]byte, 300<<10)))
+	got, err := readFrame(dst, cr, 300<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &got[0] != &dst[:1][0] {
+		t.Error("a buffer with room for the frame was not reused")
+	}
+}
+
+func TestReadFrameGrowsOnlyWithArrivingBytes(t *testing.T) {
+	const claimed = 512 << 20 // what a hostile size prefix says
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := readFrame(nil, bufio.NewReader(bytes.NewReader(make([]byte, 100))), claimed)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("short frame: %v, want unexpected EOF", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("allocated %d bytes for a frame of which 100 arrived", grew)
+	}
+}
+
+func TestFramePoolDropsHugeBuffers(t *testing.T) {
+	var fp framePool
+	big := make([]byte, maxPooledFrame+1)
+	fp.put(&big)
+	fp.put(nil) // a frame that was not pooled
+	if b := fp.get(); cap(*b) > maxPooledFrame {
+		t.Errorf("pool handed back a %d-byte buffer, over the %d cap", cap(*b), maxPooledFrame)
+	}
+}
