@@ -68,7 +68,8 @@ type pair struct {
 	// updates ClientID per request.
 	conn filter.Conn
 
-	inflight *owedQueue
+	inflight     *owedQueue
+	upstreamWait upstreamWait
 	// activity counts frames in both directions; the idle check compares it
 	// across one idle period.
 	activity atomic.Uint64
@@ -173,7 +174,8 @@ func (p *pair) run() {
 		p.close(err) // first, so the log and metric name the request loop's reason
 	}
 	p.inflight.close() // the request loop is the only sender
-	responses.Wait()   // when delivering: until every owed response is out
+	p.wakeResponses()
+	responses.Wait() // when delivering: until every owed response is out
 	p.close(err)
 }
 

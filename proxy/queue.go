@@ -87,6 +87,14 @@ func (q *owedQueue) close() {
 	wake(q.notEmpty)
 }
 
+// idle reports whether the queue is open and empty: the consumer has
+// nothing to do until the next push.
+func (q *owedQueue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return !q.closed && q.head == len(q.items)
+}
+
 // len is how many items are queued.
 func (q *owedQueue) len() int {
 	q.mu.Lock()

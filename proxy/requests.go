@@ -247,6 +247,9 @@ func (p *pair) owe(owed pending) error {
 	if !p.inflight.push(owed, p.closed) {
 		return fail(reasonUpstreamClosed, errors.New("pair closed while queueing a request"))
 	}
+	if owed.local != nil {
+		p.wakeResponses() // no upstream bytes will come for it
+	}
 	return nil
 }
 

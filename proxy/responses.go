@@ -17,6 +17,9 @@ import (
 // reason then closes the pair.
 func (p *pair) forwardResponses(down *direction) error {
 	for {
+		if err := p.awaitUpstream(down); err != nil {
+			return err
+		}
 		owed, ok := p.inflight.pop()
 		if !ok {
 			break
