@@ -10,6 +10,8 @@
 //   - copy: bench/relay in user-space copy mode (32 KiB buffer).
 //   - kproxy: the real kproxy binary, passthrough.
 //   - kproxy-policy: kproxy with a 50-rule policy (optional).
+//   - tls-relay and kproxy-tls: bench/relay terminating client TLS, and
+//     kproxy with a TLS listener; the client speaks TLS to both (optional).
 //
 // Relays are port-per-broker: one listener per upstream broker. The Kafka
 // client is told the upstream's own broker addresses by Metadata, so every
@@ -33,10 +35,15 @@ const (
 	TargetCopy         = "copy"
 	TargetKproxy       = "kproxy"
 	TargetKproxyPolicy = "kproxy-policy"
+	TargetTLSRelay     = "tls-relay"
+	TargetKproxyTLS    = "kproxy-tls"
 )
 
 // AllTargets is every target in report order.
-var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy}
+var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetTLSRelay, TargetKproxyTLS}
+
+// tlsTargets are the targets a client reaches over TLS; -tls adds them.
+var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS}
 
 // Load names, in the order they run: the fixed-rate loads come after the
 // full-speed ones because their rate adapts to what every target reached.
@@ -72,6 +79,7 @@ type Options struct {
 	Procs      int
 	Policy     bool   // add the kproxy-policy target
 	PolicyFile string // YAML with a top-level policy: key, replacing the generated one
+	TLS        bool   // add the tls-relay and kproxy-tls targets
 	KproxyBin  string // prebuilt kproxy; empty builds ./cmd/kproxy
 	Conns      int    // idle connection pairs for the RSS-per-pair measurement; 0 skips it
 	Targets    []string

@@ -36,7 +36,7 @@ func TestQuickRun(t *testing.T) {
 	pngPath := filepath.Join(dir, "out.png")
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"),
 		"-quick", "-rounds", "1", "-duration", "1s", "-warmup", "500ms", "-latency-n", "30",
-		"-brokers", "2", "-conns", "20", "-policy", "-procs", "1",
+		"-brokers", "2", "-conns", "20", "-policy", "-tls", "-procs", "1",
 		"-kproxy-bin", filepath.Join(dir, "kproxy"),
 		"-json", jsonPath, "-md", mdPath, "-png", pngPath)
 	out, err := cmd.CombinedOutput()
@@ -77,7 +77,7 @@ func TestQuickRun(t *testing.T) {
 		}
 		measured = append(measured, name)
 	}
-	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy} {
+	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetTLSRelay, bench.TargetKproxyTLS} {
 		if !contains(measured, must) {
 			t.Errorf("target %s was not measured", must)
 		}
@@ -118,6 +118,9 @@ func TestQuickRun(t *testing.T) {
 			if _, ok := lr.Result(bench.TargetKproxy).Ratios["mb_per_s_vs_splice"]; !ok {
 				t.Errorf("load %s: kproxy has no ratio vs splice", lr.Name)
 			}
+			if _, ok := lr.Result(bench.TargetKproxyTLS).Ratios["cpu_per_gib_vs_tls_relay"]; !ok {
+				t.Errorf("load %s: kproxy-tls has no CPU ratio vs tls-relay", lr.Name)
+			}
 		}
 	}
 
@@ -134,7 +137,7 @@ func TestQuickRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice"} {
+	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice", "| kproxy-tls |", "kproxy-tls vs tls-relay"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("markdown lacks %q", want)
 		}

@@ -106,8 +106,9 @@ type TargetResult struct {
 	// Median holds the per-field median over rounds (peak RSS: the
 	// maximum). Nil when every round failed.
 	Median *Sample `json:"median"`
-	// Ratios compare medians with direct and with the splice relay:
-	// mb_per_s_vs_direct, cpu_per_gib_vs_splice, p99_vs_splice, ...
+	// Ratios compare medians with direct, the splice relay and the TLS
+	// relay: mb_per_s_vs_direct, cpu_per_gib_vs_splice, p99_vs_splice,
+	// cpu_per_gib_vs_tls_relay, ...
 	Ratios map[string]float64 `json:"ratios,omitempty"`
 	// CDF is the latency distribution of all rounds pooled.
 	CDF []CDFPoint `json:"cdf,omitempty"`
@@ -285,7 +286,7 @@ func (lr *LoadResult) computeRatios() {
 		}
 		return nil
 	}
-	direct, splice := ref(TargetDirect), ref(TargetSplice)
+	direct, splice, tlsRelay := ref(TargetDirect), ref(TargetSplice), ref(TargetTLSRelay)
 	ratio := func(m map[string]float64, key string, a, b float64) {
 		if b > 0 && a > 0 {
 			m[key] = a / b
@@ -300,7 +301,7 @@ func (lr *LoadResult) computeRatios() {
 		for _, rf := range []struct {
 			name string
 			s    *Sample
-		}{{"direct", direct}, {"splice", splice}} {
+		}{{"direct", direct}, {"splice", splice}, {"tls_relay", tlsRelay}} {
 			if rf.s == nil {
 				continue
 			}
@@ -312,12 +313,18 @@ func (lr *LoadResult) computeRatios() {
 				ratio(rs, "mb_per_s_vs_"+rf.name, m.MBps, rf.s.MBps)
 			}
 		}
-		if splice != nil {
-			if m.ProxyCPUPerGiB != nil && splice.ProxyCPUPerGiB != nil {
-				ratio(rs, "cpu_per_gib_vs_splice", *m.ProxyCPUPerGiB, *splice.ProxyCPUPerGiB)
+		for _, rf := range []struct {
+			name string
+			s    *Sample
+		}{{"splice", splice}, {"tls_relay", tlsRelay}} {
+			if rf.s == nil {
+				continue
 			}
-			if m.ProxyCPUPerReqUs != nil && splice.ProxyCPUPerReqUs != nil {
-				ratio(rs, "cpu_per_req_vs_splice", *m.ProxyCPUPerReqUs, *splice.ProxyCPUPerReqUs)
+			if m.ProxyCPUPerGiB != nil && rf.s.ProxyCPUPerGiB != nil {
+				ratio(rs, "cpu_per_gib_vs_"+rf.name, *m.ProxyCPUPerGiB, *rf.s.ProxyCPUPerGiB)
+			}
+			if m.ProxyCPUPerReqUs != nil && rf.s.ProxyCPUPerReqUs != nil {
+				ratio(rs, "cpu_per_req_vs_"+rf.name, *m.ProxyCPUPerReqUs, *rf.s.ProxyCPUPerReqUs)
 			}
 		}
 		if len(rs) > 0 {
@@ -398,6 +405,15 @@ func (r *Report) Markdown() string {
 					rat(res.Ratios, "mb_per_s_vs_direct"), rat(res.Ratios, "mb_per_s_vs_splice"),
 					r.coarse(s, optf(s.ProxyCPUPerGiB, "%.2f")), rat(res.Ratios, "cpu_per_gib_vs_splice"),
 					mib(s.ProxyPeakRSS), s.BenchCPUPerGiB)
+			}
+		}
+		if tls := lr.Result(TargetKproxyTLS); tls != nil && tls.Median != nil && lr.Result(TargetTLSRelay) != nil {
+			if lr.Kind == "latency" {
+				fmt.Fprintf(&b, "\nTLS on the client side, kproxy-tls vs tls-relay: p50 %s, p99 %s, CPU per request %s.\n",
+					rat(tls.Ratios, "p50_vs_tls_relay"), rat(tls.Ratios, "p99_vs_tls_relay"), rat(tls.Ratios, "cpu_per_req_vs_tls_relay"))
+			} else {
+				fmt.Fprintf(&b, "\nTLS on the client side, kproxy-tls vs tls-relay: throughput %s, CPU per GiB %s.\n",
+					rat(tls.Ratios, "mb_per_s_vs_tls_relay"), rat(tls.Ratios, "cpu_per_gib_vs_tls_relay"))
 			}
 		}
 		if r.coarseUsed {

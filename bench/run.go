@@ -21,6 +21,7 @@ type runner struct {
 	workDir string
 	kproxy  string // binary
 	policy  string // policy block, when the policy target is wanted
+	pki     *benchPKI
 	targets []*target
 	report  *Report
 }
@@ -82,6 +83,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	if o.TLS {
+		if r.pki, err = newBenchPKI(r.workDir); err != nil {
+			return nil, err
+		}
+	}
 
 	if len(r.o.Loads) > 0 {
 		if err := r.startTargets(ctx); err != nil {
@@ -111,13 +117,20 @@ func wantedTargets(o Options) []string {
 	} else if !slices.Contains(out, TargetKproxyPolicy) {
 		out = append(out, TargetKproxyPolicy)
 	}
+	if !o.TLS {
+		out = slices.DeleteFunc(out, func(s string) bool { return slices.Contains(tlsTargets, s) })
+	} else {
+		out = append(out, tlsTargets...)
+	}
 	// Report order, whatever the flag's order.
 	slices.SortFunc(out, func(a, b string) int { return slices.Index(AllTargets, a) - slices.Index(AllTargets, b) })
 	return slices.Compact(out)
 }
 
 func (r *runner) needsKproxy() bool {
-	return slices.Contains(r.o.Targets, TargetKproxy) || slices.Contains(r.o.Targets, TargetKproxyPolicy) || r.o.Conns > 0
+	return slices.ContainsFunc(r.o.Targets, func(t string) bool {
+		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyTLS
+	}) || r.o.Conns > 0
 }
 
 // startTarget starts the named target's process (if it has one).
@@ -125,12 +138,14 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 	switch name {
 	case TargetDirect:
 		return direct(r.up), nil
-	case TargetSplice, TargetCopy:
-		return startRelay(&r.o, r.up, name, r.workDir)
+	case TargetSplice, TargetCopy, TargetTLSRelay:
+		return startRelay(&r.o, r.up, name, r.pki, r.workDir)
 	case TargetKproxy:
-		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", r.workDir)
+		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
 	case TargetKproxyPolicy:
-		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, r.policy, r.workDir)
+		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, r.policy, nil, r.workDir)
+	case TargetKproxyTLS:
+		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", r.pki, r.workDir)
 	}
 	return nil, fmt.Errorf("unknown target %q", name)
 }

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"bufio"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 // subcommand):
 //
 //	relay --mode splice|copy --target HOST:PORT [--target HOST:PORT ...]
+//	relay --mode tls --cert FILE --key FILE --target HOST:PORT [...]
 //
 // It opens one listener per target on 127.0.0.1 (any free port), prints one
 // line "listen TARGET ADDR" per target and then "ready" on stdout, and
@@ -24,7 +26,9 @@ import (
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	modeFlag := fs.String("mode", "splice", "splice or copy")
+	modeFlag := fs.String("mode", "splice", "splice, copy or tls")
+	certFile := fs.String("cert", "", "tls mode: server certificate (PEM)")
+	keyFile := fs.String("key", "", "tls mode: its private key (PEM)")
 	host := fs.String("listen-host", "127.0.0.1", "host every listener binds")
 	var targets multiFlag
 	fs.Var(&targets, "target", "host:port to relay to; repeat for one listener per broker")
@@ -32,9 +36,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	mode, err := ParseMode(*modeFlag)
-	if err != nil || len(targets) == 0 {
-		fmt.Fprintln(stderr, "usage: relay --mode splice|copy --target HOST:PORT [--target ...]")
+	if err != nil || len(targets) == 0 || (mode == TLS) != (*certFile != "" && *keyFile != "") {
+		fmt.Fprintln(stderr, "usage: relay --mode splice|copy|tls [--cert FILE --key FILE (tls only)] --target HOST:PORT [--target ...]")
 		return 2
+	}
+	var serverTLS *tls.Config
+	if mode == TLS {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "relay:", err)
+			return 1
+		}
+		serverTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	var lns []net.Listener
 	out := bufio.NewWriter(stdout)
@@ -44,8 +57,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "relay:", err)
 			return 1
 		}
-		lns = append(lns, ln)
 		fmt.Fprintf(out, "listen %s %s\n", t, ln.Addr())
+		if serverTLS != nil {
+			ln = tls.NewListener(ln, serverTLS)
+		}
+		lns = append(lns, ln)
 	}
 	fmt.Fprintln(out, "ready")
 	out.Flush()

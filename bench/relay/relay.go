@@ -9,6 +9,9 @@
 //     with the connections wrapped so the splice fast path cannot be taken:
 //     every byte is read into user space and written back out, as kproxy's
 //     own frame streaming does.
+//   - TLS: terminates TLS from the client (crypto/tls) and relays the
+//     plaintext with io.Copy to a plain TCP target: the floor for a proxy
+//     that must decrypt, as kproxy with client TLS does.
 //
 // Each accepted client connection is paired with one connection to the
 // relay's target, like a kproxy pair; a relay serves one target per
@@ -30,18 +33,19 @@ type Mode string
 const (
 	Splice Mode = "splice"
 	Copy   Mode = "copy"
+	TLS    Mode = "tls" // the listener must be a TLS listener
 )
 
 // CopyBufferSize is the user-space buffer per direction of a Copy relay.
 const CopyBufferSize = 32 << 10
 
-// ParseMode accepts "splice" or "copy".
+// ParseMode accepts "splice", "copy" or "tls".
 func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
-	case Splice, Copy:
+	case Splice, Copy, TLS:
 		return Mode(s), nil
 	}
-	return "", fmt.Errorf("relay mode %q: want splice or copy", s)
+	return "", fmt.Errorf("relay mode %q: want splice, copy or tls", s)
 }
 
 // Serve accepts connections on ln and relays each to target until ln is
@@ -66,7 +70,7 @@ func Serve(ln net.Listener, target string, mode Mode) error {
 				c.Close()
 				return
 			}
-			Pipe(c.(*net.TCPConn), up.(*net.TCPConn), mode)
+			Pipe(c, up, mode)
 		}()
 	}
 }
@@ -74,8 +78,8 @@ func Serve(ln net.Listener, target string, mode Mode) error {
 // Pipe moves bytes both ways between a and b until both directions have
 // ended, then closes both. A direction ends at EOF (passed on as a
 // half-close) or at an error (which closes both connections, ending the
-// other direction too).
-func Pipe(a, b *net.TCPConn, mode Mode) {
+// other direction too). Splice needs both to be *net.TCPConn to splice.
+func Pipe(a, b net.Conn, mode Mode) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); pump(b, a, mode) }()
@@ -85,12 +89,14 @@ func Pipe(a, b *net.TCPConn, mode Mode) {
 	b.Close()
 }
 
-func pump(dst, src *net.TCPConn, mode Mode) {
+func pump(dst, src net.Conn, mode Mode) {
 	var err error
 	switch mode {
-	case Splice:
+	case Splice, TLS:
 		// *net.TCPConn implements io.ReaderFrom with splice(2) for a
-		// *net.TCPConn source: nothing is copied through user space.
+		// *net.TCPConn source: nothing is copied through user space. With
+		// a *tls.Conn on either side io.Copy moves decrypted bytes through
+		// a buffer, as any TLS-terminating proxy must.
 		_, err = io.Copy(dst, src)
 	default:
 		buf := make([]byte, CopyBufferSize)
@@ -104,7 +110,9 @@ func pump(dst, src *net.TCPConn, mode Mode) {
 		src.Close()
 		return
 	}
-	dst.CloseWrite()
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
 }
 
 type readerOnly struct{ io.Reader }

@@ -2,7 +2,8 @@
 // for tests: an ECDSA P-256 CA, a server certificate for 127.0.0.1, ::1 and
 // localhost, and a client certificate with a common name and one SAN of
 // each kind. It is not a test file so that tests in any package (e2e
-// included) can use it; nothing outside tests should.
+// included), and kproxy-bench's TLS targets, can use it; nothing that
+// serves real clients should.
 package testpki
 
 import (
