@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -325,49 +324,6 @@ const latencyValueBytes = 100
 // runLatency produces one small record at a time, waiting for each
 // acknowledgement (acks=all, no linger), o.LatencyN times after a short
 // warm-up, and records every round trip.
-func runLatency(ctx context.Context, t *target, o *Options) (Sample, error) {
-	opts := append(clientOpts(t, o), kgo.ProducerLinger(0))
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return Sample{}, err
-	}
-	defer cl.Close()
-	value := make([]byte, latencyValueBytes)
-	warm := max(o.LatencyN/10, 20)
-	for range warm {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
-			return Sample{}, fmt.Errorf("latency warm-up: %w", err)
-		}
-	}
-	m := newMeter(t.pid())
-	lats := make([]time.Duration, 0, o.LatencyN)
-	m.start()
-	for range o.LatencyN {
-		t0 := time.Now()
-		err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr()
-		if err != nil {
-			return Sample{}, fmt.Errorf("latency: %w", err)
-		}
-		lats = append(lats, time.Since(t0))
-	}
-	m.stop()
-	var s Sample
-	m.fill(&s, int64(len(lats)*latencyValueBytes), int64(len(lats)))
-	if s.ProxyCPUSeconds != nil {
-		per := *s.ProxyCPUSeconds * 1e6 / float64(len(lats))
-		s.ProxyCPUPerReqUs = &per
-	}
-	s.ProxyCPUPerGiB = nil // not a throughput load
-	s.BenchCPUPerGiB = 0
-	slices.Sort(lats)
-	s.P50 = us(quantile(lats, 0.50))
-	s.P90 = us(quantile(lats, 0.90))
-	s.P99 = us(quantile(lats, 0.99))
-	s.P999 = us(quantile(lats, 0.999))
-	s.latencies = lats
-	return s, nil
-}
-
 // quantile is the nearest-rank quantile of sorted samples.
 func quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {

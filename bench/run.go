@@ -230,6 +230,13 @@ func (r *runner) runLoads(ctx context.Context) error {
 		}
 		samples := map[string][]Sample{}
 		for round := range r.o.Rounds {
+			if load == LoadLatency {
+				r.latencyRound(ctx, lr, rotate(active, round), round, samples)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				continue
+			}
 			for i := range active {
 				t := active[(i+round)%len(active)]
 				runtime.GC()
@@ -261,14 +268,39 @@ func (r *runner) runLoads(ctx context.Context) error {
 func (r *runner) measure(ctx context.Context, load string, t *target, rate float64) (Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.Warmup+r.o.Duration+2*time.Minute)
 	defer cancel()
-	switch load {
-	case LoadProduce, LoadProduceRate:
-		return runProduce(ctx, t, &r.o, rate)
-	case LoadConsume, LoadConsumeRate:
+	if load == LoadConsume || load == LoadConsumeRate {
 		return runConsume(ctx, t, &r.o, rate)
-	default:
-		return runLatency(ctx, t, &r.o)
 	}
+	return runProduce(ctx, t, &r.o, rate)
+}
+
+// latencyRound runs one round of the latency load on every target at
+// once, the targets taking turns (see runLatencyRound), and records each
+// target's sample or error.
+func (r *runner) latencyRound(ctx context.Context, lr *LoadResult, targets []*target, round int, samples map[string][]Sample) {
+	runtime.GC()
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	got, errs := runLatencyRound(ctx, targets, &r.o)
+	for i, t := range targets {
+		if errs[i] != nil {
+			fmt.Fprintf(r.log, "%-13s round %d %-14s ERROR %v\n", LoadLatency, round+1, t.name, errs[i])
+			lr.Errors = append(lr.Errors, fmt.Sprintf("round %d %s: %v", round+1, t.name, errs[i]))
+			continue
+		}
+		s := got[i]
+		s.Round, s.LoadAvg1 = round+1, loadAvg1()
+		fmt.Fprintf(r.log, "%-13s round %d %-14s %s\n", LoadLatency, round+1, t.name, s.brief())
+		samples[t.name] = append(samples[t.name], s)
+	}
+}
+
+// rotate is targets starting at index round (mod len): each round starts
+// one target later.
+func rotate(targets []*target, round int) []*target {
+	k := round % max(len(targets), 1)
+	return append(slices.Clone(targets[k:]), targets[:k]...)
 }
 
 // adaptRate is the fixed rate for load: the requested rate, lowered to 80%
