@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -48,7 +49,7 @@ func (p *pair) awaitUpstream(down *direction) error {
 			if !p.inflight.idle() {
 				return nil // let the queued item's own read report it
 			}
-			return upstreamReadError(err)
+			return fail(reasonUpstreamIdle, fmt.Errorf("upstream closed with nothing owed: %w", err))
 		}
 	}
 }

@@ -140,15 +140,19 @@ func failAfterDelivery(reason string, err error) error {
 const (
 	reasonClientClosed   = "client_closed"
 	reasonUpstreamClosed = "upstream_closed"
-	reasonIdle           = "idle_timeout"
-	reasonDrained        = "drained"
-	reasonProtocol       = "protocol_error"
-	reasonDial           = "upstream_unreachable"
-	reasonRewrite        = "rewrite_failed"
-	reasonFilter         = "filter_closed"
-	reasonTLS            = "tls_failed"
-	reasonAuth           = "sasl_failed"
-	reasonLimit          = "connection_limit"
+	// reasonUpstreamIdle: the upstream closed while nothing was owed, as a
+	// broker does after connections.max.idle.ms. Nothing is lost; the
+	// client reconnects through kproxy.
+	reasonUpstreamIdle = "upstream_closed_idle"
+	reasonIdle         = "idle_timeout"
+	reasonDrained      = "drained"
+	reasonProtocol     = "protocol_error"
+	reasonDial         = "upstream_unreachable"
+	reasonRewrite      = "rewrite_failed"
+	reasonFilter       = "filter_closed"
+	reasonTLS          = "tls_failed"
+	reasonAuth         = "sasl_failed"
+	reasonLimit        = "connection_limit"
 )
 
 var (
@@ -213,7 +217,7 @@ func (p *pair) close(err error) {
 		}
 		ev := p.log.Warn()
 		switch reason {
-		case reasonClientClosed, reasonDrained, reasonIdle:
+		case reasonClientClosed, reasonDrained, reasonIdle, reasonUpstreamIdle:
 			ev = p.log.Debug()
 		}
 		ev.Str("reason", reason).AnErr("cause", err).Msg("connection closed")
