@@ -1,14 +1,11 @@
 package e2epolicy
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 const binaryBase = `
@@ -35,10 +34,6 @@ func TestBinaryReloadsPolicy(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "kproxy")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kproxy").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	auditPath := filepath.Join(dir, "audit.log")
 	cfgPath := filepath.Join(dir, "kproxy.yaml")
 	write := func(policy string) {
@@ -50,57 +45,10 @@ func TestBinaryReloadsPolicy(t *testing.T) {
 	}
 	write(reloadDeny)
 
-	cmd := exec.Command(bin, "--config", cfgPath)
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	logs := make(chan map[string]any, 1000)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				logs <- m
-			}
-		}
-		close(logs)
-	}()
-	waitLog := func(what string, match func(m map[string]any) bool) map[string]any {
-		t.Helper()
-		deadline := time.After(20 * time.Second)
-		for {
-			select {
-			case m, ok := <-logs:
-				if !ok {
-					t.Fatalf("kproxy exited while waiting for %s", what)
-				}
-				if match(m) {
-					return m
-				}
-			case <-deadline:
-				t.Fatalf("no log line for %s", what)
-			}
-		}
-	}
-	msgIs := func(prefix string) func(map[string]any) bool {
-		return func(m map[string]any) bool { s, _ := m["message"].(string); return strings.HasPrefix(s, prefix) }
-	}
-	var bootstrap, admin string
-	for bootstrap == "" || admin == "" {
-		m := waitLog("listener addresses", func(m map[string]any) bool {
-			s, _ := m["message"].(string)
-			return m["listener"] == "bootstrap" || strings.HasPrefix(s, "admin endpoint")
-		})
-		if m["listener"] == "bootstrap" {
-			bootstrap, _ = m["addr"].(string)
-		} else {
-			admin, _ = m["addr"].(string)
-		}
-	}
-	waitReady(t, "http://"+admin+"/readyz")
+	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	bootstrap, admin := kp.Bootstrap, kp.Admin
+	kp.WaitReady()
+	waitLog, msgIs := kp.WaitLog, testkit.MessagePrefix
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -145,7 +93,7 @@ func TestBinaryReloadsPolicy(t *testing.T) {
 	// the one observed.
 	write(reloadDeny)
 	waitLog("reload on file change", msgIs("policy reloaded"))
-	cmd.Process.Signal(syscall.SIGHUP)
+	kp.Cmd.Process.Signal(syscall.SIGHUP)
 	m = waitLog("reload on SIGHUP", msgIs("policy reloaded"))
 	if m["trigger"] != "sighup" {
 		t.Errorf("reload trigger %v, want sighup", m["trigger"])
@@ -154,20 +102,8 @@ func TestBinaryReloadsPolicy(t *testing.T) {
 		t.Fatalf("after reloading the deny policy: %v", err)
 	}
 
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() {
-		for range logs {
-		}
-		done <- cmd.Wait()
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("kproxy exited with %v", err)
-		}
-	case <-time.After(40 * time.Second):
-		t.Fatal("kproxy did not exit after SIGTERM")
+	if _, err := kp.Stop(); err != nil {
+		t.Errorf("kproxy exited with %v", err)
 	}
 	audit, err := os.ReadFile(auditPath)
 	if err != nil {
@@ -176,21 +112,6 @@ func TestBinaryReloadsPolicy(t *testing.T) {
 	if !strings.Contains(string(audit), `"client_id":"binary-test"`) || !strings.Contains(string(audit), `"decision":"deny"`) {
 		t.Errorf("audit file lacks the denials:\n%s", audit)
 	}
-}
-
-func waitReady(t *testing.T, url string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s never became ready", url)
 }
 
 func get(t *testing.T, url string) string {

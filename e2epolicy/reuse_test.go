@@ -11,11 +11,15 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestConcurrentProducesKeepEveryDecisionIntact: kproxy reads produce
@@ -184,5 +188,44 @@ func TestConcurrentProducesKeepEveryDecisionIntact(t *testing.T) {
 	}
 	if n := counter(t, e.reg, "kproxy_policy_audit_dropped_total", ""); n != 0 {
 		t.Errorf("%v audit lines dropped: the queue is sized to hold them all", n)
+	}
+}
+
+// renameTopic is a request filter that changes a Produce request without
+// a response hook: it moves the records for one topic to another, whose
+// name is longer, so the re-encoded request is laid out differently from
+// the frame it was decoded from.
+type renameTopic struct{ from, to string }
+
+func (renameTopic) RequestKeys() []int16 { return []int16{int16(kmsg.Produce)} }
+
+func (f renameTopic) FilterRequest(_ *filter.Conn, req kmsg.Request) filter.Verdict {
+	r := req.(*kmsg.ProduceRequest)
+	modified := false
+	for i := range r.Topics {
+		if r.Topics[i].Topic == f.from {
+			r.Topics[i].Topic, modified = f.to, true
+		}
+	}
+	return filter.Verdict{Modified: modified}
+}
+
+// TestRewrittenRequestIsEncodedFromAnIntactFrame: a request a filter
+// changed is re-encoded from the decoded request, which aliases the frame
+// it was read into; that frame may go back to the pool only after the
+// encoding, or the new request is written over the bytes it is read from.
+func TestRewrittenRequestIsEncodedFromAnIntactFrame(t *testing.T) {
+	const from, to = "r", "renamed-by-a-filter-to-a-much-longer-topic-name"
+	c := testkit.Cluster(t, 1, kfake.SeedTopics(1, to))
+	px := testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithRequestFilters(renameTopic{from, to}))
+	raw := dialRaw(t, px.BootstrapAddr(), "e2e-rename")
+	for i := range 20 {
+		if got := produceCodes(raw.roundTrip(t, produceRequest(-1, from))); got != to+"=0" {
+			t.Fatalf("produce %d answered %q, want %s=0", i, got, to)
+		}
+	}
+	e := &env{t: t, cluster: c}
+	if got := e.endOffset(testCtx(t, 10*time.Second), to, 0); got != 20 {
+		t.Errorf("%s/0 end offset %d, want the 20 records produced", to, got)
 	}
 }

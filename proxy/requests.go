@@ -231,10 +231,10 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		buf = nil
 	}
 	if modified {
-		p.s.frames.put(buf)
 		out := p.s.frames.get()
 		h.ClientID = p.conn.ClientID
 		*out = protocol.AppendRequestFrame(*out, h, req)
+		p.s.frames.put(buf) // only now: req, just encoded, aliases it
 		return *out, out, nil
 	}
 	return frame, buf, nil

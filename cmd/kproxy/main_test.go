@@ -1,21 +1,20 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 func TestValidateNamesBadKey(t *testing.T) {
@@ -42,57 +41,16 @@ func TestBinaryServesEmbeddedClusterAndDrainsOnSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "kproxy")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "kproxy.yaml")
+	cfg := filepath.Join(t.TempDir(), "kproxy.yaml")
 	os.WriteFile(cfg, []byte(`
 upstream: {embedded: {brokers: 3, topics: [demo]}}
 listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
 admin: {listen: "127.0.0.1:0"}
 log: {level: info, format: json}
 `), 0o600)
-
-	cmd := exec.Command(bin, "--config", cfg)
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-
-	// The JSON log says where the listeners are.
-	lines := make(chan map[string]any, 100)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				lines <- m
-			}
-		}
-		close(lines)
-	}()
-	var bootstrap, admin string
-	var sawCleanShutdown bool
-	deadline := time.After(20 * time.Second)
-	for bootstrap == "" || admin == "" {
-		select {
-		case m := <-lines:
-			if m["listener"] == "bootstrap" {
-				bootstrap, _ = m["addr"].(string)
-			}
-			if strings.HasPrefix(m["message"].(string), "admin endpoint") {
-				admin, _ = m["addr"].(string)
-			}
-		case <-deadline:
-			t.Fatal("kproxy did not log its listener addresses")
-		}
-	}
-
-	waitReady(t, "http://"+admin+"/readyz")
+	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfg)
+	bootstrap, admin := kp.Bootstrap, kp.Admin
+	kp.WaitReady()
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic("demo"),
 		kgo.ConsumeTopics("demo"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -125,40 +83,11 @@ log: {level: info, format: json}
 		}
 	}
 
-	cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan error, 1)
-	go func() {
-		for m := range lines {
-			if m["message"] == "shut down cleanly" {
-				sawCleanShutdown = true
-			}
-		}
-		exited <- cmd.Wait()
-	}()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("kproxy exited with %v after SIGTERM", err)
-		}
-		if !sawCleanShutdown {
-			t.Error("kproxy did not log a clean shutdown")
-		}
-	case <-time.After(40 * time.Second):
-		t.Fatal("kproxy did not exit after SIGTERM")
+	lines, err := kp.Stop()
+	if err != nil {
+		t.Errorf("kproxy exited with %v after SIGTERM", err)
 	}
-}
-
-func waitReady(t *testing.T, url string) {
-	t.Helper()
-	for i := 0; i < 200; i++ {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !slices.ContainsFunc(lines, func(l testkit.LogLine) bool { return l.Message() == "shut down cleanly" }) {
+		t.Error("kproxy did not log a clean shutdown")
 	}
-	t.Fatalf("%s never returned 200", url)
 }

@@ -1,0 +1,149 @@
+package testkit
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BuildKproxy builds cmd/kproxy into a temporary directory and returns the
+// binary's path.
+func BuildKproxy(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kproxy")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/kproxy/kproxy/cmd/kproxy").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build kproxy: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// LogLine is one line of kproxy's JSON log.
+type LogLine map[string]any
+
+// Message is the line's "message" field.
+func (l LogLine) Message() string { s, _ := l["message"].(string); return s }
+
+// Binary is a kproxy process started by RunBinary, with its JSON log
+// (log.format: json) read line by line.
+type Binary struct {
+	t    testing.TB
+	Cmd  *exec.Cmd
+	logs chan LogLine
+	// Bootstrap and Admin are the addresses the log says the bootstrap
+	// listener and the admin endpoint are bound to.
+	Bootstrap, Admin string
+}
+
+// RunBinary starts bin with --config cfgPath, waits until its log names
+// the bootstrap listener's and the admin endpoint's addresses, and kills
+// the process when the test ends (unless Stop ended it first).
+func RunBinary(t testing.TB, bin, cfgPath string) *Binary {
+	t.Helper()
+	cmd := exec.Command(bin, "--config", cfgPath)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start kproxy: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	b := &Binary{t: t, Cmd: cmd, logs: make(chan LogLine, 1000)}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var l LogLine
+			if json.Unmarshal(sc.Bytes(), &l) == nil {
+				b.logs <- l
+			}
+		}
+		close(b.logs)
+	}()
+	for b.Bootstrap == "" || b.Admin == "" {
+		l := b.WaitLog("listener addresses", func(l LogLine) bool {
+			return l["listener"] == "bootstrap" || strings.HasPrefix(l.Message(), "admin endpoint")
+		})
+		if l["listener"] == "bootstrap" {
+			b.Bootstrap, _ = l["addr"].(string)
+		} else {
+			b.Admin, _ = l["addr"].(string)
+		}
+	}
+	return b
+}
+
+// WaitLog returns the first log line from now on that match accepts,
+// failing the test after 20 seconds or if kproxy exits first.
+func (b *Binary) WaitLog(what string, match func(LogLine) bool) LogLine {
+	b.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-b.logs:
+			if !ok {
+				b.t.Fatalf("kproxy exited while the test waited for %s", what)
+			}
+			if match(l) {
+				return l
+			}
+		case <-deadline:
+			b.t.Fatalf("no kproxy log line for %s within 20s", what)
+		}
+	}
+}
+
+// MessagePrefix matches log lines whose message starts with prefix.
+func MessagePrefix(prefix string) func(LogLine) bool {
+	return func(l LogLine) bool { return strings.HasPrefix(l.Message(), prefix) }
+}
+
+// Stop sends SIGTERM and waits up to 40 seconds for kproxy to exit. It
+// returns the log lines written after the signal and the exit error.
+func (b *Binary) Stop() ([]LogLine, error) {
+	b.t.Helper()
+	b.Cmd.Process.Signal(syscall.SIGTERM)
+	type result struct {
+		err   error
+		lines []LogLine
+	}
+	done := make(chan result, 1)
+	go func() {
+		var lines []LogLine
+		for l := range b.logs {
+			lines = append(lines, l)
+		}
+		done <- result{b.Cmd.Wait(), lines}
+	}()
+	select {
+	case r := <-done:
+		return r.lines, r.err
+	case <-time.After(40 * time.Second):
+		b.t.Fatal("kproxy did not exit within 40s of SIGTERM")
+		return nil, nil
+	}
+}
+
+// WaitReady waits up to 20 seconds for the admin endpoint's /readyz to
+// answer 200.
+func (b *Binary) WaitReady() {
+	b.t.Helper()
+	url := "http://" + b.Admin + "/readyz"
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+	b.t.Fatalf("%s never answered 200", url)
+}
