@@ -44,25 +44,20 @@ func handleOffsetFetch(c *reqCtx, r *kmsg.OffsetFetchRequest) filter.Verdict {
 			return nil
 		}}
 	}
-	orig := r.Topics
-	keys, denials, denied := c.topicDenials(len(orig),
-		func(i int) (string, [16]byte) { return orig[i].Topic, [16]byte{} },
-		func(name string) *denial { return c.check(OpDescribe, ResTopic, name) })
-	if denied == 0 {
-		return filter.Verdict{}
-	}
-	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		or, ok := resp.(*kmsg.OffsetFetchResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		or.Topics = mergeInOrder(or.Topics, func(t *kmsg.OffsetFetchResponseTopic) topicKey { return topicKey{name: t.Topic} }, keys,
-			func(i int) (kmsg.OffsetFetchResponseTopic, bool) {
-				d, ok := denialAt(denials, i)
-				return offsetFetchErrTopic(orig[i].Topic, orig[i].Partitions, d), ok
-			})
-		return nil
-	})
+	return topicSplit[kmsg.OffsetFetchRequestTopic, kmsg.OffsetFetchResponseTopic]{
+		topics: &r.Topics,
+		key:    func(t *kmsg.OffsetFetchRequestTopic) topicKey { return byName(t.Topic) },
+		respTopics: func(resp kmsg.Response) *[]kmsg.OffsetFetchResponseTopic {
+			if or, ok := resp.(*kmsg.OffsetFetchResponse); ok {
+				return &or.Topics
+			}
+			return nil
+		},
+		respKey: func(t *kmsg.OffsetFetchResponseTopic) topicKey { return byName(t.Topic) },
+		denied: func(t *kmsg.OffsetFetchRequestTopic, d *denial) kmsg.OffsetFetchResponseTopic {
+			return offsetFetchErrTopic(t.Topic, t.Partitions, d)
+		},
+	}.apply(c, r, func(name string) *denial { return c.check(OpDescribe, ResTopic, name) })
 }
 
 func offsetFetchErrTopic(topic string, partitions []int32, d *denial) kmsg.OffsetFetchResponseTopic {

@@ -9,88 +9,66 @@ import (
 // handleOffsetCommit enforces Read on the group (every partition fails
 // without it) and Read on each topic (denied topics are split off).
 func handleOffsetCommit(c *reqCtx, r *kmsg.OffsetCommitRequest) filter.Verdict {
-	orig := r.Topics
-	var keys []topicKey
-	var denials []*denial
-	var denied int
+	check := func(name string) *denial { return c.check(OpRead, ResTopic, name) }
 	if gd := c.check(OpRead, ResGroup, r.Group); gd != nil {
-		keys, denials, denied = c.topicDenials(len(orig),
-			func(i int) (string, [16]byte) { return orig[i].Topic, orig[i].TopicID },
-			func(string) *denial { return gd })
-	} else {
-		keys, denials, denied = c.topicDenials(len(orig),
-			func(i int) (string, [16]byte) { return orig[i].Topic, orig[i].TopicID },
-			func(name string) *denial { return c.check(OpRead, ResTopic, name) })
+		check = func(string) *denial { return gd }
 	}
-	if denied == 0 {
-		return filter.Verdict{}
-	}
-	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		or, ok := resp.(*kmsg.OffsetCommitResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		or.Topics = mergeInOrder(or.Topics, func(t *kmsg.OffsetCommitResponseTopic) topicKey { return topicKey{t.Topic, t.TopicID} }, keys,
-			func(i int) (kmsg.OffsetCommitResponseTopic, bool) {
-				d, ok := denialAt(denials, i)
-				if !ok {
-					return kmsg.OffsetCommitResponseTopic{}, false
-				}
-				st := kmsg.NewOffsetCommitResponseTopic()
-				st.Topic, st.TopicID = orig[i].Topic, orig[i].TopicID
-				for _, p := range orig[i].Partitions {
-					sp := kmsg.NewOffsetCommitResponseTopicPartition()
-					sp.Partition, sp.ErrorCode = p.Partition, d.code
-					st.Partitions = append(st.Partitions, sp)
-				}
-				return st, true
-			})
-		return nil
-	})
+	return topicSplit[kmsg.OffsetCommitRequestTopic, kmsg.OffsetCommitResponseTopic]{
+		topics: &r.Topics,
+		key:    func(t *kmsg.OffsetCommitRequestTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
+		respTopics: func(resp kmsg.Response) *[]kmsg.OffsetCommitResponseTopic {
+			if or, ok := resp.(*kmsg.OffsetCommitResponse); ok {
+				return &or.Topics
+			}
+			return nil
+		},
+		respKey: func(t *kmsg.OffsetCommitResponseTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
+		denied: func(t *kmsg.OffsetCommitRequestTopic, d *denial) kmsg.OffsetCommitResponseTopic {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic, st.TopicID = t.Topic, t.TopicID
+			for _, p := range t.Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = p.Partition, d.code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			return st
+		},
+	}.apply(c, r, check)
 }
 
 // handleTxnOffsetCommit enforces Write on the transactional id and Read on
 // the group (every partition fails without them) and Read on each topic
 // (denied topics are split off).
 func handleTxnOffsetCommit(c *reqCtx, r *kmsg.TxnOffsetCommitRequest) filter.Verdict {
-	orig := r.Topics
 	whole := c.check(OpWrite, ResTransactionalID, r.TransactionalID)
 	if whole == nil {
 		whole = c.check(OpRead, ResGroup, r.Group)
 	}
-	keys, denials, denied := c.topicDenials(len(orig),
-		func(i int) (string, [16]byte) { return orig[i].Topic, orig[i].TopicID },
-		func(name string) *denial {
-			if whole != nil {
-				return whole
-			}
-			return c.check(OpRead, ResTopic, name)
-		})
-	if denied == 0 {
-		return filter.Verdict{}
+	check := func(name string) *denial { return c.check(OpRead, ResTopic, name) }
+	if whole != nil {
+		check = func(string) *denial { return whole }
 	}
-	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		tr, ok := resp.(*kmsg.TxnOffsetCommitResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		tr.Topics = mergeInOrder(tr.Topics, func(t *kmsg.TxnOffsetCommitResponseTopic) topicKey { return topicKey{t.Topic, t.TopicID} }, keys,
-			func(i int) (kmsg.TxnOffsetCommitResponseTopic, bool) {
-				d, ok := denialAt(denials, i)
-				if !ok {
-					return kmsg.TxnOffsetCommitResponseTopic{}, false
-				}
-				st := kmsg.NewTxnOffsetCommitResponseTopic()
-				st.Topic, st.TopicID = orig[i].Topic, orig[i].TopicID
-				for _, p := range orig[i].Partitions {
-					sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-					sp.Partition, sp.ErrorCode = p.Partition, d.code
-					st.Partitions = append(st.Partitions, sp)
-				}
-				return st, true
-			})
-		return nil
-	})
+	return topicSplit[kmsg.TxnOffsetCommitRequestTopic, kmsg.TxnOffsetCommitResponseTopic]{
+		topics: &r.Topics,
+		key:    func(t *kmsg.TxnOffsetCommitRequestTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
+		respTopics: func(resp kmsg.Response) *[]kmsg.TxnOffsetCommitResponseTopic {
+			if tr, ok := resp.(*kmsg.TxnOffsetCommitResponse); ok {
+				return &tr.Topics
+			}
+			return nil
+		},
+		respKey: func(t *kmsg.TxnOffsetCommitResponseTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
+		denied: func(t *kmsg.TxnOffsetCommitRequestTopic, d *denial) kmsg.TxnOffsetCommitResponseTopic {
+			st := kmsg.NewTxnOffsetCommitResponseTopic()
+			st.Topic, st.TopicID = t.Topic, t.TopicID
+			for _, p := range t.Partitions {
+				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = p.Partition, d.code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			return st
+		},
+	}.apply(c, r, check)
 }
 
 // handleOffsetDelete enforces Delete on the group (top-level error) and
@@ -99,33 +77,25 @@ func handleOffsetDelete(c *reqCtx, r *kmsg.OffsetDeleteRequest) filter.Verdict {
 	if d := c.check(OpDelete, ResGroup, r.Group); d != nil {
 		return denyTopLevel(r, d)
 	}
-	orig := r.Topics
-	keys, denials, denied := c.topicDenials(len(orig),
-		func(i int) (string, [16]byte) { return orig[i].Topic, [16]byte{} },
-		func(name string) *denial { return c.check(OpRead, ResTopic, name) })
-	if denied == 0 {
-		return filter.Verdict{}
-	}
-	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		or, ok := resp.(*kmsg.OffsetDeleteResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		or.Topics = mergeInOrder(or.Topics, func(t *kmsg.OffsetDeleteResponseTopic) topicKey { return topicKey{name: t.Topic} }, keys,
-			func(i int) (kmsg.OffsetDeleteResponseTopic, bool) {
-				d, ok := denialAt(denials, i)
-				if !ok {
-					return kmsg.OffsetDeleteResponseTopic{}, false
-				}
-				st := kmsg.NewOffsetDeleteResponseTopic()
-				st.Topic = orig[i].Topic
-				for _, p := range orig[i].Partitions {
-					sp := kmsg.NewOffsetDeleteResponseTopicPartition()
-					sp.Partition, sp.ErrorCode = p.Partition, d.code
-					st.Partitions = append(st.Partitions, sp)
-				}
-				return st, true
-			})
-		return nil
-	})
+	return topicSplit[kmsg.OffsetDeleteRequestTopic, kmsg.OffsetDeleteResponseTopic]{
+		topics: &r.Topics,
+		key:    func(t *kmsg.OffsetDeleteRequestTopic) topicKey { return byName(t.Topic) },
+		respTopics: func(resp kmsg.Response) *[]kmsg.OffsetDeleteResponseTopic {
+			if or, ok := resp.(*kmsg.OffsetDeleteResponse); ok {
+				return &or.Topics
+			}
+			return nil
+		},
+		respKey: func(t *kmsg.OffsetDeleteResponseTopic) topicKey { return byName(t.Topic) },
+		denied: func(t *kmsg.OffsetDeleteRequestTopic, d *denial) kmsg.OffsetDeleteResponseTopic {
+			st := kmsg.NewOffsetDeleteResponseTopic()
+			st.Topic = t.Topic
+			for _, p := range t.Partitions {
+				sp := kmsg.NewOffsetDeleteResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = p.Partition, d.code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			return st
+		},
+	}.apply(c, r, func(name string) *denial { return c.check(OpRead, ResTopic, name) })
 }

@@ -1,0 +1,57 @@
+package policy
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+)
+
+// topicSplit is the shape shared by the APIs whose request lists topics
+// (T), each with partitions, and whose response answers topic by topic
+// (RT) with an error per partition: ListOffsets, DeleteRecords,
+// OffsetForLeaderEpoch, DescribeProducers, OffsetCommit, TxnOffsetCommit,
+// OffsetDelete and unbatched OffsetFetch. Denied topics are removed from
+// the request and answered by the policy, in the client's order; a request
+// whose every topic is denied never reaches the upstream.
+type topicSplit[T, RT any] struct {
+	topics *[]T              // the request's topic list
+	key    func(*T) topicKey // a request topic's name or id
+	// respTopics is the response's topic list, nil if resp is not the
+	// response type.
+	respTopics func(resp kmsg.Response) *[]RT
+	respKey    func(*RT) topicKey
+	// denied is the policy's answer for a denied request topic.
+	denied func(*T, *denial) RT
+}
+
+// apply decides each topic with check (topic ids kproxy cannot name are
+// denied with UNKNOWN_TOPIC_ID) and returns the verdict for req.
+func (s topicSplit[T, RT]) apply(c *reqCtx, req kmsg.Request, check func(name string) *denial) filter.Verdict {
+	orig := *s.topics
+	keys, denials, denied := c.topicDenials(len(orig), func(i int) (string, [16]byte) {
+		k := s.key(&orig[i])
+		return k.name, k.id
+	}, check)
+	if denied == 0 {
+		return filter.Verdict{}
+	}
+	strip := func() { *s.topics = keepAllowed(orig, denials) }
+	return c.split(req, denied == len(orig), strip, func(resp kmsg.Response) error {
+		list := s.respTopics(resp)
+		if list == nil {
+			return errWrongResponse(resp)
+		}
+		*list = mergeInOrder(*list, s.respKey, keys, func(i int) (RT, bool) {
+			d, ok := denialAt(denials, i)
+			if !ok {
+				var none RT
+				return none, false
+			}
+			return s.denied(&orig[i], d), true
+		})
+		return nil
+	})
+}
+
+// byName is the key of a topic named only by name.
+func byName(name string) topicKey { return topicKey{name: name} }
