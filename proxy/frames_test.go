@@ -49,8 +49,10 @@ func TestReadFrameGrowsOnlyWithArrivingBytes(t *testing.T) {
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("short frame: %v, want unexpected EOF", err)
 	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
-		t.Errorf("allocated %d bytes for a frame of which 100 arrived", grew)
+	// Far below the claim, with room for whatever other goroutines of the
+	// test binary allocate meanwhile.
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+		t.Errorf("allocated %d bytes for a %d-byte frame of which 100 bytes arrived", grew, claimed)
 	}
 }
 
