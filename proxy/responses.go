@@ -17,8 +17,10 @@ import (
 // reason then closes the pair.
 func (p *pair) forwardResponses(down *direction) error {
 	for {
-		if err := p.awaitUpstream(down); err != nil {
-			return err
+		if down.r.Buffered() == 0 { // else the next response is already here
+			if err := p.awaitUpstream(down); err != nil {
+				return err
+			}
 		}
 		owed, ok := p.inflight.pop()
 		if !ok {
