@@ -26,41 +26,80 @@ type configKey struct {
 	name string
 }
 
-// handleDescribeConfigs enforces DescribeConfigs on each resource; denied
-// resources are split off.
-func handleDescribeConfigs(c *reqCtx, r *kmsg.DescribeConfigsRequest) filter.Verdict {
-	orig := r.Resources
+// configSplit is the shape the config APIs share: a request lists
+// resources (T), each decided on its own, and the response answers each
+// resource (RT) with one error. Denied resources are removed from the
+// request and answered by the policy, in the client's order.
+type configSplit[T, RT any] struct {
+	resources *[]T
+	key       func(*T) configKey
+	// respResources is the response's resource list, nil if resp is not
+	// the response type.
+	respResources func(resp kmsg.Response) *[]RT
+	respKey       func(*RT) configKey
+	// denied is the policy's answer for a denied resource.
+	denied func(configKey, *denial) RT
+}
+
+// apply decides each resource with decide and returns the verdict for req.
+func (s configSplit[T, RT]) apply(c *reqCtx, req kmsg.Request, decide func(*T) *denial) filter.Verdict {
+	orig := *s.resources
 	keys := make([]configKey, len(orig))
 	denials := make([]*denial, len(orig))
 	denied := 0
-	for i, res := range orig {
-		keys[i] = configKey{res.ResourceType, res.ResourceName}
-		rt, name := configResource(res.ResourceType, res.ResourceName)
-		if denials[i] = c.check(OpDescribeConfigs, rt, name); denials[i] != nil {
+	for i := range orig {
+		keys[i] = s.key(&orig[i])
+		if denials[i] = decide(&orig[i]); denials[i] != nil {
 			denied++
 		}
 	}
 	if denied == 0 {
 		return filter.Verdict{}
 	}
-	return c.split(r, denied == len(orig), func() { r.Resources = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.DescribeConfigsResponse)
-		if !ok {
+	strip := func() { *s.resources = keepAllowed(orig, denials) }
+	return c.split(req, denied == len(orig), strip, func(resp kmsg.Response) error {
+		list := s.respResources(resp)
+		if list == nil {
 			return errWrongResponse(resp)
 		}
-		dr.Resources = mergeInOrder(dr.Resources, func(x *kmsg.DescribeConfigsResponseResource) configKey {
-			return configKey{x.ResourceType, x.ResourceName}
-		}, keys, func(i int) (kmsg.DescribeConfigsResponseResource, bool) {
+		*list = mergeInOrder(*list, s.respKey, keys, func(i int) (RT, bool) {
 			d, ok := denialAt(denials, i)
 			if !ok {
-				return kmsg.DescribeConfigsResponseResource{}, false
+				var none RT
+				return none, false
 			}
-			x := kmsg.NewDescribeConfigsResponseResource()
-			x.ResourceType, x.ResourceName = keys[i].typ, keys[i].name
-			x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
-			return x, true
+			return s.denied(keys[i], d), true
 		})
 		return nil
+	})
+}
+
+// handleDescribeConfigs enforces DescribeConfigs on each resource; denied
+// resources are split off.
+func handleDescribeConfigs(c *reqCtx, r *kmsg.DescribeConfigsRequest) filter.Verdict {
+	return configSplit[kmsg.DescribeConfigsRequestResource, kmsg.DescribeConfigsResponseResource]{
+		resources: &r.Resources,
+		key: func(x *kmsg.DescribeConfigsRequestResource) configKey {
+			return configKey{x.ResourceType, x.ResourceName}
+		},
+		respResources: func(resp kmsg.Response) *[]kmsg.DescribeConfigsResponseResource {
+			if dr, ok := resp.(*kmsg.DescribeConfigsResponse); ok {
+				return &dr.Resources
+			}
+			return nil
+		},
+		respKey: func(x *kmsg.DescribeConfigsResponseResource) configKey {
+			return configKey{x.ResourceType, x.ResourceName}
+		},
+		denied: func(k configKey, d *denial) kmsg.DescribeConfigsResponseResource {
+			x := kmsg.NewDescribeConfigsResponseResource()
+			x.ResourceType, x.ResourceName = k.typ, k.name
+			x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
+			return x
+		},
+	}.apply(c, r, func(res *kmsg.DescribeConfigsRequestResource) *denial {
+		rt, name := configResource(res.ResourceType, res.ResourceName)
+		return c.check(OpDescribeConfigs, rt, name)
 	})
 }
 
@@ -68,12 +107,27 @@ func handleDescribeConfigs(c *reqCtx, r *kmsg.DescribeConfigsRequest) filter.Ver
 // the topic_changes config rules. AlterConfigs replaces a resource's whole
 // config, so required configs must be in it.
 func handleAlterConfigs(c *reqCtx, r *kmsg.AlterConfigsRequest) filter.Verdict {
-	orig := r.Resources
-	keys := make([]configKey, len(orig))
-	denials := make([]*denial, len(orig))
-	denied := 0
-	for i, res := range orig {
-		keys[i] = configKey{res.ResourceType, res.ResourceName}
+	return configSplit[kmsg.AlterConfigsRequestResource, kmsg.AlterConfigsResponseResource]{
+		resources: &r.Resources,
+		key: func(x *kmsg.AlterConfigsRequestResource) configKey {
+			return configKey{x.ResourceType, x.ResourceName}
+		},
+		respResources: func(resp kmsg.Response) *[]kmsg.AlterConfigsResponseResource {
+			if ar, ok := resp.(*kmsg.AlterConfigsResponse); ok {
+				return &ar.Resources
+			}
+			return nil
+		},
+		respKey: func(x *kmsg.AlterConfigsResponseResource) configKey {
+			return configKey{x.ResourceType, x.ResourceName}
+		},
+		denied: func(k configKey, d *denial) kmsg.AlterConfigsResponseResource {
+			x := kmsg.NewAlterConfigsResponseResource()
+			x.ResourceType, x.ResourceName = k.typ, k.name
+			x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
+			return x
+		},
+	}.apply(c, r, func(res *kmsg.AlterConfigsRequestResource) *denial {
 		rt, name := configResource(res.ResourceType, res.ResourceName)
 		d := c.check(OpAlterConfigs, rt, name)
 		if d == nil && rt == ResTopic {
@@ -83,31 +137,7 @@ func handleAlterConfigs(c *reqCtx, r *kmsg.AlterConfigsRequest) filter.Verdict {
 			}
 			d = c.checkTopicConfigs(name, func(g *govRule) *violation { return g.checkConfigs(set, true) })
 		}
-		if denials[i] = d; d != nil {
-			denied++
-		}
-	}
-	if denied == 0 {
-		return filter.Verdict{}
-	}
-	return c.split(r, denied == len(orig), func() { r.Resources = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		ar, ok := resp.(*kmsg.AlterConfigsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		ar.Resources = mergeInOrder(ar.Resources, func(x *kmsg.AlterConfigsResponseResource) configKey {
-			return configKey{x.ResourceType, x.ResourceName}
-		}, keys, func(i int) (kmsg.AlterConfigsResponseResource, bool) {
-			d, ok := denialAt(denials, i)
-			if !ok {
-				return kmsg.AlterConfigsResponseResource{}, false
-			}
-			x := kmsg.NewAlterConfigsResponseResource()
-			x.ResourceType, x.ResourceName = keys[i].typ, keys[i].name
-			x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
-			return x, true
-		})
-		return nil
+		return d
 	})
 }
 
@@ -116,42 +146,33 @@ func handleAlterConfigs(c *reqCtx, r *kmsg.AlterConfigsRequest) filter.Verdict {
 // set, appended to or subtracted from; a required key may not be deleted,
 // and a value set for it must satisfy the requirement.
 func handleIncrementalAlterConfigs(c *reqCtx, r *kmsg.IncrementalAlterConfigsRequest) filter.Verdict {
-	orig := r.Resources
-	keys := make([]configKey, len(orig))
-	denials := make([]*denial, len(orig))
-	denied := 0
-	for i, res := range orig {
-		keys[i] = configKey{res.ResourceType, res.ResourceName}
+	return configSplit[kmsg.IncrementalAlterConfigsRequestResource, kmsg.IncrementalAlterConfigsResponseResource]{
+		resources: &r.Resources,
+		key: func(x *kmsg.IncrementalAlterConfigsRequestResource) configKey {
+			return configKey{x.ResourceType, x.ResourceName}
+		},
+		respResources: func(resp kmsg.Response) *[]kmsg.IncrementalAlterConfigsResponseResource {
+			if ar, ok := resp.(*kmsg.IncrementalAlterConfigsResponse); ok {
+				return &ar.Resources
+			}
+			return nil
+		},
+		respKey: func(x *kmsg.IncrementalAlterConfigsResponseResource) configKey {
+			return configKey{x.ResourceType, x.ResourceName}
+		},
+		denied: func(k configKey, d *denial) kmsg.IncrementalAlterConfigsResponseResource {
+			x := kmsg.NewIncrementalAlterConfigsResponseResource()
+			x.ResourceType, x.ResourceName = k.typ, k.name
+			x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
+			return x
+		},
+	}.apply(c, r, func(res *kmsg.IncrementalAlterConfigsRequestResource) *denial {
 		rt, name := configResource(res.ResourceType, res.ResourceName)
 		d := c.check(OpAlterConfigs, rt, name)
 		if d == nil && rt == ResTopic {
 			d = c.checkTopicConfigs(name, func(g *govRule) *violation { return incrementalViolation(g, res.Configs) })
 		}
-		if denials[i] = d; d != nil {
-			denied++
-		}
-	}
-	if denied == 0 {
-		return filter.Verdict{}
-	}
-	return c.split(r, denied == len(orig), func() { r.Resources = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		ar, ok := resp.(*kmsg.IncrementalAlterConfigsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		ar.Resources = mergeInOrder(ar.Resources, func(x *kmsg.IncrementalAlterConfigsResponseResource) configKey {
-			return configKey{x.ResourceType, x.ResourceName}
-		}, keys, func(i int) (kmsg.IncrementalAlterConfigsResponseResource, bool) {
-			d, ok := denialAt(denials, i)
-			if !ok {
-				return kmsg.IncrementalAlterConfigsResponseResource{}, false
-			}
-			x := kmsg.NewIncrementalAlterConfigsResponseResource()
-			x.ResourceType, x.ResourceName = keys[i].typ, keys[i].name
-			x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
-			return x, true
-		})
-		return nil
+		return d
 	})
 }
 

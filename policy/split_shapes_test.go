@@ -7,6 +7,42 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// TestConfigSplitMergesInClientOrder: the config APIs' shared split
+// forwards the allowed resources and answers the denied one in its place.
+func TestConfigSplitMergesInClientOrder(t *testing.T) {
+	enf := newTestEnforcer(t, `
+policy:
+  rules:
+    - {name: g, principals: ["*"], allow: [describe_configs], topics: ["pub-*"]}
+`, nil)
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	for _, topic := range []string{"pub-a", "secret", "pub-b"} {
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+		req.Resources = append(req.Resources, res)
+	}
+	v := enf.FilterRequest(testConn, req)
+	if !v.Modified || v.OnResponse == nil || len(req.Resources) != 2 {
+		t.Fatalf("verdict %+v forwarded %+v", v, req.Resources)
+	}
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, topic := range []string{"pub-b", "pub-a"} {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+		resp.Resources = append(resp.Resources, rr)
+	}
+	if err := v.OnResponse(resp); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rr := range resp.Resources {
+		got = append(got, rr.ResourceName+"="+itoa(int(rr.ErrorCode)))
+	}
+	if s, want := strings.Join(got, " "), "pub-a=0 secret=29 pub-b=0"; s != want {
+		t.Errorf("merged %s, want %s", s, want)
+	}
+}
+
 // TestTopicSplitMergesInClientOrder drives the shared per-topic split
 // through the handlers built on it: the denied topics leave the request,
 // the upstream answers the rest, and the client gets every topic back in
