@@ -29,6 +29,12 @@ type Upstream struct {
 	Embedded *Embedded `yaml:"embedded"`
 	// DialTimeout bounds each upstream connection attempt.
 	DialTimeout time.Duration `yaml:"dial_timeout"`
+	// ReconnectBackoff is how long kproxy waits after a failed dial before
+	// it dials that upstream address again; it doubles with each further
+	// failure up to ReconnectBackoffMax and resets on success. Meanwhile
+	// clients of that node are refused without a dial.
+	ReconnectBackoff    time.Duration `yaml:"reconnect_backoff"`
+	ReconnectBackoffMax time.Duration `yaml:"reconnect_backoff_max"`
 	// TLS and SASL secure kproxy's own connections to the cluster.
 	TLS  *UpstreamTLS  `yaml:"tls"`
 	SASL *UpstreamSASL `yaml:"sasl"`

@@ -14,13 +14,15 @@ import (
 
 // Defaults applied to keys left out of the file.
 const (
-	DefaultDialTimeout        = 10 * time.Second
-	DefaultIdleTimeout        = 10 * time.Minute
-	DefaultShutdownTimeout    = 30 * time.Second
-	DefaultMaxFrameBytes      = 100 << 20
-	DefaultMaxInFlight        = 1000
-	DefaultEmbeddedBrokers    = 3
-	DefaultEmbeddedPartitions = 6
+	DefaultDialTimeout         = 10 * time.Second
+	DefaultReconnectBackoff    = 100 * time.Millisecond
+	DefaultReconnectBackoffMax = 2 * time.Second
+	DefaultIdleTimeout         = 10 * time.Minute
+	DefaultShutdownTimeout     = 30 * time.Second
+	DefaultMaxFrameBytes       = 100 << 20
+	DefaultMaxInFlight         = 1000
+	DefaultEmbeddedBrokers     = 3
+	DefaultEmbeddedPartitions  = 6
 )
 
 // Load reads, decodes, defaults and validates the file at path.
@@ -75,6 +77,12 @@ func explainYAMLError(err error) error {
 func (c *Config) applyDefaults() {
 	if c.Upstream.DialTimeout == 0 {
 		c.Upstream.DialTimeout = DefaultDialTimeout
+	}
+	if c.Upstream.ReconnectBackoff == 0 {
+		c.Upstream.ReconnectBackoff = DefaultReconnectBackoff
+	}
+	if c.Upstream.ReconnectBackoffMax == 0 {
+		c.Upstream.ReconnectBackoffMax = max(DefaultReconnectBackoffMax, c.Upstream.ReconnectBackoff)
 	}
 	if e := c.Upstream.Embedded; e != nil {
 		if e.Brokers == 0 {

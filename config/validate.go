@@ -36,6 +36,12 @@ func (c *Config) Validate() error {
 	if u.DialTimeout < 0 {
 		bad("upstream.dial_timeout", "%s: must be positive", u.DialTimeout)
 	}
+	if u.ReconnectBackoff < 0 {
+		bad("upstream.reconnect_backoff", "%s: must be positive", u.ReconnectBackoff)
+	}
+	if u.ReconnectBackoffMax < u.ReconnectBackoff {
+		bad("upstream.reconnect_backoff_max", "%s: must be at least upstream.reconnect_backoff (%s)", u.ReconnectBackoffMax, u.ReconnectBackoff)
+	}
 
 	l := c.Listeners
 	if isWildcard(l.BindHost) && l.AdvertisedHost == "" {

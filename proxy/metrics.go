@@ -15,6 +15,8 @@ type Metrics struct {
 	requests      []prometheus.Counter
 	requestsVec   *prometheus.CounterVec
 	dialErrors    prometheus.Counter
+	dialsSkipped  prometheus.Counter
+	upstreamsDown prometheus.Gauge
 	ready         prometheus.Gauge
 	brokerListens prometheus.Gauge
 }
@@ -37,6 +39,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		dialErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kproxy_upstream_dial_errors_total", Help: "Failed upstream connection attempts.",
 		}),
+		dialsSkipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kproxy_upstream_dials_skipped_total",
+			Help: "Client connections failed without dialing because their upstream is down and in backoff.",
+		}),
+		upstreamsDown: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kproxy_upstreams_down", Help: "Upstream addresses (nodes, bootstrap servers) currently known unreachable.",
+		}),
 		ready: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_ready", Help: "1 once listeners are bound and upstream metadata was fetched.",
 		}),
@@ -44,7 +53,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "kproxy_broker_listeners", Help: "Per-broker listeners open.",
 		}),
 	}
-	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.requestsVec, m.dialErrors, m.ready, m.brokerListens)
+	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.requestsVec, m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens)
 	for key := int16(0); key <= protocol.MaxKnownKey(); key++ {
 		var c prometheus.Counter
 		if protocol.KnownAPI(key) {

@@ -219,6 +219,10 @@ func (p *pair) close(err error) {
 		switch reason {
 		case reasonClientClosed, reasonDrained, reasonIdle, reasonUpstreamIdle:
 			ev = p.log.Debug()
+		case reasonDial:
+			if healthReported(err) { // upstreamHealth logs it, aggregated
+				ev = p.log.Debug()
+			}
 		}
 		ev.Str("reason", reason).AnErr("cause", err).Msg("connection closed")
 		p.s.metrics.connsClosed.WithLabelValues(reason).Inc()

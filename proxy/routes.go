@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -19,18 +20,23 @@ type nodeRoute struct {
 	upstreamAddr   string // host:port as the cluster advertises it
 	advertisedHost string
 	advertisedPort int32
-	listener       net.Listener
+	bindAddr       string       // where the listener is bound, to reopen it
+	listener       net.Listener // nil while the upstream is down
 }
 
 // routes maps upstream node ids to their listeners. It implements
 // rewrite.BrokerMapper: every address a response carries passes through
 // MapBroker, which opens the node's listener before the response moves on.
 type routes struct {
-	cfg    config.Listeners
-	open   func(nodeID int32, addr string) (net.Listener, error)
-	mu     sync.Mutex
-	nodes  map[int32]*nodeRoute
-	closed bool
+	cfg  config.Listeners
+	open func(nodeID int32, addr string) (net.Listener, error)
+	// upstreamDown says whether an upstream address is known unreachable
+	// (nil: never); paused is told a node's listener was closed for it.
+	upstreamDown func(addr string) bool
+	paused       func(nodeID int32, upstream string)
+	mu           sync.Mutex
+	nodes        map[int32]*nodeRoute
+	closed       bool
 }
 
 func newRoutes(cfg config.Listeners, open func(int32, string) (net.Listener, error)) *routes {
@@ -49,6 +55,8 @@ func (r *routes) MapBroker(nodeID int32, host string, port int32) (string, int32
 	upstream := net.JoinHostPort(host, strconv.Itoa(int(port)))
 	if n, ok := r.nodes[nodeID]; ok {
 		n.upstreamAddr = upstream
+		// A failed reopen is retried here; it was logged when it failed.
+		_ = r.follow(n)
 		return n.advertisedHost, n.advertisedPort, nil
 	}
 	n, err := r.listen(nodeID)
@@ -57,7 +65,48 @@ func (r *routes) MapBroker(nodeID int32, host string, port int32) (string, int32
 	}
 	n.upstreamAddr = upstream
 	r.nodes[nodeID] = n
+	_ = r.follow(n) // closing cannot fail
 	return n.advertisedHost, n.advertisedPort, nil
+}
+
+// upstreamChanged makes the listener of every node served at upstream addr
+// follow that address's health: closed while it is down, so that the
+// node's kproxy port refuses connections as the dead broker's own port
+// would, and reopened on the same port once it is back.
+func (r *routes) upstreamChanged(addr string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, n := range r.nodes {
+		if n.upstreamAddr == addr {
+			errs = append(errs, r.follow(n))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// follow closes or reopens n's listener as its upstream's health says.
+// r.mu held.
+func (r *routes) follow(n *nodeRoute) error {
+	if r.closed || r.upstreamDown == nil {
+		return nil
+	}
+	down := r.upstreamDown(n.upstreamAddr)
+	switch {
+	case down && n.listener != nil:
+		n.listener.Close()
+		n.listener = nil
+		if r.paused != nil {
+			r.paused(n.nodeID, n.upstreamAddr)
+		}
+	case !down && n.listener == nil:
+		ln, err := r.open(n.nodeID, n.bindAddr)
+		if err != nil {
+			return fmt.Errorf("reopen listener for node %d on %s: %w", n.nodeID, n.bindAddr, err)
+		}
+		n.listener = ln
+	}
+	return nil
 }
 
 // listen binds node nodeID's listener at the configured port: an override,
@@ -88,8 +137,9 @@ func (r *routes) listen(nodeID int32) (*nodeRoute, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open listener for node %d on %s: %w", nodeID, addr, err)
 	}
-	boundPort := int32(ln.Addr().(*net.TCPAddr).Port)
-	return &nodeRoute{nodeID: nodeID, advertisedHost: host, advertisedPort: boundPort, listener: ln}, nil
+	boundPort := ln.Addr().(*net.TCPAddr).Port
+	return &nodeRoute{nodeID: nodeID, advertisedHost: host, advertisedPort: int32(boundPort), listener: ln,
+		bindAddr: net.JoinHostPort(r.cfg.BindHost, strconv.Itoa(boundPort))}, nil
 }
 
 // upstreamFor returns the upstream address of nodeID, if known.
@@ -120,7 +170,9 @@ func (r *routes) closeAll() {
 	defer r.mu.Unlock()
 	r.closed = true
 	for _, n := range r.nodes {
-		n.listener.Close()
+		if n.listener != nil {
+			n.listener.Close()
+		}
 	}
 }
 

@@ -26,6 +26,9 @@ type Server struct {
 	log     zerolog.Logger
 	metrics *Metrics
 	routes  *routes
+	// health bounds how often kproxy dials an unreachable upstream, and
+	// closes the listener of a node while its upstream is down.
+	health *upstreamHealth
 	// requestFilters and responseFilters hold, per API key, the filters
 	// that want that key decoded; none means the frame is streamed.
 	requestFilters       filterTable[filter.RequestFilter]
@@ -64,6 +67,15 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		perIP:   map[netip.Addr]int{},
 	}
 	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
+	s.health = newUpstreamHealth(healthSettings{
+		backoff:    cfg.Upstream.ReconnectBackoff,
+		maxBackoff: cfg.Upstream.ReconnectBackoffMax,
+		logEvery:   downLogInterval,
+		probe:      s.probeUpstream,
+		changed:    s.upstreamChanged,
+	}, log, s.metrics)
+	s.routes.upstreamDown = s.health.down
+	s.routes.paused = s.nodeListenerPaused
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -229,6 +241,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 
+	s.health.close() // no more probes, so no listener reopens
 	if s.stopDiscovery != nil {
 		s.stopDiscovery()
 		select {
