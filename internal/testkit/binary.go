@@ -101,6 +101,19 @@ func (b *Binary) WaitLog(what string, match func(LogLine) bool) LogLine {
 	}
 }
 
+// Next returns the next log line, or false if none came within d or
+// kproxy exited. It reads the same lines as WaitLog.
+func (b *Binary) Next(d time.Duration) (LogLine, bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case l, ok := <-b.logs:
+		return l, ok
+	case <-t.C:
+		return nil, false
+	}
+}
+
 // MessagePrefix matches log lines whose message starts with prefix.
 func MessagePrefix(prefix string) func(LogLine) bool {
 	return func(l LogLine) bool { return strings.HasPrefix(l.Message(), prefix) }
