@@ -18,6 +18,9 @@ func TestParseAppliesDefaults(t *testing.T) {
 		cfg.Limits.MaxInFlight != 1000 || cfg.Upstream.DialTimeout != 10*time.Second {
 		t.Errorf("limits = %+v, dial timeout %s: not the documented defaults", cfg.Limits, cfg.Upstream.DialTimeout)
 	}
+	if cfg.Upstream.ReconnectBackoff != 100*time.Millisecond || cfg.Upstream.ReconnectBackoffMax != 2*time.Second {
+		t.Errorf("reconnect backoff %s..%s: not the documented 100ms..2s", cfg.Upstream.ReconnectBackoff, cfg.Upstream.ReconnectBackoffMax)
+	}
 	if cfg.Log.Level != "info" || cfg.Log.Format != "json" {
 		t.Errorf("log = %+v", cfg.Log)
 	}
@@ -64,6 +67,8 @@ func TestParseRejects(t *testing.T) {
 		{"bad embedded brokers", "upstream: {embedded: {brokers: 99}}", "upstream.embedded.brokers"},
 		{"bad admin listen", "upstream: {bootstrap_servers: [\"a:1\"]}\nadmin: {listen: nope}", "admin.listen"},
 		{"bad duration", "upstream: {bootstrap_servers: [\"a:1\"], dial_timeout: soon}", "soon"},
+		{"negative reconnect backoff", "upstream: {bootstrap_servers: [\"a:1\"], reconnect_backoff: -1s}", "upstream.reconnect_backoff"},
+		{"backoff max under backoff", "upstream: {bootstrap_servers: [\"a:1\"], reconnect_backoff: 1s, reconnect_backoff_max: 500ms}", "upstream.reconnect_backoff_max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,5 +88,17 @@ func TestExampleConfigsAreValid(t *testing.T) {
 		if _, err := Load(path); err != nil {
 			t.Errorf("%s: %v", path, err)
 		}
+	}
+}
+
+// TestReconnectBackoffMaxFollowsBackoff: a reconnect_backoff above the
+// default maximum raises the defaulted maximum instead of being refused.
+func TestReconnectBackoffMaxFollowsBackoff(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(`upstream: {bootstrap_servers: ["a:1"], reconnect_backoff: 5s}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Upstream.ReconnectBackoffMax != 5*time.Second {
+		t.Errorf("reconnect_backoff_max %s, want 5s (at least reconnect_backoff)", cfg.Upstream.ReconnectBackoffMax)
 	}
 }
