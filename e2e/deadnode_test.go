@@ -38,8 +38,8 @@ func TestDeadNodeNoDialStorm(t *testing.T) {
 	}
 	t.Parallel()
 	const (
-		stopped   = int32(2)
-		stormFor  = 4 * time.Second
+		stopped    = int32(2)
+		stormFor   = 4 * time.Second
 		maxBackoff = 2 * time.Second // the default upstream.reconnect_backoff_max
 	)
 	ctx := testCtx(t, 2*time.Minute)
