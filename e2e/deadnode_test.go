@@ -67,6 +67,7 @@ log: {level: info, format: json}
 		t.Fatalf("node %d through kproxy before the stop: %v", stopped, err)
 	}
 
+	healthyAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(brokerPort(ctx, t, []string{kp.Bootstrap}, 0)))
 	if err := cluster.RemoveNode(stopped); err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +79,12 @@ log: {level: info, format: json}
 	t.Logf("%s of reconnecting: %d connections accepted, %d refused; %.0f upstream dial errors; %d warnings",
 		stormFor, accepted, refused, dialErrors, len(warns))
 
+	// The bootstrap listener and a healthy node's listener still serve.
+	for _, a := range []string{kp.Bootstrap, healthyAddr} {
+		if _, err := apiVersionsAt(a); err != nil {
+			t.Errorf("%s while node %d is down: %v", a, stopped, err)
+		}
+	}
 	// Probes after 0.1, 0.3, 0.7, 1.5, 3.1 s (±20%) plus the first
 	// client's failed dial: 7 leaves room for one more.
 	if dialErrors < 2 || dialErrors > 7 {
