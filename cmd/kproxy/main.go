@@ -135,7 +135,7 @@ func serve(cfg *config.Config, path string, log zerolog.Logger) error {
 	}
 
 	<-ctx.Done()
-	log.Info().Dur("timeout", cfg.Limits.ShutdownTimeout).Msg("shutting down: draining in-flight requests")
+	log.Info().Str("timeout", cfg.Limits.ShutdownTimeout.String()).Msg("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownTimeout)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
