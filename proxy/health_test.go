@@ -248,3 +248,21 @@ func TestHealthProbesUntilBack(t *testing.T) {
 		t.Error("still probing an upstream that is up")
 	}
 }
+
+// TestHealthOrdersBootstrapServers: servers known down are left out, slow
+// ones (a dial outlasted the head start) go last, the rest keep their
+// configured order; a slow server that answers is fast again.
+func TestHealthOrdersBootstrapServers(t *testing.T) {
+	h, _ := newTestHealth(t, healthSettings{backoff: time.Second, maxBackoff: time.Second, logEvery: time.Minute})
+	servers := []string{"a:1", "b:1", "c:1", "d:1"}
+	h.markSlow("a:1")
+	h.record("c:1", bootstrapNode, errRefused)
+	if got := strings.Join(h.order(servers), " "); got != "b:1 d:1 a:1" {
+		t.Errorf("order = %s, want b:1 d:1 a:1 (c down, a slow)", got)
+	}
+	h.record("a:1", bootstrapNode, nil)
+	h.markSlow("c:1") // down stays down, not slow
+	if got := strings.Join(h.order(servers), " "); got != "a:1 b:1 d:1" {
+		t.Errorf("order = %s, want a:1 b:1 d:1", got)
+	}
+}
