@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/config"
 )
 
 // Upstream health defaults: how often a summary line is logged for an
@@ -78,6 +80,12 @@ func newUpstreamHealth(set healthSettings, log zerolog.Logger, m *Metrics) *upst
 	if set.now == nil {
 		set.now = time.Now
 	}
+	// A zero backoff would probe in a busy loop: Parse never leaves one, a
+	// Config built by hand might.
+	if set.backoff <= 0 {
+		set.backoff = config.DefaultReconnectBackoff
+	}
+	set.maxBackoff = max(set.maxBackoff, set.backoff)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &upstreamHealth{set: set, log: log, metrics: m, ctx: ctx, cancel: cancel,
 		endpoints: map[string]*endpointHealth{}}
