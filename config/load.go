@@ -14,15 +14,20 @@ import (
 
 // Defaults applied to keys left out of the file.
 const (
-	DefaultDialTimeout         = 10 * time.Second
+	DefaultDialTimeout        = 10 * time.Second
+	DefaultIdleTimeout        = 10 * time.Minute
+	DefaultShutdownTimeout    = 30 * time.Second
+	DefaultMaxFrameBytes      = 100 << 20
+	DefaultMaxInFlight        = 1000
+	DefaultEmbeddedBrokers    = 3
+	DefaultEmbeddedPartitions = 6
+)
+
+// Upstream reconnect backoff defaults: 100 ms doubling to 2 s, as in
+// docs/upstream.md.
+const (
 	DefaultReconnectBackoff    = 100 * time.Millisecond
 	DefaultReconnectBackoffMax = 2 * time.Second
-	DefaultIdleTimeout         = 10 * time.Minute
-	DefaultShutdownTimeout     = 30 * time.Second
-	DefaultMaxFrameBytes       = 100 << 20
-	DefaultMaxInFlight         = 1000
-	DefaultEmbeddedBrokers     = 3
-	DefaultEmbeddedPartitions  = 6
 )
 
 // Load reads, decodes, defaults and validates the file at path.
