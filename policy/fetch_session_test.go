@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -156,5 +157,27 @@ func TestSessionAfterReloadIsRefused(t *testing.T) {
 		if !ok || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != errTopicAuthorizationFailed || resp.SessionID != 0 {
 			t.Fatalf("after the reload, full fetch verdict %+v, want 29 without a session", v)
 		}
+	}
+}
+
+// TestSessionFromBeforeAnyPolicyIsRefused: with no policy fetches pass
+// untouched and the broker opens sessions; once a policy is loaded, such a
+// session's next fetch is refused, so the full fetch after it is decided.
+func TestSessionFromBeforeAnyPolicyIsRefused(t *testing.T) {
+	enf, err := New(nil, nil, WithAuditWriter(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enf.Close()
+	open := fetchReq(12, 0, 0, "secret")
+	if v := enf.FilterRequest(testConn, open); v.Modified || v.Respond != nil || open.SessionEpoch != 0 {
+		t.Fatalf("without a policy the fetch was changed: %+v", v)
+	}
+	if err := enf.Reload(parsePolicy(t, readPolicy).Policy, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := enf.FilterRequest(testConn, fetchReq(12, 1, 1))
+	if resp, ok := v.Respond.(*kmsg.FetchResponse); !ok || resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
+		t.Fatalf("session from before the policy: verdict %+v, want FETCH_SESSION_ID_NOT_FOUND", v)
 	}
 }
