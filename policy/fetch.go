@@ -7,21 +7,29 @@ import (
 )
 
 // handleFetch enforces Read on each fetched topic, or ClusterAction for a
-// follower's fetch. Forgotten topics are passed on: forgetting needs no
-// permission.
+// follower's fetch. A consumer fetch is carried without a fetch session
+// (fetch_session.go), so the topics it lists are all it can fetch, and
+// each is decided here. Forgotten topics are passed on: forgetting needs
+// no permission, and a sessionless fetch has nothing to forget.
 func handleFetch(c *reqCtx, r *kmsg.FetchRequest) filter.Verdict {
 	if r.ReplicaID >= 0 || r.ReplicaState.ID >= 0 {
+		// ClusterAction may read every partition: a follower's session
+		// hides nothing it could not name.
 		if d := c.checkCluster(OpClusterAction); d != nil {
 			return fetchDeny(r, func(int) *denial { return d })
 		}
 		return filter.Verdict{}
 	}
+	if namesFetchSession(r) {
+		return refuseFetchSession(c, r)
+	}
+	modified := makeSessionless(r)
 	orig := r.Topics
 	keys, denials, denied := c.topicDenials(len(orig),
 		func(i int) (string, [16]byte) { return orig[i].Topic, orig[i].TopicID },
 		func(name string) *denial { return c.check(OpRead, ResTopic, name) })
 	if denied == 0 {
-		return filter.Verdict{}
+		return filter.Verdict{Modified: modified}
 	}
 	if denied == len(orig) {
 		return fetchDeny(r, func(i int) *denial { return denials[i] })

@@ -285,13 +285,19 @@ func handleStreamsGroupHeartbeat(c *reqCtx, r *kmsg.StreamsGroupHeartbeatRequest
 }
 
 // handleShareFetch enforces Read on the share group and on every topic;
-// any denial refuses the whole request with the top-level error code.
+// any denial refuses the whole request with the top-level error code. The
+// topics of the share session the request does not name are decided on
+// its response (fetch_share.go).
 func handleShareFetch(c *reqCtx, r *kmsg.ShareFetchRequest) filter.Verdict {
 	ids := make([][16]byte, len(r.Topics))
 	for i := range r.Topics {
 		ids[i] = r.Topics[i].TopicID
 	}
-	return shareGroupTopics(c, r, deref(r.GroupID), ids)
+	v := shareGroupTopics(c, r, deref(r.GroupID), ids)
+	if v.Respond == nil && v.Close == nil {
+		v.OnResponse = c.checkShareFetchResponse(r)
+	}
+	return v
 }
 
 func handleShareAcknowledge(c *reqCtx, r *kmsg.ShareAcknowledgeRequest) filter.Verdict {
