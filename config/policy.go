@@ -2,9 +2,9 @@ package config
 
 import (
 	"fmt"
+	"math/big"
 	"net/netip"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,6 +26,19 @@ type Policy struct {
 	Rules []Rule `yaml:"rules"`
 	// Governance constrains what allowed requests may do.
 	Governance []Governance `yaml:"governance"`
+	// BrokerDefaults declares the upstream's topic defaults, which a
+	// topic created without an explicit partition count or replication
+	// factor (CreateTopics with -1, or auto-creation) gets. Without it,
+	// such a topic fails every topic_changes bound on what kproxy cannot
+	// know.
+	BrokerDefaults *BrokerDefaults `yaml:"broker_defaults"`
+}
+
+// BrokerDefaults are the upstream brokers' num.partitions and
+// default.replication.factor, as the operator declares them; 0: unknown.
+type BrokerDefaults struct {
+	NumPartitions            int32 `yaml:"num_partitions"`
+	DefaultReplicationFactor int16 `yaml:"default_replication_factor"`
 }
 
 // Policy modes and defaults.
@@ -201,6 +214,9 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 // ConfigRequirement is a parsed required_configs entry.
 type ConfigRequirement struct {
 	Key, Op, Value string
+	// Number is Value read as a number (KafkaNumber), nil when Value is
+	// not one: then only = and != apply, as string comparisons.
+	Number *big.Rat
 }
 
 func (r ConfigRequirement) String() string { return r.Key + " " + r.Op + " " + r.Value }
@@ -217,14 +233,47 @@ func ParseConfigRequirement(s string) (ConfigRequirement, error) {
 		if key == "" || value == "" || strings.ContainsAny(key, " <>=!") {
 			break
 		}
-		if op != "=" && op != "!=" {
-			if _, err := strconv.ParseFloat(value, 64); err != nil {
-				return ConfigRequirement{}, fmt.Errorf("%q: %s needs a number, not %q", s, op, value)
-			}
+		n, isNumber := KafkaNumber(value)
+		if op != "=" && op != "!=" && !isNumber {
+			return ConfigRequirement{}, fmt.Errorf("%q: %s needs a decimal number (such as 2, -1, 0.5 or 1e6), not %q", s, op, value)
 		}
-		return ConfigRequirement{Key: key, Op: op, Value: value}, nil
+		return ConfigRequirement{Key: key, Op: op, Value: value, Number: n}, nil
 	}
 	return ConfigRequirement{}, fmt.Errorf("%q is not KEY OP VALUE (OP one of = != < <= > >=), e.g. \"min.insync.replicas >= 2\"", s)
+}
+
+// plainDecimal is the number syntax on which Go and Java agree: an
+// optional sign, digits with an optional fraction, an optional exponent.
+var plainDecimal = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,2})?$`)
+
+// maxNumberLen bounds the numbers KafkaNumber reads: far above any
+// config's range (a Java long has 19 digits), and small enough that exact
+// arithmetic on them is cheap.
+const maxNumberLen = 64
+
+// KafkaNumber reads a config value as a number the way Kafka's ConfigDef
+// would, or reports that it is not one. Kafka trims characters up to
+// U+0020 (Java's String.trim) and then parses LONG and INT configs with
+// Long/Integer.parseInt (sign and decimal digits) and DOUBLE configs with
+// Double.parseDouble, which also takes hex, "NaN", "Infinity" and a d/f
+// suffix. Only the syntax on which both languages agree is a number here:
+// anything else, and exponents beyond two digits, is not, so a numeric
+// requirement fails on it rather than compare a value the broker reads
+// differently. The result is exact (no float rounding).
+func KafkaNumber(s string) (*big.Rat, bool) {
+	s = JavaTrim(s)
+	if len(s) > maxNumberLen || !plainDecimal.MatchString(s) {
+		return nil, false
+	}
+	n, ok := new(big.Rat).SetString(strings.TrimPrefix(s, "+"))
+	return n, ok
+}
+
+// JavaTrim trims what Java's String.trim does: every character up to
+// U+0020 at either end (control characters included, other Unicode
+// spaces not), as Kafka does to config values before reading them.
+func JavaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
 // Operations lists the rule operation names, in Kafka's ACL order.
@@ -350,6 +399,14 @@ func (c *Config) validatePolicy(bad func(key, format string, args ...any)) {
 		validatePatterns(bad, key+".topics", r.Topics)
 		validatePatterns(bad, key+".groups", r.Groups)
 		validatePatterns(bad, key+".transactional_ids", r.TransactionalIDs)
+	}
+	if d := p.BrokerDefaults; d != nil {
+		if d.NumPartitions < 0 {
+			bad("policy.broker_defaults.num_partitions", "%d: must be the upstream's num.partitions (at least 1), or 0 or left out when unknown", d.NumPartitions)
+		}
+		if d.DefaultReplicationFactor < 0 {
+			bad("policy.broker_defaults.default_replication_factor", "%d: must be the upstream's default.replication.factor (at least 1), or 0 or left out when unknown", d.DefaultReplicationFactor)
+		}
 	}
 	govNames := map[string]string{}
 	for i, g := range p.Governance {
