@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/tlsconfig"
 )
 
 // Policy is kproxy's authorization and governance policy (docs/policy.md).
@@ -550,4 +552,61 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// PolicyWarnings lists what is valid in the policy but likely not what the
+// operator meant, each naming its key: grants to principals a client
+// chooses. A client_id: principal is whatever client id the client puts
+// in each request's header, so on listeners without authentication (no
+// SASL, no required client certificate) a rule granting it more than
+// describe grants that to anyone who can connect. A deny or governance
+// entry that only client_id: principals select is escaped, on any
+// listener, by sending another client id.
+func (c *Config) PolicyWarnings() []string {
+	p := c.Policy
+	if p == nil {
+		return nil
+	}
+	authenticated := c.Listeners.SASL != nil || (c.Listeners.TLS != nil && c.Listeners.TLS.ClientAuth == tlsconfig.ClientAuthRequire)
+	var out []string
+	for i, r := range p.Rules {
+		ids := clientIDPrincipals(r.Principals)
+		if len(ids) == 0 {
+			continue
+		}
+		key := fmt.Sprintf("policy.rules[%d]", i)
+		if !authenticated {
+			var granted []string
+			for _, s := range r.Allow {
+				if op, ok := NormalizeOperation(s); ok && op != "describe" {
+					granted = append(granted, op)
+				}
+			}
+			if len(granted) > 0 {
+				out = append(out, fmt.Sprintf("%s: rule %q grants %s to %s, which any client can claim: listeners have no authentication (no listeners.sasl, no listeners.tls.client_auth: require); grant it to User: or cn: principals, or grant client_id: principals only describe",
+					key, r.Name, strings.Join(granted, ", "), strings.Join(ids, ", ")))
+			}
+		}
+		if len(r.Deny) > 0 && len(ids) == len(r.Principals) {
+			out = append(out, fmt.Sprintf("%s: rule %q denies only by client id (%s): a client escapes it by sending another client id",
+				key, r.Name, strings.Join(ids, ", ")))
+		}
+	}
+	for i, g := range p.Governance {
+		if ids := clientIDPrincipals(g.Principals); len(ids) > 0 && len(ids) == len(g.Principals) {
+			out = append(out, fmt.Sprintf("policy.governance[%d]: governance %q applies only by client id (%s): a client escapes it by sending another client id",
+				i, g.Name, strings.Join(ids, ", ")))
+		}
+	}
+	return out
+}
+
+func clientIDPrincipals(list []string) []string {
+	var ids []string
+	for _, s := range list {
+		if pm, err := ParsePrincipal(s); err == nil && pm.Kind == PrincipalClientID {
+			ids = append(ids, s)
+		}
+	}
+	return ids
 }
