@@ -78,3 +78,14 @@ policy:
 		t.Errorf("warned about a deny that also names a user: %q", stderr.String())
 	}
 }
+
+// TestValidateExamplesWithoutWarnings: the shipped examples teach no grant
+// a client can claim.
+func TestValidateExamplesWithoutWarnings(t *testing.T) {
+	for _, path := range []string{"../../configs/example.yaml", "../../configs/policy-example.yaml"} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+			t.Errorf("%s: exit %d, stderr %q", path, code, stderr.String())
+		}
+	}
+}
