@@ -45,6 +45,8 @@ func TestSatisfies(t *testing.T) {
 		{"retention.ms <= 604800000", "Infinity", false},
 		{"retention.ms >= 1", "NaN", false},
 		{"retention.ms <= 1000", "1e999", false},
+		// Long.parseLong reads Unicode digits (fullwidth -１ is -1).
+		{"retention.ms <= 1000", "-１", false},
 		// Exact, no float rounding.
 		{"retention.bytes <= 9007199254740992", "9007199254740993", false},
 		// String != is case-insensitive and sees list elements.
