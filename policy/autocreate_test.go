@@ -341,3 +341,23 @@ policy:
 		}
 	}
 }
+
+// TestCreatePartitionsMaxPartitionsOnMisnamedTopic: an existing topic whose
+// name breaks name_pattern is still bounded by max_partitions of the same
+// rule (the name check, which applies to creation only, must not hide it).
+func TestCreatePartitionsMaxPartitionsOnMisnamedTopic(t *testing.T) {
+	enf := newTestEnforcer(t, `
+policy:
+  default: allow
+  governance:
+    - {name: shape, topic_changes: {name_pattern: "re:^[a-z]+$", max_partitions: 8}}
+`, nil)
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	req.SetVersion(3)
+	req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "Legacy_Topic", Count: 100}}
+	v := enf.FilterRequest(testConn, req)
+	resp, ok := v.Respond.(*kmsg.CreatePartitionsResponse)
+	if !ok || resp.Topics[0].ErrorCode != errPolicyViolation || !strings.Contains(deref(resp.Topics[0].ErrorMessage), "max_partitions 8") {
+		t.Errorf("CreatePartitions of Legacy_Topic to 100: verdict %+v, want POLICY_VIOLATION naming max_partitions", v)
+	}
+}
