@@ -22,18 +22,16 @@ type configValue struct {
 }
 
 // sentinelConfigs are the topic configs whose negative values are not
-// quantities: -1 is "unlimited" and, for local.retention.*, -2 "as
-// retention.*". A numeric rule must not read them as small numbers
-// (retention.ms -1 is not <= 7 days).
+// quantities: "unlimited" (the log cleaner skips a negative retention;
+// retention.ms takes -1, retention.bytes any negative number) except -2
+// for local.retention.*, which is "as retention.*". A numeric rule must
+// not read them as small numbers (retention.ms -1 is not <= 7 days).
 var sentinelConfigs = map[string]bool{
 	"retention.ms": true, "retention.bytes": true,
 	"local.retention.ms": true, "local.retention.bytes": true,
 }
 
-var (
-	minusOne = big.NewRat(-1, 1)
-	minusTwo = big.NewRat(-2, 1)
-)
+var minusTwo = big.NewRat(-2, 1)
 
 func readConfigValue(key, raw string) configValue {
 	v := configValue{text: config.JavaTrim(raw)}
@@ -44,10 +42,10 @@ func readConfigValue(key, raw string) configValue {
 	v.num = n
 	if sentinelConfigs[key] {
 		switch {
-		case n.Cmp(minusOne) == 0:
-			v.unlimited = true
 		case n.Cmp(minusTwo) == 0 && strings.HasPrefix(key, "local."):
 			v.inherited = true
+		case n.Sign() < 0:
+			v.unlimited = true
 		}
 	}
 	return v

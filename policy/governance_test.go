@@ -31,6 +31,10 @@ func TestSatisfies(t *testing.T) {
 		{"retention.ms >= 86400000", "-1", true},
 		{"retention.ms = -1", "-1", true},
 		{"retention.ms != -1", " -1 ", false},
+		// Any negative retention.bytes is unlimited to the log cleaner.
+		{"retention.bytes <= 1073741824", "-5", false},
+		{"retention.bytes >= 1073741824", "-5", true},
+		{"local.retention.bytes <= 1000", "-1", false},
 		{"local.retention.ms <= 1000", "-2", false},
 		{"local.retention.ms = -2", "-2", true},
 		{"max.message.bytes <= 1000", "-5", false},
