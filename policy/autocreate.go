@@ -106,19 +106,10 @@ func legacyAutoCreation(c *reqCtx, r *kmsg.MetadataRequest) (filter.Verdict, boo
 		}
 		return filter.Verdict{}, false
 	}
-	// hidden: may not describe; missing: the answer if the topic does not
-	// exist (29 where the principal may not create it, as from Kafka).
 	hidden := make(map[string]bool, len(names))
-	missing := make(map[string]*denial, len(names))
 	for _, name := range names {
-		switch {
-		case hidden[name] || missing[name] != nil:
-		case c.check(OpDescribe, ResTopic, name) != nil:
+		if !hidden[name] && c.check(OpDescribe, ResTopic, name) != nil {
 			hidden[name] = true
-		case noCreate[name]:
-			missing[name] = c.checkEither(name, nd(OpCreate, ResCluster, ""), nd(OpCreate, ResTopic, ""))
-		default:
-			missing[name] = &denial{code: errUnknownTopicOrPartition}
 		}
 	}
 	// v1+: null asks for all topics; v0 has no null, and an empty list
@@ -150,8 +141,17 @@ func legacyAutoCreation(c *reqCtx, r *kmsg.MetadataRequest) (filter.Verdict, boo
 			switch {
 			case hidden[name]:
 				t = metadataErrTopic(name, [16]byte{}, &denial{code: errTopicAuthorizationFailed})
-			case !exists:
-				t = metadataErrTopic(name, [16]byte{}, missing[name])
+			case exists:
+			case noCreate[name]:
+				// As Kafka: Create is decided (and a denial recorded) only
+				// for a topic that does not exist.
+				d := c.checkEither(name, nd(OpCreate, ResCluster, ""), nd(OpCreate, ResTopic, ""))
+				if d == nil {
+					d = &denial{code: errUnknownTopicOrPartition}
+				}
+				t = metadataErrTopic(name, [16]byte{}, d)
+			default:
+				t = metadataErrTopic(name, [16]byte{}, &denial{code: errUnknownTopicOrPartition})
 			}
 			topics = append(topics, t)
 		}
