@@ -2,12 +2,14 @@ package config
 
 import (
 	"fmt"
+	"math/big"
 	"net/netip"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/tlsconfig"
 )
 
 // Policy is kproxy's authorization and governance policy (docs/policy.md).
@@ -26,6 +28,19 @@ type Policy struct {
 	Rules []Rule `yaml:"rules"`
 	// Governance constrains what allowed requests may do.
 	Governance []Governance `yaml:"governance"`
+	// BrokerDefaults declares the upstream's topic defaults, which a
+	// topic created without an explicit partition count or replication
+	// factor (CreateTopics with -1, or auto-creation) gets. Without it,
+	// such a topic fails every topic_changes bound on what kproxy cannot
+	// know.
+	BrokerDefaults *BrokerDefaults `yaml:"broker_defaults"`
+}
+
+// BrokerDefaults are the upstream brokers' num.partitions and
+// default.replication.factor, as the operator declares them; 0: unknown.
+type BrokerDefaults struct {
+	NumPartitions            int32 `yaml:"num_partitions"`
+	DefaultReplicationFactor int16 `yaml:"default_replication_factor"`
 }
 
 // Policy modes and defaults.
@@ -201,6 +216,9 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 // ConfigRequirement is a parsed required_configs entry.
 type ConfigRequirement struct {
 	Key, Op, Value string
+	// Number is Value read as a number (KafkaNumber), nil when Value is
+	// not one: then only = and != apply, as string comparisons.
+	Number *big.Rat
 }
 
 func (r ConfigRequirement) String() string { return r.Key + " " + r.Op + " " + r.Value }
@@ -217,14 +235,47 @@ func ParseConfigRequirement(s string) (ConfigRequirement, error) {
 		if key == "" || value == "" || strings.ContainsAny(key, " <>=!") {
 			break
 		}
-		if op != "=" && op != "!=" {
-			if _, err := strconv.ParseFloat(value, 64); err != nil {
-				return ConfigRequirement{}, fmt.Errorf("%q: %s needs a number, not %q", s, op, value)
-			}
+		n, isNumber := KafkaNumber(value)
+		if op != "=" && op != "!=" && !isNumber {
+			return ConfigRequirement{}, fmt.Errorf("%q: %s needs a decimal number (such as 2, -1, 0.5 or 1e6), not %q", s, op, value)
 		}
-		return ConfigRequirement{Key: key, Op: op, Value: value}, nil
+		return ConfigRequirement{Key: key, Op: op, Value: value, Number: n}, nil
 	}
 	return ConfigRequirement{}, fmt.Errorf("%q is not KEY OP VALUE (OP one of = != < <= > >=), e.g. \"min.insync.replicas >= 2\"", s)
+}
+
+// plainDecimal is the number syntax on which Go and Java agree: an
+// optional sign, digits with an optional fraction, an optional exponent.
+var plainDecimal = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,2})?$`)
+
+// maxNumberLen bounds the numbers KafkaNumber reads: far above any
+// config's range (a Java long has 19 digits), and small enough that exact
+// arithmetic on them is cheap.
+const maxNumberLen = 64
+
+// KafkaNumber reads a config value as a number the way Kafka's ConfigDef
+// would, or reports that it is not one. Kafka trims characters up to
+// U+0020 (Java's String.trim) and then parses LONG and INT configs with
+// Long/Integer.parseInt (sign and decimal digits) and DOUBLE configs with
+// Double.parseDouble, which also takes hex, "NaN", "Infinity" and a d/f
+// suffix. Only the syntax on which both languages agree is a number here:
+// anything else, and exponents beyond two digits, is not, so a numeric
+// requirement fails on it rather than compare a value the broker reads
+// differently. The result is exact (no float rounding).
+func KafkaNumber(s string) (*big.Rat, bool) {
+	s = JavaTrim(s)
+	if len(s) > maxNumberLen || !plainDecimal.MatchString(s) {
+		return nil, false
+	}
+	n, ok := new(big.Rat).SetString(strings.TrimPrefix(s, "+"))
+	return n, ok
+}
+
+// JavaTrim trims what Java's String.trim does: every character up to
+// U+0020 at either end (control characters included, other Unicode
+// spaces not), as Kafka does to config values before reading them.
+func JavaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
 // Operations lists the rule operation names, in Kafka's ACL order.
@@ -350,6 +401,14 @@ func (c *Config) validatePolicy(bad func(key, format string, args ...any)) {
 		validatePatterns(bad, key+".topics", r.Topics)
 		validatePatterns(bad, key+".groups", r.Groups)
 		validatePatterns(bad, key+".transactional_ids", r.TransactionalIDs)
+	}
+	if d := p.BrokerDefaults; d != nil {
+		if d.NumPartitions < 0 {
+			bad("policy.broker_defaults.num_partitions", "%d: must be the upstream's num.partitions (at least 1), or 0 or left out when unknown", d.NumPartitions)
+		}
+		if d.DefaultReplicationFactor < 0 {
+			bad("policy.broker_defaults.default_replication_factor", "%d: must be the upstream's default.replication.factor (at least 1), or 0 or left out when unknown", d.DefaultReplicationFactor)
+		}
 	}
 	govNames := map[string]string{}
 	for i, g := range p.Governance {
@@ -493,4 +552,61 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// PolicyWarnings lists what is valid in the policy but likely not what the
+// operator meant, each naming its key: grants to principals a client
+// chooses. A client_id: principal is whatever client id the client puts
+// in each request's header, so on listeners without authentication (no
+// SASL, no required client certificate) a rule granting it more than
+// describe grants that to anyone who can connect. A deny or governance
+// entry that only client_id: principals select is escaped, on any
+// listener, by sending another client id.
+func (c *Config) PolicyWarnings() []string {
+	p := c.Policy
+	if p == nil {
+		return nil
+	}
+	authenticated := c.Listeners.SASL != nil || (c.Listeners.TLS != nil && c.Listeners.TLS.ClientAuth == tlsconfig.ClientAuthRequire)
+	var out []string
+	for i, r := range p.Rules {
+		ids := clientIDPrincipals(r.Principals)
+		if len(ids) == 0 {
+			continue
+		}
+		key := fmt.Sprintf("policy.rules[%d]", i)
+		if !authenticated {
+			var granted []string
+			for _, s := range r.Allow {
+				if op, ok := NormalizeOperation(s); ok && op != "describe" {
+					granted = append(granted, op)
+				}
+			}
+			if len(granted) > 0 {
+				out = append(out, fmt.Sprintf("%s: rule %q grants %s to %s, which any client can claim: listeners have no authentication (no listeners.sasl, no listeners.tls.client_auth: require); grant it to User: or cn: principals, or grant client_id: principals only describe",
+					key, r.Name, strings.Join(granted, ", "), strings.Join(ids, ", ")))
+			}
+		}
+		if len(r.Deny) > 0 && len(ids) == len(r.Principals) {
+			out = append(out, fmt.Sprintf("%s: rule %q denies only by client id (%s): a client escapes it by sending another client id",
+				key, r.Name, strings.Join(ids, ", ")))
+		}
+	}
+	for i, g := range p.Governance {
+		if ids := clientIDPrincipals(g.Principals); len(ids) > 0 && len(ids) == len(g.Principals) {
+			out = append(out, fmt.Sprintf("policy.governance[%d]: governance %q applies only by client id (%s): a client escapes it by sending another client id",
+				i, g.Name, strings.Join(ids, ", ")))
+		}
+	}
+	return out
+}
+
+func clientIDPrincipals(list []string) []string {
+	var ids []string
+	for _, s := range list {
+		if pm, err := ParsePrincipal(s); err == nil && pm.Kind == PrincipalClientID {
+			ids = append(ids, s)
+		}
+	}
+	return ids
 }

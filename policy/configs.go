@@ -131,9 +131,9 @@ func handleAlterConfigs(c *reqCtx, r *kmsg.AlterConfigsRequest) filter.Verdict {
 		rt, name := configResource(res.ResourceType, res.ResourceName)
 		d := c.check(OpAlterConfigs, rt, name)
 		if d == nil && rt == ResTopic {
-			set := make(map[string]*string, len(res.Configs))
+			set := make([]configEntry, 0, len(res.Configs))
 			for _, cfg := range res.Configs {
-				set[cfg.Name] = cfg.Value
+				set = append(set, configEntry{cfg.Name, cfg.Value})
 			}
 			d = c.checkTopicConfigs(name, func(g *govRule) *violation { return g.checkConfigs(set, true) })
 		}
@@ -142,9 +142,7 @@ func handleAlterConfigs(c *reqCtx, r *kmsg.AlterConfigsRequest) filter.Verdict {
 }
 
 // handleIncrementalAlterConfigs enforces AlterConfigs on each resource and,
-// on topics, the topic_changes config rules: a forbidden key may not be
-// set, appended to or subtracted from; a required key may not be deleted,
-// and a value set for it must satisfy the requirement.
+// on topics, the topic_changes config rules (incrementalViolation).
 func handleIncrementalAlterConfigs(c *reqCtx, r *kmsg.IncrementalAlterConfigsRequest) filter.Verdict {
 	return configSplit[kmsg.IncrementalAlterConfigsRequestResource, kmsg.IncrementalAlterConfigsResponseResource]{
 		resources: &r.Resources,
@@ -176,31 +174,39 @@ func handleIncrementalAlterConfigs(c *reqCtx, r *kmsg.IncrementalAlterConfigsReq
 	})
 }
 
+// incrementalViolation applies a topic_changes rule to the changes of an
+// IncrementalAlterConfigs: a forbidden key may not be set, appended to or
+// subtracted from (deleting it restores the default, which is allowed); a
+// required key may be SET to a value that satisfies the requirement and
+// changed in no other way: DELETE would drop it, and the result of APPEND,
+// SUBTRACT or an operation kproxy does not know depends on the current
+// value, which kproxy does not see (fail closed).
 func incrementalViolation(g *govRule, changes []kmsg.IncrementalAlterConfigsRequestResourceConfig) *violation {
-	set := map[string]*string{}
 	for _, ch := range changes {
-		if ch.Op == kmsg.IncrementalAlterConfigOpDelete {
-			for _, req := range g.topic.required {
-				if req.Key == ch.Name {
-					return &violation{rule: g.name, check: "required_configs", code: errPolicyViolation,
-						what: fmt.Sprintf("config %s may not be deleted (required_configs %q)", ch.Name, req.String())}
-				}
+		if ch.Op != kmsg.IncrementalAlterConfigOpDelete {
+			if v := g.checkForbidden(ch.Name); v != nil {
+				return v
 			}
-			continue
 		}
-		if ch.Op == kmsg.IncrementalAlterConfigOpSet {
-			set[ch.Name] = ch.Value
-			continue
-		}
-		// APPEND and SUBTRACT change list configs: only forbidden keys apply.
-		for i := range g.topic.forbidden {
-			if g.topic.forbidden[i].match(ch.Name) {
-				return &violation{rule: g.name, check: "forbidden_configs", code: errPolicyViolation,
-					what: fmt.Sprintf("config %q is forbidden (forbidden_configs %q)", ch.Name, g.topic.forbidden[i].source)}
+		for _, req := range g.topic.required {
+			if req.Key != ch.Name {
+				continue
+			}
+			switch ch.Op {
+			case kmsg.IncrementalAlterConfigOpSet:
+				if v := g.checkRequired(req, ch.Value); v != nil {
+					return v
+				}
+			case kmsg.IncrementalAlterConfigOpDelete:
+				return &violation{rule: g.name, check: "required_configs", code: errPolicyViolation,
+					what: fmt.Sprintf("config %s may not be deleted (required_configs %q)", ch.Name, req.String())}
+			default:
+				return &violation{rule: g.name, check: "required_configs", code: errPolicyViolation,
+					what: fmt.Sprintf("config %s may only be SET, not changed with %s (required_configs %q)", ch.Name, ch.Op, req.String())}
 			}
 		}
 	}
-	return g.checkConfigs(set, false)
+	return nil
 }
 
 // checkTopicConfigs runs a config check for every topic_changes rule that

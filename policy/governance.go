@@ -17,6 +17,7 @@ type governance struct {
 	// the per-principal scan.
 	hasClientID bool
 	forbids     bool
+	defaults    brokerDefaults
 }
 
 type govRule struct {
@@ -46,9 +47,12 @@ type topicGov struct {
 	forbidden   []matcher
 }
 
-func compileGovernance(list []config.Governance) (governance, error) {
+func compileGovernance(p *config.Policy) (governance, error) {
 	var g governance
-	for i, c := range list {
+	if d := p.BrokerDefaults; d != nil {
+		g.defaults = brokerDefaults{partitions: d.NumPartitions, rf: d.DefaultReplicationFactor}
+	}
+	for i, c := range p.Governance {
 		r, err := compileGovRule(c)
 		if err != nil {
 			return g, fmt.Errorf("policy.governance[%d] (%s): %w", i, c.Name, err)
@@ -154,97 +158,139 @@ func (v *violation) denial() *denial {
 	return &denial{code: v.code, msg: fmt.Sprintf("kproxy policy %q: %s", v.rule, v.what)}
 }
 
-// checkTopicShape checks a topic about to be created with partitions and
-// replication factor (either -1 when left to the broker) and configs.
-func (r *govRule) checkTopicShape(topic string, partitions int32, rf int16, configs map[string]*string) *violation {
-	t := r.topic
+// configEntry is one config a request sets: value nil when the request
+// sends null.
+type configEntry struct {
+	name  string
+	value *string
+}
+
+// newTopic is a topic about to be created, as governance sees it:
+// partitions and replication factor -1 when left to the broker (resolved
+// with policy.broker_defaults where declared), minRF and maxRF the
+// smallest and largest replica count (they differ only in an explicit
+// assignment, which the broker then refuses).
+type newTopic struct {
+	name         string
+	partitions   int32
+	minRF, maxRF int16
+	configs      []configEntry
+}
+
+// resolve fills in the broker's defaults for what the request left to it,
+// where the operator declared them.
+func (t newTopic) resolve(d brokerDefaults) newTopic {
+	if t.partitions < 0 && d.partitions > 0 {
+		t.partitions = d.partitions
+	}
+	if t.minRF < 0 && d.rf > 0 {
+		t.minRF, t.maxRF = d.rf, d.rf
+	}
+	return t
+}
+
+// brokerDefaults are policy.broker_defaults; 0: unknown.
+type brokerDefaults struct {
+	partitions int32
+	rf         int16
+}
+
+// checkTopicShape checks a topic about to be created. A count still left
+// to the broker (no broker_defaults) fails any bound on it: kproxy cannot
+// know what the broker will choose, and a bound it cannot check must not
+// pass (fail closed).
+func (r *govRule) checkTopicShape(t newTopic) *violation {
+	g := r.topic
 	fail := func(check, format string, args ...any) *violation {
 		return &violation{rule: r.name, check: check, code: errPolicyViolation, what: fmt.Sprintf(format, args...)}
 	}
-	if t.namePattern != nil && !t.namePattern.match(topic) {
-		return fail("name_pattern", "topic name %q does not match name_pattern %q", topic, t.namePattern.source)
+	if g.namePattern != nil && !g.namePattern.match(t.name) {
+		return fail("name_pattern", "topic name %q does not match name_pattern %q", t.name, g.namePattern.source)
 	}
-	// A partition count left to the broker (-1) passes max_partitions:
-	// kproxy cannot know the broker's default.
-	if t.maxParts > 0 && partitions > t.maxParts {
-		return fail("max_partitions", "%d partitions exceed max_partitions %d", partitions, t.maxParts)
+	if g.maxParts > 0 && t.partitions < 0 {
+		return fail("max_partitions", "partition count left to the broker default, which kproxy does not know; max_partitions %d requires an explicit one (or policy.broker_defaults.num_partitions)", g.maxParts)
 	}
-	// A replication factor left to the broker fails a minimum: the rule
-	// asks for an explicit guarantee.
-	if t.minRF > 0 && rf < t.minRF {
-		if rf < 0 {
-			return fail("min_replication_factor", "replication factor left to the broker default; min_replication_factor %d requires an explicit one", t.minRF)
-		}
-		return fail("min_replication_factor", "replication factor %d is below min_replication_factor %d", rf, t.minRF)
+	if g.maxParts > 0 && t.partitions > g.maxParts {
+		return fail("max_partitions", "%d partitions exceed max_partitions %d", t.partitions, g.maxParts)
 	}
-	if t.maxRF > 0 && rf > t.maxRF {
-		return fail("max_replication_factor", "replication factor %d exceeds max_replication_factor %d", rf, t.maxRF)
+	if (g.minRF > 0 || g.maxRF > 0) && t.minRF < 0 {
+		return fail(rfCheck(g), "replication factor left to the broker default, which kproxy does not know; %s requires an explicit one (or policy.broker_defaults.default_replication_factor)", rfBounds(g))
 	}
-	return r.checkConfigs(configs, true)
+	if g.minRF > 0 && t.minRF < g.minRF {
+		return fail("min_replication_factor", "replication factor %d is below min_replication_factor %d", t.minRF, g.minRF)
+	}
+	if g.maxRF > 0 && t.maxRF > g.maxRF {
+		return fail("max_replication_factor", "replication factor %d exceeds max_replication_factor %d", t.maxRF, g.maxRF)
+	}
+	return r.checkConfigs(t.configs, true)
 }
 
-// checkConfigs checks a topic's configs: set maps each key being set to its
-// value; complete says set is the whole config (CreateTopics, AlterConfigs)
-// rather than a change (IncrementalAlterConfigs), so that required keys
-// must be present.
-func (r *govRule) checkConfigs(set map[string]*string, complete bool) *violation {
-	t := r.topic
-	for key := range set {
-		for i := range t.forbidden {
-			if t.forbidden[i].match(key) {
-				return &violation{rule: r.name, check: "forbidden_configs", code: errPolicyViolation,
-					what: fmt.Sprintf("config %q is forbidden (forbidden_configs %q)", key, t.forbidden[i].source)}
-			}
+func rfCheck(g *topicGov) string {
+	if g.minRF > 0 {
+		return "min_replication_factor"
+	}
+	return "max_replication_factor"
+}
+
+func rfBounds(g *topicGov) string {
+	switch {
+	case g.minRF > 0 && g.maxRF > 0:
+		return fmt.Sprintf("min_replication_factor %d and max_replication_factor %d", g.minRF, g.maxRF)
+	case g.minRF > 0:
+		return fmt.Sprintf("min_replication_factor %d", g.minRF)
+	}
+	return fmt.Sprintf("max_replication_factor %d", g.maxRF)
+}
+
+// checkConfigs checks the configs a request sets. complete says they are
+// the topic's whole config (CreateTopics, AlterConfigs) rather than a
+// change, so that required keys must be among them. Every entry is
+// checked, duplicates included: which one the broker keeps is its
+// business, and none may break a rule.
+func (r *govRule) checkConfigs(set []configEntry, complete bool) *violation {
+	for _, e := range set {
+		if v := r.checkForbidden(e.name); v != nil {
+			return v
 		}
 	}
-	for _, req := range t.required {
-		v, ok := set[req.Key]
-		if !ok {
-			if complete {
-				return &violation{rule: r.name, check: "required_configs", code: errPolicyViolation,
-					what: fmt.Sprintf("config %s must be set (required_configs %q)", req.Key, req.String())}
+	for _, req := range r.topic.required {
+		found := false
+		for _, e := range set {
+			if e.name != req.Key {
+				continue
 			}
-			continue
+			found = true
+			if v := r.checkRequired(req, e.value); v != nil {
+				return v
+			}
 		}
-		if v == nil || !satisfies(*v, req) {
-			got := "null"
-			if v != nil {
-				got = strconv.Quote(*v)
-			}
+		if !found && complete {
 			return &violation{rule: r.name, check: "required_configs", code: errPolicyViolation,
-				what: fmt.Sprintf("config %s = %s does not satisfy required_configs %q", req.Key, got, req.String())}
+				what: fmt.Sprintf("config %s must be set (required_configs %q)", req.Key, req.String())}
 		}
 	}
 	return nil
 }
 
-// satisfies compares value against a requirement: numerically when both
-// sides are numbers, else as strings (only = and != then hold meaning).
-func satisfies(value string, req config.ConfigRequirement) bool {
-	a, errA := strconv.ParseFloat(strings.TrimSpace(value), 64)
-	b, errB := strconv.ParseFloat(req.Value, 64)
-	if errA != nil || errB != nil {
-		switch req.Op {
-		case "=":
-			return value == req.Value
-		case "!=":
-			return value != req.Value
+func (r *govRule) checkForbidden(key string) *violation {
+	for i, f := range r.topic.forbidden {
+		if f.match(key) {
+			return &violation{rule: r.name, check: "forbidden_configs", code: errPolicyViolation,
+				what: fmt.Sprintf("config %q is forbidden (forbidden_configs %q)", key, r.topic.forbidden[i].source)}
 		}
-		return false
 	}
-	switch req.Op {
-	case "=":
-		return a == b
-	case "!=":
-		return a != b
-	case "<":
-		return a < b
-	case "<=":
-		return a <= b
-	case ">":
-		return a > b
-	case ">=":
-		return a >= b
+	return nil
+}
+
+// checkRequired checks a value set for a required key; null fails.
+func (r *govRule) checkRequired(req config.ConfigRequirement, value *string) *violation {
+	if value != nil && satisfies(req.Key, *value, req) {
+		return nil
 	}
-	return false
+	got := "null"
+	if value != nil {
+		got = strconv.Quote(*value)
+	}
+	return &violation{rule: r.name, check: "required_configs", code: errPolicyViolation,
+		what: fmt.Sprintf("config %s = %s does not satisfy required_configs %q", req.Key, got, req.String())}
 }

@@ -13,7 +13,8 @@ import (
 // answers them. Where the client asks for auto-creation of a topic the
 // principal may not create, auto-creation is turned off for the request
 // and a topic that then turns out not to exist is answered with
-// TOPIC_AUTHORIZATION_FAILED, as from Kafka.
+// TOPIC_AUTHORIZATION_FAILED, as from Kafka. So it is where topic_changes
+// governance would refuse the topic's creation (autoCreation).
 //
 // Metadata is always forwarded, even when every listed topic is denied:
 // the client still needs the brokers and the controller.
@@ -38,10 +39,16 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 		}}
 	}
 
+	if r.Version < 4 {
+		if v, ok := legacyAutoCreation(c, r); ok {
+			return v
+		}
+	}
 	orig := r.Topics
 	names := make([]string, len(orig)) // "" for an id kproxy cannot name yet
 	denials := make([]*denial, len(orig))
 	noCreate := map[string]bool{}
+	var govCreate autoCreation
 	denied := 0
 	for i, t := range orig {
 		var name string
@@ -60,10 +67,12 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 		}
 		if r.AllowAutoTopicCreation && c.checkEither(name, nd(OpCreate, ResCluster, ""), nd(OpCreate, ResTopic, "")) != nil {
 			noCreate[name] = true
+		} else if r.AllowAutoTopicCreation {
+			govCreate.consider(c, name)
 		}
 	}
 	modified := false
-	if len(noCreate) > 0 {
+	if len(noCreate) > 0 || govCreate.disables() {
 		r.AllowAutoTopicCreation = false
 		modified = true
 	}
@@ -91,6 +100,7 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 			return errWrongResponse(resp)
 		}
 		c.learnMetadataIDs(mr)
+		govCreate.record(c, mr)
 		kept := mr.Topics[:0]
 		for _, t := range mr.Topics {
 			name := ""

@@ -57,7 +57,7 @@ func compileState(p *config.Policy, a *config.Audit) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	gov, err := compileGovernance(p.Governance)
+	gov, err := compileGovernance(p)
 	if err != nil {
 		return nil, err
 	}

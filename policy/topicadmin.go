@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
@@ -62,26 +65,41 @@ func handleCreateTopics(c *reqCtx, r *kmsg.CreateTopicsRequest) filter.Verdict {
 // checkNewTopic applies topic_changes governance to a topic to be created.
 // With an explicit replica assignment, its shape is what counts.
 func (c *reqCtx) checkNewTopic(t *kmsg.CreateTopicsRequestTopic) *denial {
-	var configs map[string]*string
+	nt := newTopic{name: t.Topic, partitions: t.NumPartitions, minRF: t.ReplicationFactor, maxRF: t.ReplicationFactor}
+	if len(t.ReplicaAssignment) > 0 {
+		nt.partitions = int32(len(t.ReplicaAssignment))
+		nt.minRF, nt.maxRF = math.MaxInt16, 0
+		for _, a := range t.ReplicaAssignment {
+			n := int16(min(len(a.Replicas), math.MaxInt16))
+			nt.minRF, nt.maxRF = min(nt.minRF, n), max(nt.maxRF, n)
+		}
+	}
+	for _, cfg := range t.Configs {
+		nt.configs = append(nt.configs, configEntry{cfg.Name, cfg.Value})
+	}
+	return c.checkTopicCreation(nt)
+}
+
+// checkTopicCreation applies every topic_changes rule that covers the
+// topic to its creation, returning the first violation's denial. Topics
+// created by CreateTopics and by auto-creation go through it alike.
+func (c *reqCtx) checkTopicCreation(nt newTopic) *denial {
+	if v := c.creationViolation(nt); v != nil {
+		return c.violated(v, ResTopic, nt.name)
+	}
+	return nil
+}
+
+// creationViolation is the first topic_changes rule covering the topic
+// that its creation breaks, without recording anything.
+func (c *reqCtx) creationViolation(nt newTopic) *violation {
+	nt = nt.resolve(c.st.gov.defaults)
 	for _, g := range c.governance() {
-		if g.topic == nil || !g.coversTopic(t.Topic) {
+		if g.topic == nil || !g.coversTopic(nt.name) {
 			continue
 		}
-		if configs == nil {
-			configs = make(map[string]*string, len(t.Configs))
-			for _, cfg := range t.Configs {
-				configs[cfg.Name] = cfg.Value
-			}
-		}
-		partitions, rf := t.NumPartitions, t.ReplicationFactor
-		if len(t.ReplicaAssignment) > 0 {
-			partitions = int32(len(t.ReplicaAssignment))
-			rf = int16(len(t.ReplicaAssignment[0].Replicas))
-		}
-		if v := g.checkTopicShape(t.Topic, partitions, rf, configs); v != nil {
-			if d := c.violated(v, ResTopic, t.Topic); d != nil {
-				return d
-			}
+		if v := g.checkTopicShape(nt); v != nil {
+			return v
 		}
 	}
 	return nil
@@ -159,13 +177,8 @@ func handleCreatePartitions(c *reqCtx, r *kmsg.CreatePartitionsRequest) filter.V
 	for i, t := range orig {
 		keys[i] = t.Topic
 		d := c.check(OpAlter, ResTopic, t.Topic)
-		for _, g := range c.governance() {
-			if d != nil || g.topic == nil || g.topic.maxParts == 0 || !g.coversTopic(t.Topic) {
-				continue
-			}
-			if v := g.checkTopicShape(t.Topic, t.Count, -1, nil); v != nil && v.check == "max_partitions" {
-				d = c.violated(v, ResTopic, t.Topic)
-			}
+		if d == nil {
+			d = c.checkPartitionTotal(t.Topic, t.Count)
 		}
 		if denials[i] = d; d != nil {
 			denied++
@@ -191,6 +204,23 @@ func handleCreatePartitions(c *reqCtx, r *kmsg.CreatePartitionsRequest) filter.V
 			})
 		return nil
 	})
+}
+
+// checkPartitionTotal applies max_partitions to the total partition count
+// a CreatePartitions asks for. A count the broker would refuse (below the
+// current one) passes here and is refused there.
+func (c *reqCtx) checkPartitionTotal(topic string, total int32) *denial {
+	for _, g := range c.governance() {
+		if g.topic == nil || g.topic.maxParts == 0 || !g.coversTopic(topic) || total <= g.topic.maxParts {
+			continue
+		}
+		v := &violation{rule: g.name, check: "max_partitions", code: errPolicyViolation,
+			what: fmt.Sprintf("%d partitions exceed max_partitions %d", total, g.topic.maxParts)}
+		if d := c.violated(v, ResTopic, topic); d != nil {
+			return d
+		}
+	}
+	return nil
 }
 
 // handleDescribeTopicPartitions enforces Describe on listed topics (split

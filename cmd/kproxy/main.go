@@ -73,9 +73,14 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: kproxy validate --config FILE")
 		return 2
 	}
-	if _, err := config.Load(*path); err != nil {
+	cfg, err := config.Load(*path)
+	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
+	}
+	// Warnings do not fail validation: the file is valid, and may mean it.
+	for _, w := range cfg.PolicyWarnings() {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", *path)
 	return 0

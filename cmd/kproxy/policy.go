@@ -33,6 +33,9 @@ type policyWiring struct {
 // file's configuration as loaded, before kproxy amended it.
 func startPolicy(cfg, running *config.Config, path string, log zerolog.Logger, reg prometheus.Registerer) (*policyWiring, error) {
 	w := &policyWiring{hup: make(chan os.Signal, 1)}
+	for _, warning := range cfg.PolicyWarnings() {
+		log.Warn().Str("warning", warning).Msg("policy rule a client can sidestep")
+	}
 	if cfg.Policy != nil {
 		enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithLogger(log), policy.WithRegisterer(reg))
 		if err != nil {
