@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -117,3 +118,115 @@ func TestDescribeTopicPartitionsCursorHidesTopics(t *testing.T) {
 		t.Errorf("listed topics from a denied cursor: %q", got)
 	}
 }
+
+// topicID asks kfake itself for a topic's id.
+func (e *env) topicID(t *testing.T, topic string) [16]byte {
+	t.Helper()
+	details, err := e.direct().ListTopics(testCtx(t, 10*time.Second), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := details[topic]
+	if !ok || d.Err != nil {
+		t.Fatalf("topic %s: %+v", topic, d)
+	}
+	return d.ID
+}
+
+func metadataByID(t *testing.T, raw *rawConn, id [16]byte) kmsg.MetadataResponseTopic {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: id}}
+	resp := raw.roundTrip(t, req).(*kmsg.MetadataResponse)
+	if len(resp.Topics) != 1 {
+		t.Fatalf("metadata by id answered %d topics", len(resp.Topics))
+	}
+	return resp.Topics[0]
+}
+
+// TestTopicIDOfHiddenTopic: Metadata, Fetch and DeleteTopics naming a
+// hidden topic by its id answer exactly as for an id no topic has:
+// UNKNOWN_TOPIC_ID and no name (before the fix: the name and 29, against
+// 100 for an unknown id). Both while kproxy does not know the id yet (the
+// upstream's answer is rewritten) and once it has learned it.
+func TestTopicIDOfHiddenTopic(t *testing.T) {
+	e := newEnv(t, 1, hidingTopics, hidingPolicy)
+	hidden := e.topicID(t, "t2.hidden")
+	nobody := [16]byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-ids")
+
+	check := func(stage string) {
+		for _, id := range [][16]byte{hidden, nobody} {
+			got := metadataByID(t, raw, id)
+			if got.ErrorCode != kerrUnknownTopicID || got.Topic != nil || got.TopicID != id || len(got.Partitions) != 0 {
+				t.Errorf("%s: metadata by id %x: code %d name %v id %x partitions %d, want 100, no name, the id, none",
+					stage, id, got.ErrorCode, deref(got.Topic), got.TopicID, len(got.Partitions))
+			}
+		}
+
+		fetch := func(id [16]byte) string {
+			req := kmsg.NewPtrFetchRequest()
+			req.SetVersion(13)
+			req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 10, 1<<20
+			req.SessionEpoch = -1
+			rt := kmsg.NewFetchRequestTopic()
+			rt.TopicID = id
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.PartitionMaxBytes = 1 << 20
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			resp := raw.roundTrip(t, req).(*kmsg.FetchResponse)
+			var parts []string
+			for _, tp := range resp.Topics {
+				for _, p := range tp.Partitions {
+					parts = append(parts, fmt.Sprintf("%s/%d=%d", tp.Topic, p.Partition, p.ErrorCode))
+				}
+			}
+			return strings.Join(parts, " ")
+		}
+		if h, n := fetch(hidden), fetch(nobody); h != "/0=100" || n != h {
+			t.Errorf("%s: fetch by the hidden id %q, by an unknown id %q, want both /0=100", stage, h, n)
+		}
+
+		del := func(id [16]byte) kmsg.DeleteTopicsResponseTopic {
+			req := kmsg.NewPtrDeleteTopicsRequest()
+			req.SetVersion(6)
+			req.TimeoutMillis = 5000
+			req.Topics = []kmsg.DeleteTopicsRequestTopic{{TopicID: id}}
+			resp := raw.roundTrip(t, req).(*kmsg.DeleteTopicsResponse)
+			if len(resp.Topics) != 1 {
+				t.Fatalf("delete by id answered %d topics", len(resp.Topics))
+			}
+			return resp.Topics[0]
+		}
+		h, n := del(hidden), del(nobody)
+		msgOf := func(tp kmsg.DeleteTopicsResponseTopic) string {
+			return strings.ReplaceAll(strings.ReplaceAll(deref(tp.ErrorMessage), fmt.Sprintf("%x", hidden), "ID"), fmt.Sprintf("%x", nobody), "ID")
+		}
+		if h.ErrorCode != kerrUnknownTopicID || h.Topic != nil || n.ErrorCode != h.ErrorCode || msgOf(h) != msgOf(n) {
+			t.Errorf("%s: delete by the hidden id: code %d name %v msg %q; by an unknown id: code %d msg %q",
+				stage, h.ErrorCode, deref(h.Topic), deref(h.ErrorMessage), n.ErrorCode, deref(n.ErrorMessage))
+		}
+	}
+	check("id not yet known to kproxy")
+
+	// Any all-topics Metadata teaches kproxy every id, hidden ones too.
+	all := kmsg.NewPtrMetadataRequest()
+	all.SetVersion(12)
+	for _, tp := range raw.roundTrip(t, all).(*kmsg.MetadataResponse).Topics {
+		if strings.Contains(deref(tp.Topic), "hidden") {
+			t.Fatalf("all-topics metadata lists %s", *tp.Topic)
+		}
+	}
+	check("id known to kproxy")
+
+	if _, err := e.direct().ListTopics(testCtx(t, 10*time.Second), "t2.hidden"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.topicID(t, "t2.hidden"); got != hidden {
+		t.Errorf("t2.hidden changed id: was it deleted?")
+	}
+}
+
+const kerrUnknownTopicID = 100

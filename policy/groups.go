@@ -307,14 +307,7 @@ func shareGroupTopics(c *reqCtx, req kmsg.Request, group string, ids [][16]byte)
 		return denyTopLevel(req, d)
 	}
 	for _, id := range ids {
-		name, ok := c.topicName("", id)
-		if !ok {
-			if d := c.unknownTopic(id); d != nil {
-				return denyTopLevel(req, d)
-			}
-			continue
-		}
-		if d := c.check(OpRead, ResTopic, name); d != nil {
+		if d := c.checkTopicRef("", id, func(name string) *denial { return c.check(OpRead, ResTopic, name) }); d != nil {
 			return denyTopLevel(req, d)
 		}
 	}

@@ -37,6 +37,10 @@ func (a *apiEntry) lists(op Operation, rt ResourceType) bool {
 
 func nd(op Operation, res ResourceType, when string) need { return need{op: op, res: res, when: when} }
 
+// whenByID is the need of the APIs that name topics by id: without
+// Describe on the topic its id is answered as unknown (checkTopicRef).
+const whenByID = "topic named by id: without it, UNKNOWN_TOPIC_ID and no name"
+
 // Answers shared by many rows.
 const (
 	answerTopLevel   = "whole request: top-level error code"
@@ -64,11 +68,13 @@ func operationTable() []apiEntry {
 		{key: kmsg.Produce, needs: []need{
 			nd(OpWrite, ResTopic, ""),
 			nd(OpWrite, ResTransactionalID, "transactional id set or transactional batches"),
+			nd(OpDescribe, ResTopic, whenByID),
 		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split); transactional id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition",
 			handle: typed(handleProduce)},
 		{key: kmsg.Fetch, needs: []need{
 			nd(OpRead, ResTopic, "consumer fetch"),
 			nd(OpClusterAction, ResCluster, "follower fetch: replica id >= 0"),
+			nd(OpDescribe, ResTopic, whenByID),
 		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleFetch)},
 		{key: kmsg.ListOffsets, needs: []need{nd(OpDescribe, ResTopic, "")},
 			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleListOffsets)},
@@ -81,7 +87,7 @@ func operationTable() []apiEntry {
 		internal(kmsg.StopReplica),
 		internal(kmsg.UpdateMetadata),
 		internal(kmsg.ControlledShutdown),
-		{key: kmsg.OffsetCommit, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
+		{key: kmsg.OffsetCommit, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "group: GROUP_AUTHORIZATION_FAILED for every partition; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleOffsetCommit)},
 		{key: kmsg.OffsetFetch, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "")},
 			answer: "groups: GROUP_AUTHORIZATION_FAILED; listed topics: TOPIC_AUTHORIZATION_FAILED per partition; all-topics requests: hidden (batched v8+ split per group)", handle: typed(handleOffsetFetch)},
@@ -104,7 +110,7 @@ func operationTable() []apiEntry {
 			nd(OpCreate, ResCluster, "either pair"),
 			nd(OpCreate, ResTopic, "either pair"),
 		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleCreateTopics)},
-		{key: kmsg.DeleteTopics, needs: []need{nd(OpDelete, ResTopic, "")},
+		{key: kmsg.DeleteTopics, needs: []need{nd(OpDelete, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED (request split)", handle: typed(handleDeleteTopics)},
 		{key: kmsg.DeleteRecords, needs: []need{nd(OpDelete, ResTopic, "")},
 			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleDeleteRecords)},
@@ -128,7 +134,7 @@ func operationTable() []apiEntry {
 			answer: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", handle: typed(handleEndTxn)},
 		{key: kmsg.WriteTxnMarkers, needs: clusterAction, answer: "CLUSTER_AUTHORIZATION_FAILED per partition (broker-internal API)",
 			handle: clusterOpWith(OpClusterAction, denyWriteTxnMarkers)},
-		{key: kmsg.TxnOffsetCommit, needs: []need{nd(OpWrite, ResTransactionalID, ""), nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
+		{key: kmsg.TxnOffsetCommit, needs: []need{nd(OpWrite, ResTransactionalID, ""), nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "transactional id / group: error for every partition; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleTxnOffsetCommit)},
 		clusterDescribe(kmsg.DescribeACLs),
 		{key: kmsg.CreateACLs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per creation",
@@ -212,9 +218,9 @@ func operationTable() []apiEntry {
 			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareGroupHeartbeat)},
 		{key: kmsg.ShareGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, "")},
 			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleShareGroupDescribe)},
-		{key: kmsg.ShareFetch, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
+		{key: kmsg.ShareFetch, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareFetch)},
-		{key: kmsg.ShareAcknowledge, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
+		{key: kmsg.ShareAcknowledge, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareAcknowledge)},
 		clusterAlter(kmsg.AddRaftVoter),
 		clusterAlter(kmsg.RemoveRaftVoter),

@@ -113,13 +113,8 @@ func handleDeleteTopics(c *reqCtx, r *kmsg.DeleteTopicsRequest) filter.Verdict {
 	denials := make([]*denial, len(orig))
 	denied := 0
 	for i, t := range orig {
-		name, ok := c.topicName(deref(t.Topic), t.TopicID)
-		keys[i] = name
-		if !ok {
-			denials[i] = c.unknownTopic(t.TopicID)
-		} else {
-			denials[i] = c.check(OpDelete, ResTopic, name)
-		}
+		keys[i], _ = c.topicName(deref(t.Topic), t.TopicID)
+		denials[i] = c.checkTopicRef(deref(t.Topic), t.TopicID, func(name string) *denial { return c.check(OpDelete, ResTopic, name) })
 		if denials[i] != nil {
 			denied++
 		}
