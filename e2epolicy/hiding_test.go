@@ -230,3 +230,53 @@ func TestTopicIDOfHiddenTopic(t *testing.T) {
 }
 
 const kerrUnknownTopicID = 100
+
+// TestCreateTopicsDoesNotRevealHiddenTopic: a principal that may create
+// topics but not describe "*.hidden" ones gets the same answer,
+// TOPIC_AUTHORIZATION_FAILED, for an existing and a missing hidden topic,
+// validate-only or not (before the fix: TOPIC_ALREADY_EXISTS for the
+// existing one, success for the missing one), and nothing is created.
+func TestCreateTopicsDoesNotRevealHiddenTopic(t *testing.T) {
+	e := newEnv(t, 1, hidingTopics, `
+policy:
+  default: deny
+  rules:
+    - {name: make, principals: ["*"], allow: [describe, create], topics: ["*"]}
+    - {name: hide, principals: ["*"], deny: [describe], topics: ["*.hidden"]}
+`)
+	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-create")
+	create := func(validateOnly bool, names ...string) string {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(7)
+		req.TimeoutMillis, req.ValidateOnly = 5000, validateOnly
+		for _, n := range names {
+			rt := kmsg.NewCreateTopicsRequestTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = n, 1, 1
+			req.Topics = append(req.Topics, rt)
+		}
+		var parts []string
+		for _, tp := range raw.roundTrip(t, req).(*kmsg.CreateTopicsResponse).Topics {
+			msg := strings.ReplaceAll(deref(tp.ErrorMessage), tp.Topic, "NAME")
+			parts = append(parts, fmt.Sprintf("%s=%d(%s)", tp.Topic, tp.ErrorCode, msg))
+		}
+		return strings.Join(parts, " ")
+	}
+	for _, validateOnly := range []bool{true, false} {
+		got := create(validateOnly, "t2.hidden", "t9.hidden")
+		want := `t2.hidden=29(kproxy policy: Describe on Topic "NAME" denied to ` // the rest names the principal and rule
+		parts := strings.Split(got, " t9.hidden=")
+		if len(parts) != 2 || !strings.HasPrefix(parts[0], want) || "t9.hidden="+parts[1] != strings.Replace(parts[0], "t2.hidden", "t9.hidden", 1) {
+			t.Errorf("validate_only=%v: %s; want the same 29 for both", validateOnly, got)
+		}
+	}
+	details, err := e.direct().ListTopics(testCtx(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if details.Has("t9.hidden") {
+		t.Error("t9.hidden was created")
+	}
+	if got := create(false, "t7"); got != "t7=0(<nil>)" {
+		t.Errorf("creating a describable topic: %s", got)
+	}
+}

@@ -109,6 +109,7 @@ func operationTable() []apiEntry {
 		{key: kmsg.CreateTopics, needs: []need{
 			nd(OpCreate, ResCluster, "either pair"),
 			nd(OpCreate, ResTopic, "either pair"),
+			nd(OpDescribe, ResTopic, "kproxy: also needed, so that TOPIC_ALREADY_EXISTS never reveals a topic (as Metadata auto-creation)"),
 		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleCreateTopics)},
 		{key: kmsg.DeleteTopics, needs: []need{nd(OpDelete, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED (request split)", handle: typed(handleDeleteTopics)},

@@ -7,8 +7,16 @@ import (
 )
 
 // handleCreateTopics enforces Create on the cluster or on each topic (as
-// Kafka) and the topic_changes governance; denied topics are split off.
-// Topic ids in the answer are learned for later requests that use them.
+// Kafka), Describe on each topic, and the topic_changes governance; denied
+// topics are split off. Topic ids in the answer are learned for later
+// requests that use them.
+//
+// Kafka checks only Create and answers an existing topic with
+// TOPIC_ALREADY_EXISTS whether or not the principal may describe it, which
+// makes CreateTopics (validate_only, even) an existence oracle for hidden
+// topics. kproxy also asks Describe, as Kafka does for auto-creation by
+// Metadata, so that the answer for a topic the principal may not describe
+// is TOPIC_AUTHORIZATION_FAILED whether or not it exists.
 func handleCreateTopics(c *reqCtx, r *kmsg.CreateTopicsRequest) filter.Verdict {
 	orig := r.Topics
 	keys := make([]string, len(orig))
@@ -18,6 +26,9 @@ func handleCreateTopics(c *reqCtx, r *kmsg.CreateTopicsRequest) filter.Verdict {
 		t := &orig[i]
 		keys[i] = t.Topic
 		d := c.checkEither(t.Topic, nd(OpCreate, ResCluster, ""), nd(OpCreate, ResTopic, ""))
+		if d == nil {
+			d = c.check(OpDescribe, ResTopic, t.Topic)
+		}
 		if d == nil {
 			d = c.checkNewTopic(t)
 		}
