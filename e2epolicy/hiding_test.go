@@ -280,3 +280,98 @@ policy:
 		t.Errorf("creating a describable topic: %s", got)
 	}
 }
+
+// groupHidingPolicy: "admin" may describe every topic, everyone else not
+// the "*.hidden" ones.
+const groupHidingPolicy = `
+policy:
+  default: deny
+  rules:
+    - {name: all, principals: ["*"], allow: [describe, read], topics: ["*"], groups: ["*"]}
+    - {name: hide, principals: ["client_id:e2e-*"], deny: [all], topics: ["*.hidden"]}
+`
+
+// heartbeat joins (epoch 0) or heartbeats a KIP-848 member.
+func heartbeat(t *testing.T, raw *rawConn, group, member string, epoch int32, names []string, regex string) *kmsg.ConsumerGroupHeartbeatResponse {
+	t.Helper()
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.SetVersion(1)
+	req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = group, member, epoch, 10000
+	if epoch == 0 {
+		req.SubscribedTopicNames = names
+		if regex != "" {
+			req.SubscribedTopicRegex = &regex
+		}
+		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	}
+	return raw.roundTrip(t, req).(*kmsg.ConsumerGroupHeartbeatResponse)
+}
+
+// TestGroupsDoNotRevealHiddenTopics: a regex subscription from a principal
+// that may not describe every topic is refused (before the fix the broker
+// assigned it the hidden topics' partitions); an admin's regex subscription
+// works; describing a group whose members subscribe to or are assigned a
+// hidden topic answers TOPIC_AUTHORIZATION_FAILED and no members, as Kafka
+// 4.0 (before: every member's topics, names and ids); a group of visible
+// topics is described in full.
+func TestGroupsDoNotRevealHiddenTopics(t *testing.T) {
+	e := newEnv(t, 1, hidingTopics, groupHidingPolicy)
+	low := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-low")
+	admin := dialRaw(t, e.proxy.BootstrapAddr(), "admin")
+
+	resp := heartbeat(t, low, "g-regex", "m-low", 0, nil, "t.*")
+	if resp.ErrorCode != 29 || resp.Assignment != nil || strings.Contains(deref(resp.ErrorMessage), "hidden") ||
+		!strings.Contains(deref(resp.ErrorMessage), "subscribe by topic names") {
+		t.Errorf("low-privilege regex subscription: code %d msg %q assignment %d topics; want 29, a message naming no topic",
+			resp.ErrorCode, deref(resp.ErrorMessage), len(resp.Assignment.Topics))
+	}
+
+	// The admin subscribes by regex and is assigned every t* topic.
+	var assigned int
+	for epoch, i := int32(0), 0; i < 20 && assigned == 0; i++ {
+		r := heartbeat(t, admin, "g-regex", "m-admin", epoch, nil, "t.*")
+		if r.ErrorCode != 0 {
+			t.Fatalf("admin regex heartbeat: code %d %s", r.ErrorCode, deref(r.ErrorMessage))
+		}
+		epoch = r.MemberEpoch
+		if r.Assignment != nil {
+			assigned = len(r.Assignment.Topics)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if assigned != len(hidingTopics) {
+		t.Fatalf("admin assigned %d topics, want %d", assigned, len(hidingTopics))
+	}
+	// And a member of a group of visible topics only.
+	if r := heartbeat(t, admin, "g-visible", "m-vis", 0, []string{"t1", "t3"}, ""); r.ErrorCode != 0 {
+		t.Fatalf("visible group heartbeat: %d", r.ErrorCode)
+	}
+
+	describe := func(raw *rawConn) map[string]kmsg.ConsumerGroupDescribeResponseGroup {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.SetVersion(1)
+		req.Groups = []string{"g-regex", "g-visible"}
+		out := map[string]kmsg.ConsumerGroupDescribeResponseGroup{}
+		for _, g := range raw.roundTrip(t, req).(*kmsg.ConsumerGroupDescribeResponse).Groups {
+			out[g.Group] = g
+		}
+		return out
+	}
+	// kfake's descriptions name assigned topics by id only (Kafka's name
+	// them too): kproxy, which fails closed on ids it cannot name, learns
+	// them from any Metadata answer it relays.
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(12)
+	admin.roundTrip(t, md)
+
+	got := describe(low)
+	if g := got["g-regex"]; g.ErrorCode != 29 || len(g.Members) != 0 || strings.Contains(fmt.Sprintf("%+v", g), "hidden") {
+		t.Errorf("low-privilege describe of the regex group: code %d members %d: %+v", g.ErrorCode, len(g.Members), g)
+	}
+	if g := got["g-visible"]; g.ErrorCode != 0 || len(g.Members) != 1 || !slices.Equal(g.Members[0].SubscribedTopics, []string{"t1", "t3"}) {
+		t.Errorf("low-privilege describe of the visible group: %+v", g)
+	}
+	if g := describe(admin)["g-regex"]; g.ErrorCode != 0 || len(g.Members) != 1 {
+		t.Errorf("admin describe of the regex group: code %d members %d", g.ErrorCode, len(g.Members))
+	}
+}

@@ -41,6 +41,10 @@ func nd(op Operation, res ResourceType, when string) need { return need{op: op, 
 // Describe on the topic its id is answered as unknown (checkTopicRef).
 const whenByID = "topic named by id: without it, UNKNOWN_TOPIC_ID and no name"
 
+// whenGroupTopics is the need of the group describe APIs: a described
+// group naming a topic without it is answered TOPIC_AUTHORIZATION_FAILED.
+const whenGroupTopics = "every topic the group's members subscribe to or are assigned (as Kafka 4.0)"
+
 // Answers shared by many rows.
 const (
 	answerTopLevel   = "whole request: top-level error code"
@@ -204,10 +208,10 @@ func operationTable() []apiEntry {
 		{key: kmsg.ListTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, "per transaction")},
 			answer: "transactions the principal may not describe are hidden", handle: typed(handleListTransactions)},
 		internal(kmsg.AllocateProducerIDs),
-		{key: kmsg.ConsumerGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names")},
+		{key: kmsg.ConsumerGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names; every topic for a regex subscription; assigned topics")},
 			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleConsumerGroupHeartbeat)},
-		{key: kmsg.ConsumerGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, "")},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleConsumerGroupDescribe)},
+		{key: kmsg.ConsumerGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: typed(handleConsumerGroupDescribe)},
 		internal(kmsg.ControllerRegistration),
 		{key: kmsg.GetTelemetrySubscriptions, answer: answerNone, handle: noCheck},
 		{key: kmsg.PushTelemetry, answer: answerNone, handle: noCheck},
@@ -215,10 +219,10 @@ func operationTable() []apiEntry {
 		{key: kmsg.ListConfigResources, needs: []need{nd(OpDescribeConfigs, ResCluster, "")}, answer: answerClusterTop, handle: clusterOp(OpDescribeConfigs)},
 		{key: kmsg.DescribeTopicPartitions, needs: []need{nd(OpDescribe, ResTopic, "")},
 			answer: "listed topics: TOPIC_AUTHORIZATION_FAILED (request split); all-topics requests: hidden", handle: typed(handleDescribeTopicPartitions)},
-		{key: kmsg.ShareGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names")},
+		{key: kmsg.ShareGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names; assigned topics")},
 			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareGroupHeartbeat)},
-		{key: kmsg.ShareGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, "")},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleShareGroupDescribe)},
+		{key: kmsg.ShareGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: typed(handleShareGroupDescribe)},
 		{key: kmsg.ShareFetch, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareFetch)},
 		{key: kmsg.ShareAcknowledge, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
@@ -233,8 +237,8 @@ func operationTable() []apiEntry {
 		{key: kmsg.ReadShareGroupStateSummary, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
 		{key: kmsg.StreamsGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "topics the topology names")},
 			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleStreamsGroupHeartbeat)},
-		{key: kmsg.StreamsGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, "")},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleStreamsGroupDescribe)},
+		{key: kmsg.StreamsGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: typed(handleStreamsGroupDescribe)},
 		{key: kmsg.DescribeShareGroupOffsets, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "")},
 			answer: "per group: GROUP_ or TOPIC_AUTHORIZATION_FAILED (request split by group)", handle: typed(handleDescribeShareGroupOffsets)},
 		{key: kmsg.AlterShareGroupOffsets, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
