@@ -1,0 +1,237 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const hidingPolicy = `
+policy:
+  default: deny
+  rules:
+    - {name: all, principals: ["*"], allow: [describe, read], topics: ["*"], groups: ["*"]}
+    - {name: hide, principals: ["*"], deny: [describe], topics: ["*.hidden"]}
+`
+
+// TestGroupDescribesHideGroupsNamingHiddenTopics: a described group that
+// names a hidden topic anywhere (a member's subscription, assignment or
+// target assignment; a streams topology) is answered 29 with nothing but
+// its id; a group of visible topics passes unchanged. Upstream answers as
+// Kafka gives them (names and ids); kfake has no streams groups.
+func TestGroupDescribesHideGroupsNamingHiddenTopics(t *testing.T) {
+	enf := newTestEnforcer(t, hidingPolicy, nil)
+	hiddenID := [16]byte{9}
+	enf.ids.learn(hiddenID, "b.hidden")
+
+	assignment := func(topic string, id [16]byte) kmsg.Assignment {
+		tp := kmsg.NewAssignmentTopicPartition()
+		tp.Topic, tp.TopicID, tp.Partitions = topic, id, []int32{0}
+		return kmsg.Assignment{TopicPartitions: []kmsg.AssignmentTopicPartition{tp}}
+	}
+	consumerMember := func(subscribed []string, assigned, target kmsg.Assignment) kmsg.ConsumerGroupDescribeResponseGroupMember {
+		m := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+		m.MemberID, m.SubscribedTopics, m.Assignment, m.TargetAssignment = "m", subscribed, assigned, target
+		return m
+	}
+	for name, member := range map[string]kmsg.ConsumerGroupDescribeResponseGroupMember{
+		"subscription":        consumerMember([]string{"a", "b.hidden"}, kmsg.Assignment{}, kmsg.Assignment{}),
+		"assignment":          consumerMember([]string{"a"}, assignment("b.hidden", hiddenID), kmsg.Assignment{}),
+		"target assignment":   consumerMember([]string{"a"}, kmsg.Assignment{}, assignment("b.hidden", hiddenID)),
+		"assignment, id only": consumerMember([]string{"a"}, assignment("", hiddenID), kmsg.Assignment{}),
+		"unknown id":          consumerMember([]string{"a"}, assignment("", [16]byte{7}), kmsg.Assignment{}),
+	} {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{"g", "ok"}
+		v := enf.FilterRequest(testConn, req)
+		if v.OnResponse == nil {
+			t.Fatalf("%s: no response hook", name)
+		}
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		g := kmsg.NewConsumerGroupDescribeResponseGroup()
+		g.Group, g.Members = "g", []kmsg.ConsumerGroupDescribeResponseGroupMember{member}
+		ok := kmsg.NewConsumerGroupDescribeResponseGroup()
+		ok.Group, ok.Members = "ok", []kmsg.ConsumerGroupDescribeResponseGroupMember{consumerMember([]string{"a"}, assignment("a", [16]byte{1}), kmsg.Assignment{})}
+		resp.Groups = append(resp.Groups, g, ok)
+		if err := v.OnResponse(resp); err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Groups[0]; got.ErrorCode != errTopicAuthorizationFailed || len(got.Members) != 0 || strings.Contains(fmt.Sprint(got), "hidden") {
+			t.Errorf("%s: group answered %+v, want 29 and nothing else", name, got)
+		}
+		if got := resp.Groups[1]; got.ErrorCode != 0 || len(got.Members) != 1 {
+			t.Errorf("%s: visible group answered %+v", name, got)
+		}
+	}
+
+	share := kmsg.NewPtrShareGroupDescribeRequest()
+	share.GroupIDs = []string{"g"}
+	v := enf.FilterRequest(testConn, share)
+	sresp := share.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
+	sg := kmsg.NewShareGroupDescribeResponseGroup()
+	sm := kmsg.NewShareGroupDescribeResponseGroupMember()
+	sm.SubscribedTopicNames = []string{"b.hidden"}
+	sg.GroupID, sg.Members = "g", []kmsg.ShareGroupDescribeResponseGroupMember{sm}
+	sresp.Groups = append(sresp.Groups, sg)
+	if err := v.OnResponse(sresp); err != nil {
+		t.Fatal(err)
+	}
+	if got := sresp.Groups[0]; got.ErrorCode != errTopicAuthorizationFailed || len(got.Members) != 0 {
+		t.Errorf("share group answered %+v", got)
+	}
+
+	streams := kmsg.NewPtrStreamsGroupDescribeRequest()
+	streams.Groups = []string{"g"}
+	v = enf.FilterRequest(testConn, streams)
+	tresp := streams.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
+	tg := kmsg.NewStreamsGroupDescribeResponseGroup()
+	tg.Group = "g"
+	sub := kmsg.NewStreamsGroupDescribeResponseGroupTopologySubtopology()
+	sub.SourceTopics = []string{"a"}
+	sub.StateChangelogTopics = []kmsg.TopicInfo{{Topic: "b.hidden"}}
+	tg.Topology = &kmsg.StreamsGroupDescribeResponseGroupTopology{Subtopologies: []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{sub}}
+	tresp.Groups = append(tresp.Groups, tg)
+	if err := v.OnResponse(tresp); err != nil {
+		t.Fatal(err)
+	}
+	if got := tresp.Groups[0]; got.ErrorCode != errTopicAuthorizationFailed || got.Topology != nil {
+		t.Errorf("streams group answered %+v", got)
+	}
+}
+
+// TestHeartbeatAssignmentOfHiddenTopic: a heartbeat answer assigning a
+// topic the principal may not describe (the policy changed under a running
+// member) is answered 29 without the assignment; one of visible topics
+// passes.
+func TestHeartbeatAssignmentOfHiddenTopic(t *testing.T) {
+	enf := newTestEnforcer(t, hidingPolicy, nil)
+	hiddenID, visibleID := [16]byte{9}, [16]byte{1}
+	enf.ids.learn(hiddenID, "b.hidden")
+	enf.ids.learn(visibleID, "a")
+	for _, ids := range [][][16]byte{{visibleID}, {visibleID, hiddenID}} {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.MemberEpoch = "g", "m", 3
+		v := enf.FilterRequest(testConn, req)
+		if v.Respond != nil || v.OnResponse == nil {
+			t.Fatalf("heartbeat verdict %+v", v)
+		}
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.MemberID, resp.MemberEpoch = kmsg.StringPtr("m"), 4
+		resp.Assignment = &kmsg.ConsumerGroupHeartbeatResponseAssignment{}
+		for _, id := range ids {
+			resp.Assignment.Topics = append(resp.Assignment.Topics, kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{TopicID: id, Partitions: []int32{0}})
+		}
+		if err := v.OnResponse(resp); err != nil {
+			t.Fatal(err)
+		}
+		hidden := len(ids) == 2
+		if hidden && (resp.ErrorCode != errTopicAuthorizationFailed || resp.Assignment != nil || strings.Contains(deref(resp.ErrorMessage), "hidden")) {
+			t.Errorf("assignment of a hidden topic answered code %d msg %q assignment %+v", resp.ErrorCode, deref(resp.ErrorMessage), resp.Assignment)
+		}
+		if !hidden && (resp.ErrorCode != 0 || resp.Assignment == nil) {
+			t.Errorf("visible assignment answered code %d", resp.ErrorCode)
+		}
+
+		share := kmsg.NewPtrShareGroupHeartbeatRequest()
+		share.GroupID, share.MemberID = "g", "m"
+		v = enf.FilterRequest(testConn, share)
+		sresp := share.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		sresp.Assignment = &kmsg.ShareGroupHeartbeatResponseAssignment{}
+		for _, id := range ids {
+			sresp.Assignment.TopicPartitions = append(sresp.Assignment.TopicPartitions, kmsg.ShareGroupHeartbeatResponseAssignmentTopicPartition{TopicID: id, Partitions: []int32{0}})
+		}
+		if err := v.OnResponse(sresp); err != nil {
+			t.Fatal(err)
+		}
+		if hidden != (sresp.ErrorCode == errTopicAuthorizationFailed && sresp.Assignment == nil) {
+			t.Errorf("share heartbeat with hidden=%v answered code %d", hidden, sresp.ErrorCode)
+		}
+	}
+}
+
+// TestDecideEvery: a regex subscription is allowed only to a principal
+// that may describe every topic.
+func TestDecideEvery(t *testing.T) {
+	for _, tt := range []struct {
+		name, rules string
+		want        bool
+	}{
+		{"allow *", `{name: a, principals: ["*"], allow: [read], topics: ["*"]}`, true},
+		{"allow * deny some", `{name: a, principals: ["*"], allow: [read], topics: ["*"]}
+    - {name: d, principals: ["*"], deny: [describe], topics: ["x.*"]}`, false},
+		{"deny for another principal", `{name: a, principals: ["*"], allow: [read], topics: ["*"]}
+    - {name: d, principals: ["User:bob"], deny: [describe], topics: ["x.*"]}`, true},
+		{"allow a prefix", `{name: a, principals: ["*"], allow: [describe], topics: ["pub.*"]}`, false},
+	} {
+		e := compilePolicy(t, "policy:\n  default: deny\n  rules:\n    - "+tt.rules+"\n")
+		s := e.Subject(&Principal{User: "alice"})
+		if got := s.DecideEvery(OpDescribe, ResTopic).Allowed; got != tt.want {
+			t.Errorf("%s: DecideEvery %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestPageDescribableTopicsAtHiddenRuns: kproxy's paging where the
+// upstream's page (capped by the broker, 2000 partitions in Kafka) ends in
+// hidden topics, which kfake's 2000-partition pages cannot show cheaply.
+func TestPageDescribableTopicsAtHiddenRuns(t *testing.T) {
+	enf := newTestEnforcer(t, hidingPolicy, nil)
+	page := func(cursor *kmsg.DescribeTopicPartitionsRequestCursor, limit int32, next *kmsg.DescribeTopicPartitionsResponseNextCursor, topics ...string) string {
+		req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		req.ResponsePartitionLimit, req.Cursor = limit, cursor
+		v := enf.FilterRequest(testConn, req)
+		if !v.Modified || req.ResponsePartitionLimit <= limit {
+			t.Fatalf("upstream limit %d not raised", req.ResponsePartitionLimit)
+		}
+		resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
+		for _, spec := range topics { // "name:first-last" or "name:" (no partitions)
+			name, parts, _ := strings.Cut(spec, ":")
+			rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+			rt.Topic = kmsg.StringPtr(name)
+			var first, last int32 = 0, -1
+			if parts != "" {
+				fmt.Sscanf(parts, "%d-%d", &first, &last)
+			}
+			for p := first; p <= last; p++ {
+				rp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
+				rp.Partition = p
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		resp.NextCursor = next
+		if err := v.OnResponse(resp); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, rt := range resp.Topics {
+			out = append(out, fmt.Sprintf("%s:%d", *rt.Topic, len(rt.Partitions)))
+		}
+		if resp.NextCursor != nil {
+			out = append(out, fmt.Sprintf("-> %s/%d", resp.NextCursor.Topic, resp.NextCursor.Partition))
+		}
+		return strings.Join(out, " ")
+	}
+	at := func(topic string, p int32) *kmsg.DescribeTopicPartitionsResponseNextCursor {
+		return &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: topic, Partition: p}
+	}
+	// The upstream page ended inside a hidden topic: the cursor resumes
+	// just past the last describable partition answered.
+	if got := page(nil, 100, at("b.hidden", 7), "a:0-2", "b.hidden:0-6"); got != "a:3 -> a/3" {
+		t.Errorf("page ending in a hidden topic: %q", got)
+	}
+	// Following it: the empty entry for "a" is dropped.
+	if got := page(&kmsg.DescribeTopicPartitionsRequestCursor{Topic: "a", Partition: 3}, 100, nil, "a:", "b.hidden:0-6", "c:0-1"); got != "c:2" {
+		t.Errorf("page after a past-the-end cursor: %q", got)
+	}
+	// An upstream page of hidden partitions only: no cursor into them.
+	if got := page(nil, 100, at("b.hidden", 2000), "b.hidden:0-1999"); got != "" {
+		t.Errorf("page of hidden partitions only: %q", got)
+	}
+	// Upstream stopped in a visible topic: its cursor stands.
+	if got := page(nil, 100, at("c", 1), "a:0-2", "b.hidden:0-6", "c:0-0"); got != "a:3 c:1 -> c/1" {
+		t.Errorf("page ending in a visible topic: %q", got)
+	}
+}
