@@ -375,3 +375,34 @@ func TestGroupsDoNotRevealHiddenTopics(t *testing.T) {
 		t.Errorf("admin describe of the regex group: code %d members %d", g.ErrorCode, len(g.Members))
 	}
 }
+
+// TestAuthorizedOperationsArePrincipals: authorized operations in
+// Metadata, DescribeTopicPartitions and DescribeCluster are the
+// principal's under the policy, not those of kproxy's identity on the
+// broker (before the fix: kfake's, every operation).
+func TestAuthorizedOperationsArePrincipals(t *testing.T) {
+	e := newEnv(t, 1, hidingTopics, hidingPolicy)
+	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-ops")
+	const want = 1<<3 | 1<<5 | 1<<6 | 1<<8 // read, create, delete, describe
+
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(12)
+	md.IncludeTopicAuthorizedOperations = true
+	md.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("t1")}}
+	if got := raw.roundTrip(t, md).(*kmsg.MetadataResponse).Topics[0].AuthorizedOperations; got != want {
+		t.Errorf("metadata t1 authorized operations %b, want %b", got, want)
+	}
+
+	dtp := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	dtp.ResponsePartitionLimit = 10
+	dtp.Topics = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: "t1"}}
+	if got := raw.roundTrip(t, dtp).(*kmsg.DescribeTopicPartitionsResponse).Topics[0].AuthorizedOperations; got != want {
+		t.Errorf("DescribeTopicPartitions t1 authorized operations %b, want %b", got, want)
+	}
+
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.IncludeClusterAuthorizedOperations = true
+	if got := raw.roundTrip(t, dc).(*kmsg.DescribeClusterResponse).ClusterAuthorizedOperations; got != 0 {
+		t.Errorf("cluster authorized operations %b, want none", got)
+	}
+}
