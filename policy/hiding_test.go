@@ -235,3 +235,35 @@ func TestPageDescribableTopicsAtHiddenRuns(t *testing.T) {
 		t.Errorf("page ending in a visible topic: %q", got)
 	}
 }
+
+// TestDescribeTransactionsLeavesOutHiddenTopics: a described transaction
+// lists only the topics the principal may describe, as Kafka's does.
+func TestDescribeTransactionsLeavesOutHiddenTopics(t *testing.T) {
+	enf := newTestEnforcer(t, hidingPolicy+`    - {name: txn, principals: ["*"], allow: [describe], transactional_ids: ["*"]}
+`, nil)
+	req := kmsg.NewPtrDescribeTransactionsRequest()
+	req.TransactionalIDs = []string{"tx"}
+	v := enf.FilterRequest(testConn, req)
+	if v.OnResponse == nil {
+		t.Fatalf("verdict %+v", v)
+	}
+	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+	st := kmsg.NewDescribeTransactionsResponseTransactionState()
+	st.TransactionalID = "tx"
+	for _, name := range []string{"a", "b.hidden", "c"} {
+		tp := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+		tp.Topic, tp.Partitions = name, []int32{0}
+		st.Topics = append(st.Topics, tp)
+	}
+	resp.TransactionStates = append(resp.TransactionStates, st)
+	if err := v.OnResponse(resp); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tp := range resp.TransactionStates[0].Topics {
+		got = append(got, tp.Topic)
+	}
+	if strings.Join(got, ",") != "a,c" {
+		t.Errorf("transaction topics %v, want a,c", got)
+	}
+}

@@ -161,7 +161,7 @@ var revealHandlings = map[int16]string{
 	44: handledEcho,
 	47: handledEcho,
 	61: handledEcho,
-	65: handledEcho + "; topics of a described transaction are the transactional id's (Describe on it is the permission, as in Kafka)",
+	65: handledEcho + "; topics of a described transaction the principal may not describe are left out, as Kafka",
 	66: "transactions the principal may not describe are removed",
 	68: "a regex subscription needs Describe on every topic; an assignment naming a hidden topic is answered TOPIC_AUTHORIZATION_FAILED",
 	69: "a group naming a hidden topic anywhere (subscriptions, assignments): TOPIC_AUTHORIZATION_FAILED and no members, as Kafka 4.0" + handledOps,

@@ -203,7 +203,7 @@ func operationTable() []apiEntry {
 		internal(kmsg.BrokerRegistration),
 		internal(kmsg.BrokerHeartbeat),
 		clusterAlter(kmsg.UnregisterBroker),
-		{key: kmsg.DescribeTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, "")},
+		{key: kmsg.DescribeTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, ""), nd(OpDescribe, ResTopic, "topics of a described transaction: hidden ones left out, as Kafka")},
 			answer: "denied ids: TRANSACTIONAL_ID_AUTHORIZATION_FAILED (request split)", handle: typed(handleDescribeTransactions)},
 		{key: kmsg.ListTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, "per transaction")},
 			answer: "transactions the principal may not describe are hidden", handle: typed(handleListTransactions)},
