@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -265,5 +266,83 @@ func TestDescribeTransactionsLeavesOutHiddenTopics(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "a,c" {
 		t.Errorf("transaction topics %v, want a,c", got)
+	}
+}
+
+// TestHiddenTopicIDAnswersAsUnknown: in every API that names topics by id,
+// a request naming a hidden topic's id (one kproxy has learned) is
+// answered byte for byte as one naming an id no topic has, but for the id
+// itself: same code (UNKNOWN_TOPIC_ID), same message, no name.
+func TestHiddenTopicIDAnswersAsUnknown(t *testing.T) {
+	enf := newTestEnforcer(t, `
+policy:
+  default: deny
+  rules:
+    - {name: all, principals: ["*"], allow: [read, write, delete], topics: ["*"], groups: ["*"], transactional_ids: ["*"]}
+    - {name: hide, principals: ["*"], deny: [all], topics: ["*.hidden"]}
+`, nil)
+	hidden, unknown := [16]byte{0xaa, 9}, [16]byte{0xbb, 7}
+	enf.ids.learn(hidden, "b.hidden")
+	requests := map[string]func(id [16]byte) kmsg.Request{
+		"Produce v13": func(id [16]byte) kmsg.Request {
+			r := kmsg.NewPtrProduceRequest()
+			r.SetVersion(13)
+			r.Acks, r.TimeoutMillis = -1, 1000
+			r.Topics = []kmsg.ProduceRequestTopic{{TopicID: id, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0}}}}
+			return r
+		},
+		"Fetch v13": func(id [16]byte) kmsg.Request {
+			r := kmsg.NewPtrFetchRequest()
+			r.SetVersion(13)
+			r.ReplicaID = -1
+			r.Topics = []kmsg.FetchRequestTopic{{TopicID: id, Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0}}}}
+			return r
+		},
+		"OffsetCommit v10": func(id [16]byte) kmsg.Request {
+			r := kmsg.NewPtrOffsetCommitRequest()
+			r.SetVersion(10)
+			r.Group = "g"
+			r.Topics = []kmsg.OffsetCommitRequestTopic{{TopicID: id, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0}}}}
+			return r
+		},
+		"DeleteTopics v6": func(id [16]byte) kmsg.Request {
+			r := kmsg.NewPtrDeleteTopicsRequest()
+			r.SetVersion(6)
+			r.Topics = []kmsg.DeleteTopicsRequestTopic{{TopicID: id}}
+			return r
+		},
+		"ShareFetch v1": func(id [16]byte) kmsg.Request {
+			r := kmsg.NewPtrShareFetchRequest()
+			r.SetVersion(1)
+			r.GroupID = kmsg.StringPtr("g")
+			r.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
+			return r
+		},
+		"ShareAcknowledge v1": func(id [16]byte) kmsg.Request {
+			r := kmsg.NewPtrShareAcknowledgeRequest()
+			r.SetVersion(1)
+			r.GroupID = kmsg.StringPtr("g")
+			r.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0}}}}
+			return r
+		},
+	}
+	answer := func(name string, req kmsg.Request) []byte {
+		v := enf.FilterRequest(testConn, req)
+		if v.Respond == nil {
+			t.Fatalf("%s: not answered by the policy: %+v", name, v)
+		}
+		return v.Respond.AppendTo(nil)
+	}
+	for name, build := range requests {
+		h := answer(name, build(hidden))
+		u := answer(name, build(unknown))
+		h = bytes.ReplaceAll(h, hidden[:], unknown[:])
+		h = bytes.ReplaceAll(h, []byte(fmt.Sprintf("%x", hidden)), []byte(fmt.Sprintf("%x", unknown)))
+		if !bytes.Equal(h, u) {
+			t.Errorf("%s: the hidden id's answer differs from an unknown id's:\n%q\n%q", name, h, u)
+		}
+		if bytes.Contains(h, []byte("hidden")) {
+			t.Errorf("%s: the answer names the topic: %q", name, h)
+		}
 	}
 }
