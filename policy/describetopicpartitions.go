@@ -104,7 +104,19 @@ func handleDescribeTopicPartitions(c *reqCtx, r *kmsg.DescribeTopicPartitionsReq
 //
 // A client cursor naming a topic the principal may not describe is moved
 // just past that topic, so the answer does not depend on whether it exists.
+// In audit mode the request and answer pass unchanged.
 func describeAllTopicPartitions(c *reqCtx, r *kmsg.DescribeTopicPartitionsRequest) filter.Verdict {
+	if c.st.auditOnly {
+		// Audit mode must not alter traffic: the answer is the upstream's,
+		// and what would be hidden is only audited.
+		return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
+			dr, err := c.learnDescribedTopics(resp)
+			for i := 0; err == nil && i < len(dr.Topics); i++ {
+				c.visible(OpDescribe, ResTopic, deref(dr.Topics[i].Topic))
+			}
+			return err
+		}}
+	}
 	limit := max(r.ResponsePartitionLimit, 1)
 	var from *kmsg.DescribeTopicPartitionsRequestCursor // the cursor sent upstream
 	if r.Cursor != nil {

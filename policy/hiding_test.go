@@ -346,3 +346,26 @@ policy:
 		}
 	}
 }
+
+// TestDescribeTopicPartitionsAuditModePassesThrough: in audit mode an
+// all-topics DescribeTopicPartitions is forwarded and answered unchanged.
+func TestDescribeTopicPartitionsAuditModePassesThrough(t *testing.T) {
+	enf := newTestEnforcer(t, strings.Replace(hidingPolicy, "policy:\n", "policy:\n  mode: audit\n", 1), nil)
+	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	req.ResponsePartitionLimit = 1
+	v := enf.FilterRequest(testConn, req)
+	if v.Modified || req.ResponsePartitionLimit != 1 || v.OnResponse == nil {
+		t.Fatalf("audit mode changed the request: %+v limit %d", v, req.ResponsePartitionLimit)
+	}
+	resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
+	rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+	rt.Topic = kmsg.StringPtr("b.hidden")
+	resp.Topics = append(resp.Topics, rt)
+	resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: "c.hidden"}
+	if err := v.OnResponse(resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 1 || resp.NextCursor == nil || resp.NextCursor.Topic != "c.hidden" {
+		t.Errorf("audit mode changed the answer: %+v", resp)
+	}
+}
