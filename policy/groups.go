@@ -105,7 +105,7 @@ func splitNamed[T any](c *reqCtx, req kmsg.Request, groups []string, op Operatio
 }
 
 func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdict {
-	return splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
+	return describedClassicGroupTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
 		func(resp kmsg.Response) (*[]kmsg.DescribeGroupsResponseGroup, bool) {
 			dr, ok := resp.(*kmsg.DescribeGroupsResponse)
 			if !ok {
@@ -118,7 +118,7 @@ func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdi
 			g := kmsg.NewDescribeGroupsResponseGroup()
 			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
 			return g
-		})
+		}))
 }
 
 func handleDeleteGroups(c *reqCtx, r *kmsg.DeleteGroupsRequest) filter.Verdict {
@@ -364,9 +364,9 @@ func handleDescribeShareGroupOffsets(c *reqCtx, r *kmsg.DescribeShareGroupOffset
 		}
 	}
 	if denied == 0 {
-		return filter.Verdict{}
+		return describeShareGroupAllTopics(c, r, filter.Verdict{})
 	}
-	return c.split(r, denied == len(orig), func() { r.Groups = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
+	return describeShareGroupAllTopics(c, r, c.split(r, denied == len(orig), func() { r.Groups = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
 		dr, ok := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
 		if !ok {
 			return errWrongResponse(resp)
@@ -382,7 +382,7 @@ func handleDescribeShareGroupOffsets(c *reqCtx, r *kmsg.DescribeShareGroupOffset
 				return g, true
 			})
 		return nil
-	})
+	}))
 }
 
 func deref(s *string) string {

@@ -369,3 +369,71 @@ func TestDescribeTopicPartitionsAuditModePassesThrough(t *testing.T) {
 		t.Errorf("audit mode changed the answer: %+v", resp)
 	}
 }
+
+// TestDescribeGroupsConsumerProtocolTopics: a classic consumer group whose
+// members' protocol bytes name a hidden topic is answered 29 with no
+// members; one naming visible topics passes.
+func TestDescribeGroupsConsumerProtocolTopics(t *testing.T) {
+	enf := newTestEnforcer(t, hidingPolicy, nil)
+	member := func(subscribed []string, assigned string) kmsg.DescribeGroupsResponseGroupMember {
+		md := kmsg.ConsumerMemberMetadata{Version: 3, Topics: subscribed, Generation: -1}
+		a := kmsg.ConsumerMemberAssignment{Version: 3}
+		if assigned != "" {
+			a.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: assigned, Partitions: []int32{0}}}
+		}
+		m := kmsg.NewDescribeGroupsResponseGroupMember()
+		m.MemberID, m.ProtocolMetadata, m.MemberAssignment = "m", md.AppendTo(nil), a.AppendTo(nil)
+		return m
+	}
+	for name, tc := range map[string]struct {
+		m      kmsg.DescribeGroupsResponseGroupMember
+		hidden bool
+	}{
+		"visible":      {member([]string{"a"}, "a"), false},
+		"subscription": {member([]string{"a", "b.hidden"}, "a"), true},
+		"assignment":   {member([]string{"a"}, "b.hidden"), true},
+	} {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.SetVersion(5)
+		req.Groups = []string{"g"}
+		v := enf.FilterRequest(testConn, req)
+		resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		g := kmsg.NewDescribeGroupsResponseGroup()
+		g.Group, g.ProtocolType, g.Members = "g", "consumer", []kmsg.DescribeGroupsResponseGroupMember{tc.m}
+		resp.Groups = append(resp.Groups, g)
+		if err := v.OnResponse(resp); err != nil {
+			t.Fatal(err)
+		}
+		got := resp.Groups[0]
+		if tc.hidden != (got.ErrorCode == errTopicAuthorizationFailed && len(got.Members) == 0) || (!tc.hidden && got.ErrorCode != 0) {
+			t.Errorf("%s: group answered code %d with %d members", name, got.ErrorCode, len(got.Members))
+		}
+	}
+}
+
+// TestDescribeShareGroupOffsetsAllTopics: a share group asked for with all
+// its topics lists only the describable ones.
+func TestDescribeShareGroupOffsetsAllTopics(t *testing.T) {
+	enf := newTestEnforcer(t, hidingPolicy, nil)
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "g"}}
+	v := enf.FilterRequest(testConn, req)
+	if v.OnResponse == nil {
+		t.Fatalf("verdict %+v", v)
+	}
+	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
+	g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+	g.GroupID = "g"
+	for _, name := range []string{"a", "b.hidden"} {
+		tp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+		tp.Topic = name
+		g.Topics = append(g.Topics, tp)
+	}
+	resp.Groups = append(resp.Groups, g)
+	if err := v.OnResponse(resp); err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Groups[0].Topics; len(got) != 1 || got[0].Topic != "a" {
+		t.Errorf("all-topics share group offsets: %+v", got)
+	}
+}

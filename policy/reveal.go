@@ -130,10 +130,11 @@ func RevealTableMarkdown() string {
 
 // Handling shared by many APIs.
 const (
-	handledCluster = "needs a cluster permission (ClusterAction, Alter or Describe on the cluster): who holds it may see every resource, as in Kafka"
-	handledEcho    = "names only what the request named; denied entries never reach the upstream and are answered by kproxy with the name the client gave"
-	handledByID    = "; topics asked for by id the principal may not describe: UNKNOWN_TOPIC_ID, no name (checkTopicRef)"
-	handledOps     = "; authorized operations are recomputed for the principal from the policy (the upstream's are kproxy's own identity's)"
+	handledCluster      = "needs a cluster permission (ClusterAction, Alter or Describe on the cluster): who holds it may see every resource, as in Kafka"
+	handledEcho         = "names only what the request named; denied entries never reach the upstream and are answered by kproxy with the name the client gave"
+	handledByID         = "; topics asked for by id the principal may not describe: UNKNOWN_TOPIC_ID, no name (checkTopicRef)"
+	handledMessagesOnly = "error messages only: the upstream's concern allowed resources; kproxy's name only what the client named"
+	handledOps          = "; authorized operations are recomputed for the principal from the policy (the upstream's are kproxy's own identity's)"
 )
 
 // revealHandlings says, per API key whose response has such fields, how
@@ -146,7 +147,7 @@ var revealHandlings = map[int16]string{
 	8:  handledEcho + handledByID,
 	9:  handledEcho + "; all-topics answers filtered to describable topics" + handledByID,
 	10: handledEcho,
-	15: handledEcho + handledOps,
+	15: "a classic consumer group whose members' protocol bytes (subscriptions, assignments) name a hidden topic: TOPIC_AUTHORIZATION_FAILED and no members" + handledOps,
 	16: "groups the principal may not describe are removed (unless it may describe the cluster)",
 	19: handledEcho + "; Describe is needed too, so TOPIC_ALREADY_EXISTS never reveals a hidden topic",
 	20: handledEcho + handledByID,
@@ -172,7 +173,8 @@ var revealHandlings = map[int16]string{
 	79: handledEcho + handledByID,
 	88: "the partitions map names the group's topology topics, each authorized by Describe when the topology was sent",
 	89: "as ConsumerGroupDescribe, counting topology topics" + handledOps,
-	90: handledEcho,
+	60: "brokers and the cluster id, as from Kafka (needs nothing)" + handledOps,
+	90: handledEcho + "; a group asked for with all its topics: hidden topics left out",
 	91: handledEcho,
 	92: handledEcho,
 }
@@ -187,9 +189,12 @@ func revealHandling(key int16) string {
 	}
 	for _, e := range operationTable() {
 		if int16(e.key) == key {
+			if e.setup || len(e.needs) == 0 {
+				return handledMessagesOnly
+			}
 			for _, n := range e.needs {
 				if n.res != ResCluster {
-					return "error messages only: the upstream's concern allowed resources; kproxy's name only what the client named"
+					return handledMessagesOnly
 				}
 			}
 			break
