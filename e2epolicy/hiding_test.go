@@ -1,12 +1,15 @@
 package e2epolicy
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -404,5 +407,43 @@ func TestAuthorizedOperationsArePrincipals(t *testing.T) {
 	dc.IncludeClusterAuthorizedOperations = true
 	if got := raw.roundTrip(t, dc).(*kmsg.DescribeClusterResponse).ClusterAuthorizedOperations; got != 0 {
 		t.Errorf("cluster authorized operations %b, want none", got)
+	}
+}
+
+// TestClassicDescribeGroupsHidesTopics: a classic consumer group (a real
+// franz-go consumer, straight on kfake) subscribed to a hidden topic is
+// described through kproxy as TOPIC_AUTHORIZATION_FAILED with no members;
+// before the fix the members' protocol bytes named the hidden topic.
+func TestClassicDescribeGroupsHidesTopics(t *testing.T) {
+	e := newEnv(t, 1, hidingTopics, groupHidingPolicy)
+	ctx := testCtx(t, 30*time.Second)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.cluster.ListenAddrs()...), kgo.ConsumerGroup("classic"),
+		kgo.ConsumeTopics("t1", "t2.hidden"), kgo.Balancers(kgo.CooperativeStickyBalancer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-low")
+	describe := func() kmsg.DescribeGroupsResponseGroup {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.SetVersion(5)
+		req.Groups = []string{"classic"}
+		return raw.roundTrip(t, req).(*kmsg.DescribeGroupsResponse).Groups[0]
+	}
+	for ctx.Err() == nil {
+		cl.PollRecords(testCtx(t, 200*time.Millisecond), 1)
+		direct := kadm.NewClient(cl)
+		if gs, err := direct.DescribeGroups(ctx, "classic"); err == nil && gs["classic"].State == "Stable" {
+			break
+		}
+	}
+	g := describe()
+	if g.ErrorCode != 29 || len(g.Members) != 0 {
+		t.Errorf("classic group with a hidden subscription described as code %d with %d members, want 29 and none", g.ErrorCode, len(g.Members))
+	}
+	for _, m := range g.Members {
+		if bytes.Contains(m.ProtocolMetadata, []byte("hidden")) || bytes.Contains(m.MemberAssignment, []byte("hidden")) {
+			t.Errorf("member %s's protocol bytes name the hidden topic", m.MemberID)
+		}
 	}
 }
