@@ -105,7 +105,7 @@ func splitNamed[T any](c *reqCtx, req kmsg.Request, groups []string, op Operatio
 }
 
 func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdict {
-	return splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
+	return describedClassicGroupTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
 		func(resp kmsg.Response) (*[]kmsg.DescribeGroupsResponseGroup, bool) {
 			dr, ok := resp.(*kmsg.DescribeGroupsResponse)
 			if !ok {
@@ -118,7 +118,7 @@ func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdi
 			g := kmsg.NewDescribeGroupsResponseGroup()
 			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
 			return g
-		})
+		}))
 }
 
 func handleDeleteGroups(c *reqCtx, r *kmsg.DeleteGroupsRequest) filter.Verdict {
@@ -139,7 +139,7 @@ func handleDeleteGroups(c *reqCtx, r *kmsg.DeleteGroupsRequest) filter.Verdict {
 }
 
 func handleConsumerGroupDescribe(c *reqCtx, r *kmsg.ConsumerGroupDescribeRequest) filter.Verdict {
-	return splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
+	return handleConsumerGroupDescribeTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
 		func(resp kmsg.Response) (*[]kmsg.ConsumerGroupDescribeResponseGroup, bool) {
 			dr, ok := resp.(*kmsg.ConsumerGroupDescribeResponse)
 			if !ok {
@@ -152,11 +152,11 @@ func handleConsumerGroupDescribe(c *reqCtx, r *kmsg.ConsumerGroupDescribeRequest
 			g := kmsg.NewConsumerGroupDescribeResponseGroup()
 			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
 			return g
-		})
+		}))
 }
 
 func handleShareGroupDescribe(c *reqCtx, r *kmsg.ShareGroupDescribeRequest) filter.Verdict {
-	return splitNamed(c, r, r.GroupIDs, OpDescribe, ResGroup, func(g []string) { r.GroupIDs = g },
+	return handleShareGroupDescribeTopics(c, splitNamed(c, r, r.GroupIDs, OpDescribe, ResGroup, func(g []string) { r.GroupIDs = g },
 		func(resp kmsg.Response) (*[]kmsg.ShareGroupDescribeResponseGroup, bool) {
 			dr, ok := resp.(*kmsg.ShareGroupDescribeResponse)
 			if !ok {
@@ -169,11 +169,11 @@ func handleShareGroupDescribe(c *reqCtx, r *kmsg.ShareGroupDescribeRequest) filt
 			g := kmsg.NewShareGroupDescribeResponseGroup()
 			g.GroupID, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
 			return g
-		})
+		}))
 }
 
 func handleStreamsGroupDescribe(c *reqCtx, r *kmsg.StreamsGroupDescribeRequest) filter.Verdict {
-	return splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
+	return handleStreamsGroupDescribeTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
 		func(resp kmsg.Response) (*[]kmsg.StreamsGroupDescribeResponseGroup, bool) {
 			dr, ok := resp.(*kmsg.StreamsGroupDescribeResponse)
 			if !ok {
@@ -186,7 +186,7 @@ func handleStreamsGroupDescribe(c *reqCtx, r *kmsg.StreamsGroupDescribeRequest) 
 			g := kmsg.NewStreamsGroupDescribeResponseGroup()
 			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
 			return g
-		})
+		}))
 }
 
 // handleListGroups: Describe on the cluster sees every group; otherwise
@@ -237,8 +237,9 @@ func checkTopicsDescribe(c *reqCtx, op Operation, topics []string) *denial {
 }
 
 // handleConsumerGroupHeartbeat enforces Read on the group and Describe on
-// each subscribed topic name, with the top-level error Kafka uses. Regex
-// subscriptions are resolved by the upstream and not filtered.
+// each subscribed topic name, with the top-level error Kafka uses. A regex
+// subscription needs Describe on every topic, and an assignment naming a
+// hidden topic is refused (groupheartbeat.go).
 func handleConsumerGroupHeartbeat(c *reqCtx, r *kmsg.ConsumerGroupHeartbeatRequest) filter.Verdict {
 	if d := c.check(OpRead, ResGroup, r.Group); d != nil {
 		return denyTopLevel(r, d)
@@ -246,7 +247,10 @@ func handleConsumerGroupHeartbeat(c *reqCtx, r *kmsg.ConsumerGroupHeartbeatReque
 	if d := checkTopicsDescribe(c, OpDescribe, r.SubscribedTopicNames); d != nil {
 		return denyTopLevel(r, d)
 	}
-	return filter.Verdict{}
+	if d := c.checkRegexSubscription(r.SubscribedTopicRegex); d != nil {
+		return denyTopLevel(r, d)
+	}
+	return c.heartbeatVerdict(consumerAssignment)
 }
 
 func handleShareGroupHeartbeat(c *reqCtx, r *kmsg.ShareGroupHeartbeatRequest) filter.Verdict {
@@ -256,7 +260,7 @@ func handleShareGroupHeartbeat(c *reqCtx, r *kmsg.ShareGroupHeartbeatRequest) fi
 	if d := checkTopicsDescribe(c, OpDescribe, r.SubscribedTopicNames); d != nil {
 		return denyTopLevel(r, d)
 	}
-	return filter.Verdict{}
+	return c.heartbeatVerdict(shareAssignment)
 }
 
 // handleStreamsGroupHeartbeat enforces Read on the group and Describe on
@@ -313,14 +317,7 @@ func shareGroupTopics(c *reqCtx, req kmsg.Request, group string, ids [][16]byte)
 		return denyTopLevel(req, d)
 	}
 	for _, id := range ids {
-		name, ok := c.topicName("", id)
-		if !ok {
-			if d := c.unknownTopic(id); d != nil {
-				return denyTopLevel(req, d)
-			}
-			continue
-		}
-		if d := c.check(OpRead, ResTopic, name); d != nil {
+		if d := c.checkTopicRef("", id, func(name string) *denial { return c.check(OpRead, ResTopic, name) }); d != nil {
 			return denyTopLevel(req, d)
 		}
 	}
@@ -373,9 +370,9 @@ func handleDescribeShareGroupOffsets(c *reqCtx, r *kmsg.DescribeShareGroupOffset
 		}
 	}
 	if denied == 0 {
-		return filter.Verdict{}
+		return describeShareGroupAllTopics(c, r, filter.Verdict{})
 	}
-	return c.split(r, denied == len(orig), func() { r.Groups = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
+	return describeShareGroupAllTopics(c, r, c.split(r, denied == len(orig), func() { r.Groups = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
 		dr, ok := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
 		if !ok {
 			return errWrongResponse(resp)
@@ -391,7 +388,7 @@ func handleDescribeShareGroupOffsets(c *reqCtx, r *kmsg.DescribeShareGroupOffset
 				return g, true
 			})
 		return nil
-	})
+	}))
 }
 
 func deref(s *string) string {

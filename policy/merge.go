@@ -73,19 +73,15 @@ func denialAt(denials []*denial, i int) (*denial, bool) {
 // (by name, or by id), and check decides a named topic. It returns every
 // topic's key, its denial (nil: allowed) and how many were denied; when
 // none was, keys and denials are nil, so that the common, allowed case
-// allocates nothing. Topic ids kproxy cannot name are denied with
-// UNKNOWN_TOPIC_ID.
+// allocates nothing. Topic ids kproxy cannot name, or that name a topic
+// the principal may not describe, are denied with UNKNOWN_TOPIC_ID
+// (checkTopicRef).
 func (c *reqCtx) topicDenials(n int, at func(i int) (string, [16]byte), check func(name string) *denial) ([]topicKey, []*denial, int) {
 	var denials []*denial
 	denied := 0
 	for i := 0; i < n; i++ {
 		name, id := at(i)
-		var d *denial
-		if resolved, ok := c.topicName(name, id); ok {
-			d = check(resolved)
-		} else {
-			d = c.unknownTopic(id)
-		}
+		d := c.checkTopicRef(name, id, check)
 		if d == nil {
 			continue
 		}

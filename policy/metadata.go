@@ -61,7 +61,7 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 		if name == "" {
 			continue // decided on the name the upstream answers with
 		}
-		if denials[i] = c.check(OpDescribe, ResTopic, name); denials[i] != nil {
+		if denials[i] = c.checkTopicRef(deref(t.Topic), t.TopicID, func(name string) *denial { return c.check(OpDescribe, ResTopic, name) }); denials[i] != nil {
 			denied++
 			continue
 		}
@@ -94,6 +94,7 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 			requested[n] = true
 		}
 	}
+	unresolved := unresolvedMetadataIDs(orig, names)
 	return filter.Verdict{Modified: modified, OnResponse: func(resp kmsg.Response) error {
 		mr, ok := resp.(*kmsg.MetadataResponse)
 		if !ok {
@@ -109,10 +110,15 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 			}
 			switch {
 			case name == "":
+				if unresolved[t.TopicID] && t.ErrorCode == errTopicAuthorizationFailed {
+					t = metadataUnknownID(t.TopicID)
+				}
 			case !requested[name]:
 				// Unasked: the v0 stand-in's extra topics, or a topic asked
 				// for by an id kproxy had not learned.
-				if allStandIn || !c.visible(OpDescribe, ResTopic, name) {
+				if unresolved[t.TopicID] && !c.visible(OpDescribe, ResTopic, name) {
+					t = metadataUnknownID(t.TopicID)
+				} else if allStandIn || !c.visible(OpDescribe, ResTopic, name) {
 					continue
 				}
 			case noCreate[name] && t.ErrorCode == errUnknownTopicOrPartition:
@@ -138,6 +144,10 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 			if !ok {
 				return kmsg.MetadataResponseTopic{}, false
 			}
+			if orig[i].Topic == nil {
+				// Asked for by id: the answer names no topic.
+				return metadataIDErrTopic(orig[i].TopicID, d), true
+			}
 			return metadataErrTopic(names[i], orig[i].TopicID, d), true
 		})
 		return nil
@@ -160,4 +170,33 @@ func (c *reqCtx) learnMetadataIDs(mr *kmsg.MetadataResponse) {
 			c.e.ids.learn(t.TopicID, *t.Topic)
 		}
 	}
+}
+
+// unresolvedMetadataIDs is the set of topic ids a Metadata request asks
+// for that kproxy could not name; the upstream's answer names them.
+func unresolvedMetadataIDs(topics []kmsg.MetadataRequestTopic, names []string) map[[16]byte]bool {
+	var ids map[[16]byte]bool
+	for i, t := range topics {
+		if t.Topic == nil && names[i] == "" && t.TopicID != ([16]byte{}) {
+			if ids == nil {
+				ids = map[[16]byte]bool{}
+			}
+			ids[t.TopicID] = true
+		}
+	}
+	return ids
+}
+
+// metadataIDErrTopic answers a topic asked for by id with d and no name.
+func metadataIDErrTopic(id [16]byte, d *denial) kmsg.MetadataResponseTopic {
+	t := kmsg.NewMetadataResponseTopic()
+	t.TopicID = id
+	t.ErrorCode = d.code
+	return t
+}
+
+// metadataUnknownID is the answer for an id of a topic the principal may
+// not describe: the one for an id that names no topic.
+func metadataUnknownID(id [16]byte) kmsg.MetadataResponseTopic {
+	return metadataIDErrTopic(id, &denial{code: errUnknownTopicID})
 }

@@ -50,13 +50,8 @@ func handleProduce(c *reqCtx, r *kmsg.ProduceRequest) filter.Verdict {
 	anyDenied, allowed := false, 0
 	for i := range orig {
 		t := &orig[i]
-		name, known := c.topicName(t.Topic, t.TopicID)
-		var topicDenial *denial
-		if known {
-			topicDenial = c.check(OpWrite, ResTopic, name)
-		} else {
-			topicDenial = c.unknownTopic(t.TopicID)
-		}
+		name, _ := c.topicName(t.Topic, t.TopicID)
+		topicDenial := c.checkTopicRef(t.Topic, t.TopicID, func(name string) *denial { return c.check(OpWrite, ResTopic, name) })
 		if topicDenial != nil {
 			deny(i, -1, topicDenial)
 			anyDenied = true

@@ -210,6 +210,12 @@ func (c *reqCtx) unknownTopic(id [16]byte) *denial {
 	case c.st.auditOnly:
 		return nil
 	}
+	return c.unknownTopicMessage(id)
+}
+
+// unknownTopicMessage is unknownTopic's answer, also given for the id of a
+// topic the principal may not describe: the two must not differ.
+func (c *reqCtx) unknownTopicMessage(id [16]byte) *denial {
 	return &denial{code: errUnknownTopicID, msg: fmt.Sprintf("kproxy policy: topic id %x is unknown to kproxy; refresh metadata", id)}
 }
 

@@ -10,8 +10,16 @@ import (
 )
 
 // handleCreateTopics enforces Create on the cluster or on each topic (as
-// Kafka) and the topic_changes governance; denied topics are split off.
-// Topic ids in the answer are learned for later requests that use them.
+// Kafka), Describe on each topic, and the topic_changes governance; denied
+// topics are split off. Topic ids in the answer are learned for later
+// requests that use them.
+//
+// Kafka checks only Create and answers an existing topic with
+// TOPIC_ALREADY_EXISTS whether or not the principal may describe it, which
+// makes CreateTopics (validate_only, even) an existence oracle for hidden
+// topics. kproxy also asks Describe, as Kafka does for auto-creation by
+// Metadata, so that the answer for a topic the principal may not describe
+// is TOPIC_AUTHORIZATION_FAILED whether or not it exists.
 func handleCreateTopics(c *reqCtx, r *kmsg.CreateTopicsRequest) filter.Verdict {
 	orig := r.Topics
 	keys := make([]string, len(orig))
@@ -21,6 +29,9 @@ func handleCreateTopics(c *reqCtx, r *kmsg.CreateTopicsRequest) filter.Verdict {
 		t := &orig[i]
 		keys[i] = t.Topic
 		d := c.checkEither(t.Topic, nd(OpCreate, ResCluster, ""), nd(OpCreate, ResTopic, ""))
+		if d == nil {
+			d = c.check(OpDescribe, ResTopic, t.Topic)
+		}
 		if d == nil {
 			d = c.checkNewTopic(t)
 		}
@@ -131,13 +142,8 @@ func handleDeleteTopics(c *reqCtx, r *kmsg.DeleteTopicsRequest) filter.Verdict {
 	denials := make([]*denial, len(orig))
 	denied := 0
 	for i, t := range orig {
-		name, ok := c.topicName(deref(t.Topic), t.TopicID)
-		keys[i] = name
-		if !ok {
-			denials[i] = c.unknownTopic(t.TopicID)
-		} else {
-			denials[i] = c.check(OpDelete, ResTopic, name)
-		}
+		keys[i], _ = c.topicName(deref(t.Topic), t.TopicID)
+		denials[i] = c.checkTopicRef(deref(t.Topic), t.TopicID, func(name string) *denial { return c.check(OpDelete, ResTopic, name) })
 		if denials[i] != nil {
 			denied++
 		}
@@ -221,70 +227,4 @@ func (c *reqCtx) checkPartitionTotal(topic string, total int32) *denial {
 		}
 	}
 	return nil
-}
-
-// handleDescribeTopicPartitions enforces Describe on listed topics (split
-// off and answered TOPIC_AUTHORIZATION_FAILED) and hides undescribable
-// topics from an all-topics answer.
-func handleDescribeTopicPartitions(c *reqCtx, r *kmsg.DescribeTopicPartitionsRequest) filter.Verdict {
-	learn := func(resp kmsg.Response) (*kmsg.DescribeTopicPartitionsResponse, error) {
-		dr, ok := resp.(*kmsg.DescribeTopicPartitionsResponse)
-		if !ok {
-			return nil, errWrongResponse(resp)
-		}
-		for _, t := range dr.Topics {
-			if t.Topic != nil && t.ErrorCode == 0 {
-				c.e.ids.learn(t.TopicID, *t.Topic)
-			}
-		}
-		return dr, nil
-	}
-	if len(r.Topics) == 0 {
-		return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
-			dr, err := learn(resp)
-			if err != nil {
-				return err
-			}
-			kept := dr.Topics[:0]
-			for _, t := range dr.Topics {
-				if t.Topic == nil || c.visible(OpDescribe, ResTopic, *t.Topic) {
-					kept = append(kept, t)
-				}
-			}
-			clear(dr.Topics[len(kept):])
-			dr.Topics = kept
-			return nil
-		}}
-	}
-	orig := r.Topics
-	keys := make([]string, len(orig))
-	denials := make([]*denial, len(orig))
-	denied := 0
-	for i, t := range orig {
-		keys[i] = t.Topic
-		if denials[i] = c.check(OpDescribe, ResTopic, t.Topic); denials[i] != nil {
-			denied++
-		}
-	}
-	if denied == 0 {
-		return filter.Verdict{OnResponse: func(resp kmsg.Response) error { _, err := learn(resp); return err }}
-	}
-	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		dr, err := learn(resp)
-		if err != nil {
-			return err
-		}
-		dr.Topics = mergeInOrder(dr.Topics, func(t *kmsg.DescribeTopicPartitionsResponseTopic) string { return deref(t.Topic) }, keys,
-			func(i int) (kmsg.DescribeTopicPartitionsResponseTopic, bool) {
-				d, ok := denialAt(denials, i)
-				if !ok {
-					return kmsg.DescribeTopicPartitionsResponseTopic{}, false
-				}
-				st := kmsg.NewDescribeTopicPartitionsResponseTopic()
-				name := keys[i]
-				st.Topic, st.ErrorCode = &name, d.code
-				return st, true
-			})
-		return nil
-	})
 }

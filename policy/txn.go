@@ -104,7 +104,7 @@ func handleEndTxn(c *reqCtx, r *kmsg.EndTxnRequest) filter.Verdict {
 }
 
 func handleDescribeTransactions(c *reqCtx, r *kmsg.DescribeTransactionsRequest) filter.Verdict {
-	return splitNamed(c, r, r.TransactionalIDs, OpDescribe, ResTransactionalID, func(ids []string) { r.TransactionalIDs = ids },
+	return describeTransactionTopics(c, splitNamed(c, r, r.TransactionalIDs, OpDescribe, ResTransactionalID, func(ids []string) { r.TransactionalIDs = ids },
 		func(resp kmsg.Response) (*[]kmsg.DescribeTransactionsResponseTransactionState, bool) {
 			dr, ok := resp.(*kmsg.DescribeTransactionsResponse)
 			if !ok {
@@ -118,7 +118,7 @@ func handleDescribeTransactions(c *reqCtx, r *kmsg.DescribeTransactionsRequest) 
 			s.TransactionalID, s.ErrorCode = id, d.code
 			s.ProducerID, s.ProducerEpoch = -1, -1
 			return s
-		})
+		}))
 }
 
 // handleListTransactions lists only the transactions the principal may

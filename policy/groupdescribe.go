@@ -1,0 +1,95 @@
+package policy
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+)
+
+// hiddenTopicsInGroup is the message of a described group answered
+// TOPIC_AUTHORIZATION_FAILED: it names no topic.
+const hiddenTopicsInGroup = "kproxy policy: the group's members subscribe to or are assigned topics this principal may not describe"
+
+// Describing a group (ConsumerGroupDescribe, ShareGroupDescribe,
+// StreamsGroupDescribe) shows every member's subscription and assignment,
+// topic names and ids included, whoever the member is. Kafka 4.0
+// (KAFKA-18813, KAFKA-18819) answers a group that names any topic the
+// principal may not describe with TOPIC_AUTHORIZATION_FAILED and nothing
+// else about it; kproxy does the same, counting every topic the group's
+// description names (subscriptions, assignments, target assignments,
+// topologies: whatever topicRefs finds).
+
+func handleConsumerGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
+	return afterResponse(v, func(resp kmsg.Response) error {
+		dr, ok := resp.(*kmsg.ConsumerGroupDescribeResponse)
+		if !ok {
+			return errWrongResponse(resp)
+		}
+		for i := range dr.Groups {
+			if g := &dr.Groups[i]; g.ErrorCode == 0 && c.namesHiddenTopic(g) {
+				h := kmsg.NewConsumerGroupDescribeResponseGroup()
+				h.Group, h.ErrorCode, h.ErrorMessage = g.Group, errTopicAuthorizationFailed, kmsg.StringPtr(hiddenTopicsInGroup)
+				*g = h
+			}
+		}
+		return nil
+	})
+}
+
+func handleShareGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
+	return afterResponse(v, func(resp kmsg.Response) error {
+		dr, ok := resp.(*kmsg.ShareGroupDescribeResponse)
+		if !ok {
+			return errWrongResponse(resp)
+		}
+		for i := range dr.Groups {
+			if g := &dr.Groups[i]; g.ErrorCode == 0 && c.namesHiddenTopic(g) {
+				h := kmsg.NewShareGroupDescribeResponseGroup()
+				h.GroupID, h.ErrorCode, h.ErrorMessage = g.GroupID, errTopicAuthorizationFailed, kmsg.StringPtr(hiddenTopicsInGroup)
+				*g = h
+			}
+		}
+		return nil
+	})
+}
+
+func handleStreamsGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
+	return afterResponse(v, func(resp kmsg.Response) error {
+		dr, ok := resp.(*kmsg.StreamsGroupDescribeResponse)
+		if !ok {
+			return errWrongResponse(resp)
+		}
+		for i := range dr.Groups {
+			if g := &dr.Groups[i]; g.ErrorCode == 0 && c.namesHiddenTopic(g) {
+				h := kmsg.NewStreamsGroupDescribeResponseGroup()
+				h.Group, h.ErrorCode, h.ErrorMessage = g.Group, errTopicAuthorizationFailed, kmsg.StringPtr(hiddenTopicsInGroup)
+				*g = h
+			}
+		}
+		return nil
+	})
+}
+
+// afterResponse makes fn see the answer to a request after what v already
+// does with it, whether the upstream or the policy answers.
+func afterResponse(v filter.Verdict, fn func(kmsg.Response) error) filter.Verdict {
+	switch {
+	case v.Close != nil:
+		return v
+	case v.Respond != nil:
+		if err := fn(v.Respond); err != nil {
+			return filter.Verdict{Close: err}
+		}
+		return v
+	}
+	prev := v.OnResponse
+	v.OnResponse = func(resp kmsg.Response) error {
+		if prev != nil {
+			if err := prev(resp); err != nil {
+				return err
+			}
+		}
+		return fn(resp)
+	}
+	return v
+}

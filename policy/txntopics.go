@@ -1,0 +1,32 @@
+package policy
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+)
+
+// describeTransactionTopics removes from each described transaction the
+// topics the principal may not describe, as Kafka's DescribeTransactions
+// does: Describe on the transactional id shows the transaction, not every
+// topic it writes.
+func describeTransactionTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
+	return afterResponse(v, func(resp kmsg.Response) error {
+		dr, ok := resp.(*kmsg.DescribeTransactionsResponse)
+		if !ok {
+			return errWrongResponse(resp)
+		}
+		for i := range dr.TransactionStates {
+			s := &dr.TransactionStates[i]
+			kept := s.Topics[:0]
+			for _, t := range s.Topics {
+				if c.visible(OpDescribe, ResTopic, t.Topic) {
+					kept = append(kept, t)
+				}
+			}
+			clear(s.Topics[len(kept):])
+			s.Topics = kept
+		}
+		return nil
+	})
+}
