@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -107,14 +105,11 @@ func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen 
 		switch h.APIKey {
 		case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
 			return p.answerSASL(h, cr, frameLen, owed)
-		case protocol.APIVersionsKey:
-			return nil, nil
 		}
-		if !p.authn.Authenticated() {
-			return nil, fail(reasonAuth, fmt.Errorf("%s request before SASL authentication", protocol.APIName(h.APIKey)))
-		}
-		if exp := p.authn.SessionExpiry(); !exp.IsZero() && time.Now().After(exp) {
-			return nil, fail(reasonAuth, errors.New("SASL session expired without re-authentication (KIP-368)"))
+		// Before authentication, during a re-authentication and after the
+		// session lifetime (KIP-368, any client version), as a broker does.
+		if err := p.authn.Admit(h.APIKey); err != nil {
+			return nil, fail(reasonAuth, err)
 		}
 	case p.passthrough != nil:
 		switch h.APIKey {
