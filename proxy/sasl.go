@@ -77,7 +77,10 @@ func (p *pair) saslStep(cr *bufio.Reader, frameLen int, up **direction, response
 			return true, err
 		}
 		if !p.passthrough.sawUser {
-			p.learnPassthroughUser(token[protocol.FrameSizeLen:])
+			if err := p.learnPassthroughUser(token[protocol.FrameSizeLen:]); err != nil {
+				// A v0 client cannot be told why: close, as a broker does.
+				return true, err
+			}
 		}
 		if *up == nil {
 			if *up, err = p.connect(cr, responses); err != nil {
@@ -114,7 +117,7 @@ func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen 
 	case p.passthrough != nil:
 		switch h.APIKey {
 		case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
-			return p.watchSASL(h, cr, frameLen)
+			return p.watchSASL(h, cr, frameLen, owed)
 		case protocol.APIVersionsKey:
 		default:
 			// The client believes it is authenticated (an upstream that
@@ -174,8 +177,10 @@ func (p *pair) authenticated() {
 }
 
 // watchSASL reads a SASL request that is forwarded unchanged in passthrough
-// mode, noting the mechanism and the user name.
-func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int) ([]byte, error) {
+// mode, noting the mechanism and the user name. A first message that does
+// not name the broker's principal is not forwarded: owed gets a
+// SASL_AUTHENTICATION_FAILED answer and the connection closes after it.
+func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
 	if err := checkSASLFrame(frameLen); err != nil {
 		return nil, err
 	}
@@ -203,22 +208,33 @@ func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen in
 		}
 	case *kmsg.SASLAuthenticateRequest:
 		if !p.passthrough.sawUser {
-			p.learnPassthroughUser(r.SASLAuthBytes)
+			if err := p.learnPassthroughUser(r.SASLAuthBytes); err != nil {
+				msg := "Authentication failed: kproxy cannot determine the principal of this SASL " + p.passthrough.mechanism + " login"
+				owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, &kmsg.SASLAuthenticateResponse{
+					Version: r.Version, ErrorCode: protocol.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
+				})
+				owed.closeAfter = err
+			}
 		}
 	}
 	return frame, nil
 }
 
-func (p *pair) learnPassthroughUser(firstMessage []byte) {
+// learnPassthroughUser takes the broker's principal from the client's first
+// SASL message. An error (already logged) means kproxy cannot know it and
+// the connection must be refused: with policy or governance by user, an
+// ANONYMOUS or wrong principal would skip User: rules.
+func (p *pair) learnPassthroughUser(firstMessage []byte) error {
 	p.passthrough.sawUser = true
 	user, err := auth.UserFromClientMessage(p.passthrough.mechanism, firstMessage)
 	if err != nil {
-		p.log.Warn().Err(err).Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: no user name in the client's first message")
-		return
+		p.log.Warn().Err(err).Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: refusing a login whose broker principal kproxy cannot determine")
+		return fail(reasonAuth, err)
 	}
 	p.conn.User = user
 	p.log = p.log.With().Str("user", user).Logger()
 	p.log.Info().Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: client authenticating upstream")
+	return nil
 }
 
 // oweLocal queues a raw local answer (prefix followed by body).
