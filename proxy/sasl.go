@@ -221,15 +221,14 @@ func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen in
 }
 
 // learnPassthroughUser takes the broker's principal from the client's first
-// SASL message. An error (already logged) means kproxy cannot know it and
-// the connection must be refused: with policy or governance by user, an
-// ANONYMOUS or wrong principal would skip User: rules.
+// SASL message. An error means kproxy cannot know it and the connection
+// must be refused (the close is logged with why): with policy or governance
+// by user, an ANONYMOUS or wrong principal would skip User: rules.
 func (p *pair) learnPassthroughUser(firstMessage []byte) error {
 	p.passthrough.sawUser = true
 	user, err := auth.UserFromClientMessage(p.passthrough.mechanism, firstMessage)
 	if err != nil {
-		p.log.Warn().Err(err).Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: refusing a login whose broker principal kproxy cannot determine")
-		return fail(reasonAuth, err)
+		return fail(reasonAuth, fmt.Errorf("passthrough SASL login refused: %w", err))
 	}
 	p.conn.User = user
 	p.log = p.log.With().Str("user", user).Logger()

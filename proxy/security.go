@@ -103,9 +103,8 @@ func (p *pair) handshakeTLS() error {
 // take whichever one the parser kept.
 func (p *pair) setCertPrincipal(cert *x509.Certificate) error {
 	cn, err := auth.CommonName(cert)
-	if err != nil {
-		p.log.Warn().Err(err).Str("subject", auth.SubjectDN(cert)).Msg("client certificate refused: its subject names more than one CN")
-		return fail(reasonTLS, err)
+	if err != nil { // the close is logged with err, which names the subject
+		return fail(reasonTLS, fmt.Errorf("client certificate refused: %w", err))
 	}
 	p.conn.CertCN = cn
 	p.conn.CertSANs = append(append(append([]string(nil), cert.DNSNames...), cert.EmailAddresses...), urisOf(cert)...)
