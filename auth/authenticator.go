@@ -54,7 +54,16 @@ type Authenticator struct {
 	mechanism string // of the last successful or current exchange
 	user      string // of the last successful exchange
 	expiry    time.Time
+	// reauthStart is when the last re-authentication began; zero before
+	// the first.
+	reauthStart time.Time
 }
+
+// minReauthInterval is Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND:
+// a re-authentication may not begin sooner after the previous one began,
+// so that a client cannot make the server hash passwords in a loop on one
+// connection.
+const minReauthInterval = time.Second
 
 type authState int
 
@@ -94,8 +103,9 @@ func NewAuthenticator(opts Options) (*Authenticator, error) {
 // lists the enabled mechanisms. A mechanism that is not enabled gets
 // UNSUPPORTED_SASL_MECHANISM; a handshake out of turn gets
 // ILLEGAL_SASL_STATE. A handshake on an authenticated connection is a
-// KIP-368 re-authentication, allowed only when the session has a lifetime
-// and only with v1 and the same mechanism. As with Kafka it may begin even
+// KIP-368 re-authentication, allowed only when the session has a lifetime,
+// only with v1 and the same mechanism, and not within a second of the
+// previous re-authentication's start. As with Kafka it may begin even
 // after the session ended (it is the one request an expired session may
 // still send), and once begun it may finish after the end.
 //
@@ -112,10 +122,11 @@ func (a *Authenticator) Handshake(req *kmsg.SASLHandshakeRequest) *kmsg.SASLHand
 	case a.state == stateBegin:
 		a.reauth = false
 	case a.state == stateComplete && !a.expiry.IsZero() && req.Version >= 1:
-		if req.Mechanism != a.mechanism {
+		now := a.opts.Now()
+		if req.Mechanism != a.mechanism || (!a.reauthStart.IsZero() && now.Sub(a.reauthStart) < minReauthInterval) {
 			return fail(protocol.ErrCodeIllegalSASLState)
 		}
-		a.reauth = true
+		a.reauth, a.reauthStart = true, now
 	default:
 		return fail(protocol.ErrCodeIllegalSASLState)
 	}

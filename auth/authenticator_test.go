@@ -280,6 +280,7 @@ func TestAuthenticatorReauthentication(t *testing.T) {
 	}
 
 	// Another user: refused, and the connection is done.
+	clock.t = clock.t.Add(time.Second)
 	resp, err = authenticateFramed(t, a, scram.Auth{User: "bob", Pass: "bob-secret"}.AsSha256Mechanism(), 2)
 	if !errors.Is(err, ErrAuthenticationFailed) || resp.ErrorCode != protocol.ErrCodeSASLAuthenticationFailed || a.Authenticated() {
 		t.Fatalf("re-authentication as bob: %d, %v", resp.ErrorCode, err)
@@ -305,6 +306,26 @@ func TestAuthenticatorReauthentication(t *testing.T) {
 	}
 	if err := a.Admit(protocol.MetadataKey); err != nil || !a.SessionExpiry().Equal(clock.t.Add(time.Minute)) {
 		t.Fatalf("after a late re-authentication: %v, expiry %v", err, a.SessionExpiry())
+	}
+	// As in Kafka, re-authentications begin at least a second apart, so
+	// that one connection cannot make kproxy hash passwords in a loop.
+	a = newTestAuthenticator(t, time.Minute, clock)
+	if _, err := authenticateFramed(t, a, alice256(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := authenticateFramed(t, a, alice256(), 1); err != nil {
+		t.Fatalf("first re-authentication right after login: %v", err)
+	}
+	clock.t = clock.t.Add(999 * time.Millisecond)
+	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != protocol.ErrCodeIllegalSASLState {
+		t.Fatalf("second re-authentication within a second: %d", hs.ErrorCode)
+	}
+	a = newTestAuthenticator(t, time.Minute, clock)
+	authenticateFramed(t, a, alice256(), 1)
+	authenticateFramed(t, a, alice256(), 1)
+	clock.t = clock.t.Add(time.Second)
+	if _, err := authenticateFramed(t, a, alice256(), 1); err != nil {
+		t.Fatalf("second re-authentication a second later: %v", err)
 	}
 	// Without a lifetime there is nothing to re-authenticate.
 	a = newTestAuthenticator(t, 0, clock)
@@ -433,4 +454,8 @@ func TestNewAuthenticatorErrors(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+func alice256() sasl.Mechanism {
+	return scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()
 }
