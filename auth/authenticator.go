@@ -23,10 +23,13 @@ type Options struct {
 	// asks for another one is told them.
 	Mechanisms []string
 	Store      CredentialStore
-	// SessionLifetime, when positive, is the KIP-368 session lifetime told
-	// to clients that authenticate with SaslAuthenticate v1 or later. Such
-	// a client must re-authenticate on the same connection before it ends;
-	// clients using v0 (or the v0 handshake) get no lifetime, as with Kafka.
+	// SessionLifetime, when positive, is the KIP-368 session lifetime
+	// (Kafka's connections.max.reauth.ms): every session ends that long
+	// after each successful (re-)authentication, whatever versions the
+	// client used. Clients that authenticate with SaslAuthenticate v1 or
+	// later are told it and may re-authenticate in place; a client using
+	// v0 (or the v0 handshake) cannot be told and is closed at its first
+	// request after the end, as Kafka closes it.
 	SessionLifetime time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -39,10 +42,9 @@ type Options struct {
 //
 // Contract for the proxy: after any response with a non-zero error code,
 // or any non-nil error, write the response (if there is one) and close the
-// connection, as a broker does. Before Authenticated is true, forward
-// nothing upstream except what a broker allows before authentication
-// (ApiVersions); once SessionExpiry has passed, close the connection at its
-// next request (Handshake refuses a re-authentication that late, too).
+// connection, as a broker does. Pass SaslHandshake and SaslAuthenticate
+// requests to Handshake and Authenticate, and forward any other request
+// only if Admit allows it.
 type Authenticator struct {
 	opts Options
 
@@ -52,7 +54,16 @@ type Authenticator struct {
 	mechanism string // of the last successful or current exchange
 	user      string // of the last successful exchange
 	expiry    time.Time
+	// reauthStart is when the last re-authentication began; zero before
+	// the first.
+	reauthStart time.Time
 }
+
+// minReauthInterval is Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND:
+// a re-authentication may not begin sooner after the previous one began,
+// so that a client cannot make the server hash passwords in a loop on one
+// connection.
+const minReauthInterval = time.Second
 
 type authState int
 
@@ -92,9 +103,11 @@ func NewAuthenticator(opts Options) (*Authenticator, error) {
 // lists the enabled mechanisms. A mechanism that is not enabled gets
 // UNSUPPORTED_SASL_MECHANISM; a handshake out of turn gets
 // ILLEGAL_SASL_STATE. A handshake on an authenticated connection is a
-// KIP-368 re-authentication, allowed only when the session was given a
-// lifetime, only before it ends, only with v1 and only with the same
-// mechanism.
+// KIP-368 re-authentication, allowed only when the session has a lifetime,
+// only with v1 and the same mechanism, and not within a second of the
+// previous re-authentication's start. As with Kafka it may begin even
+// after the session ended (it is the one request an expired session may
+// still send), and once begun it may finish after the end.
 //
 // After a v0 handshake the client sends raw size-prefixed tokens rather
 // than SaslAuthenticate requests: see ExpectUnframed and Unframed.
@@ -109,14 +122,11 @@ func (a *Authenticator) Handshake(req *kmsg.SASLHandshakeRequest) *kmsg.SASLHand
 	case a.state == stateBegin:
 		a.reauth = false
 	case a.state == stateComplete && !a.expiry.IsZero() && req.Version >= 1:
-		// Too late: a broker closes an expired session at its next request.
-		if !a.opts.Now().Before(a.expiry) {
+		now := a.opts.Now()
+		if req.Mechanism != a.mechanism || (!a.reauthStart.IsZero() && now.Sub(a.reauthStart) < minReauthInterval) {
 			return fail(protocol.ErrCodeIllegalSASLState)
 		}
-		if req.Mechanism != a.mechanism {
-			return fail(protocol.ErrCodeIllegalSASLState)
-		}
-		a.reauth = true
+		a.reauth, a.reauthStart = true, now
 	default:
 		return fail(protocol.ErrCodeIllegalSASLState)
 	}
@@ -141,8 +151,8 @@ func (a *Authenticator) Handshake(req *kmsg.SASLHandshakeRequest) *kmsg.SASLHand
 // token) or ILLEGAL_SASL_STATE (out of turn) with a message for the client
 // that names the mechanism only, and err says more, for kproxy's log.
 //
-// On success with v1 or later and a configured lifetime, the response
-// carries session_lifetime_ms and SessionExpiry is set.
+// On success with a configured lifetime SessionExpiry is set, at any
+// version; from v1 on the response also carries session_lifetime_ms.
 func (a *Authenticator) Authenticate(req *kmsg.SASLAuthenticateRequest) (*kmsg.SASLAuthenticateResponse, bool, error) {
 	resp := &kmsg.SASLAuthenticateResponse{Version: req.Version}
 	if a.state != stateFramed {
@@ -164,12 +174,8 @@ func (a *Authenticator) Authenticate(req *kmsg.SASLAuthenticateRequest) (*kmsg.S
 		return resp, false, err
 	}
 	resp.SASLAuthBytes = out
-	if done {
-		a.expiry = time.Time{}
-		if req.Version >= 1 && a.opts.SessionLifetime > 0 {
-			a.expiry = a.opts.Now().Add(a.opts.SessionLifetime)
-			resp.SessionLifetimeMillis = a.opts.SessionLifetime.Milliseconds()
-		}
+	if done && req.Version >= 1 {
+		resp.SessionLifetimeMillis = a.opts.SessionLifetime.Milliseconds()
 	}
 	return resp, done, nil
 }
@@ -221,6 +227,12 @@ func (a *Authenticator) step(token []byte) ([]byte, bool, error) {
 		return nil, false, failed(a.mechanism, user, fmt.Sprintf("re-authentication as a different user than %q", a.user))
 	}
 	a.state, a.session, a.user = stateComplete, nil, user
+	// Kafka computes the lifetime on every path, framed or not: a client
+	// that cannot be told it still expires.
+	a.expiry = time.Time{}
+	if a.opts.SessionLifetime > 0 {
+		a.expiry = a.opts.Now().Add(a.opts.SessionLifetime)
+	}
 	return out, true, nil
 }
 
@@ -239,6 +251,32 @@ func (a *Authenticator) Mechanism() string { return a.mechanism }
 // SessionExpiry is when the session ends unless the client re-authenticates;
 // zero when it never does.
 func (a *Authenticator) SessionExpiry() time.Time { return a.expiry }
+
+// Admit decides whether a request with apiKey other than SaslHandshake and
+// SaslAuthenticate may be forwarded; a non-nil error says why the proxy
+// must close the connection instead. As Kafka's SocketServer decides:
+//   - before authentication, only ApiVersions;
+//   - during a re-authentication, nothing: only its SaslAuthenticate
+//     requests;
+//   - once the session has ended, nothing, ApiVersions included: only a
+//     SaslHandshake that begins a re-authentication.
+func (a *Authenticator) Admit(apiKey int16) error {
+	switch {
+	case a.state == stateFailed:
+		return fmt.Errorf("%s request: %w: authentication failed", protocol.APIName(apiKey), ErrIllegalState)
+	case a.user == "":
+		if apiKey == protocol.APIVersionsKey {
+			return nil
+		}
+		return fmt.Errorf("%s request before SASL authentication: %w", protocol.APIName(apiKey), ErrIllegalState)
+	case a.state != stateComplete:
+		return fmt.Errorf("%s request during SASL re-authentication: %w", protocol.APIName(apiKey), ErrIllegalState)
+	case !a.expiry.IsZero() && !a.opts.Now().Before(a.expiry):
+		return fmt.Errorf("%s request: %w: SASL session expired %s ago without re-authentication (KIP-368)",
+			protocol.APIName(apiKey), ErrSessionExpired, a.opts.Now().Sub(a.expiry).Round(time.Millisecond))
+	}
+	return nil
+}
 
 // expecting says, for messages, what the state allows next.
 func (s authState) expecting() string {

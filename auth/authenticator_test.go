@@ -184,7 +184,8 @@ func TestAuthenticatorOutOfOrder(t *testing.T) {
 
 // A v0 handshake is followed by raw tokens, not SaslAuthenticate requests.
 func TestAuthenticatorHandshakeV0(t *testing.T) {
-	a := newTestAuthenticator(t, time.Hour, nil)
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	a := newTestAuthenticator(t, time.Hour, clock)
 	hs := roundTrip(t, a.Handshake(&kmsg.SASLHandshakeRequest{Version: 0, Mechanism: Plain}), &kmsg.SASLHandshakeResponse{})
 	if hs.ErrorCode != 0 || !a.ExpectUnframed() {
 		t.Fatalf("v0 handshake: code %d, expect unframed %v", hs.ErrorCode, a.ExpectUnframed())
@@ -193,8 +194,9 @@ func TestAuthenticatorHandshakeV0(t *testing.T) {
 	if err != nil || !done || out == nil || len(out) != 0 {
 		t.Fatalf("PLAIN token: %q %v %v", out, done, err)
 	}
-	if !a.Authenticated() || a.ExpectUnframed() || !a.SessionExpiry().IsZero() {
-		t.Fatalf("after v0 PLAIN: authenticated %v, unframed %v, expiry %v (v0 clients get no lifetime)", a.Authenticated(), a.ExpectUnframed(), a.SessionExpiry())
+	// A v0 client cannot be told the lifetime, but it has one.
+	if !a.Authenticated() || a.ExpectUnframed() || !a.SessionExpiry().Equal(clock.t.Add(time.Hour)) {
+		t.Fatalf("after v0 PLAIN: authenticated %v, unframed %v, expiry %v (want the lifetime)", a.Authenticated(), a.ExpectUnframed(), a.SessionExpiry())
 	}
 
 	// SCRAM over v0 takes two raw tokens.
@@ -230,7 +232,8 @@ func TestAuthenticatorHandshakeV0(t *testing.T) {
 	}
 }
 
-// SaslAuthenticate v0 has no session_lifetime_ms; v1 and v2 carry it.
+// SaslAuthenticate v0 has no session_lifetime_ms; v1 and v2 carry it. The
+// session ends after the lifetime at every version.
 func TestAuthenticatorVersionsAndLifetime(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	for v := int16(0); v <= 2; v++ {
@@ -242,9 +245,9 @@ func TestAuthenticatorVersionsAndLifetime(t *testing.T) {
 		if resp.GetVersion() != v {
 			t.Fatalf("response version %d, want %d", resp.GetVersion(), v)
 		}
-		wantMs, wantExpiry := int64(0), time.Time{}
+		wantMs, wantExpiry := int64(0), clock.t.Add(90*time.Minute)
 		if v >= 1 {
-			wantMs, wantExpiry = (90 * time.Minute).Milliseconds(), clock.t.Add(90*time.Minute)
+			wantMs = (90 * time.Minute).Milliseconds()
 		}
 		if resp.SessionLifetimeMillis != wantMs || !a.SessionExpiry().Equal(wantExpiry) {
 			t.Fatalf("v%d: lifetime %d ms, expiry %v; want %d, %v", v, resp.SessionLifetimeMillis, a.SessionExpiry(), wantMs, wantExpiry)
@@ -277,6 +280,7 @@ func TestAuthenticatorReauthentication(t *testing.T) {
 	}
 
 	// Another user: refused, and the connection is done.
+	clock.t = clock.t.Add(time.Second)
 	resp, err = authenticateFramed(t, a, scram.Auth{User: "bob", Pass: "bob-secret"}.AsSha256Mechanism(), 2)
 	if !errors.Is(err, ErrAuthenticationFailed) || resp.ErrorCode != protocol.ErrCodeSASLAuthenticationFailed || a.Authenticated() {
 		t.Fatalf("re-authentication as bob: %d, %v", resp.ErrorCode, err)
@@ -290,23 +294,152 @@ func TestAuthenticatorReauthentication(t *testing.T) {
 	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA512}); hs.ErrorCode != protocol.ErrCodeIllegalSASLState {
 		t.Fatalf("re-authentication with another mechanism: %d", hs.ErrorCode)
 	}
-	// Too late: the session has expired.
+	// After the end, as with Kafka, a SaslHandshake may still begin a
+	// re-authentication (nothing else may be sent, see Admit).
 	a = newTestAuthenticator(t, time.Minute, clock)
 	if _, err := authenticateFramed(t, a, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(), 1); err != nil {
 		t.Fatal(err)
 	}
 	clock.t = clock.t.Add(time.Minute)
-	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != protocol.ErrCodeIllegalSASLState {
-		t.Fatalf("re-authentication after expiry: %d", hs.ErrorCode)
+	if _, err := authenticateFramed(t, a, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(), 1); err != nil {
+		t.Fatalf("re-authentication after expiry: %v", err)
 	}
-	// v0 sessions have no lifetime, so no re-authentication either.
+	if err := a.Admit(protocol.MetadataKey); err != nil || !a.SessionExpiry().Equal(clock.t.Add(time.Minute)) {
+		t.Fatalf("after a late re-authentication: %v, expiry %v", err, a.SessionExpiry())
+	}
+	// As in Kafka, re-authentications begin at least a second apart, so
+	// that one connection cannot make kproxy hash passwords in a loop.
 	a = newTestAuthenticator(t, time.Minute, clock)
-	if _, err := authenticateFramed(t, a, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(), 0); err != nil {
+	if _, err := authenticateFramed(t, a, alice256(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := authenticateFramed(t, a, alice256(), 1); err != nil {
+		t.Fatalf("first re-authentication right after login: %v", err)
+	}
+	clock.t = clock.t.Add(999 * time.Millisecond)
+	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != protocol.ErrCodeIllegalSASLState {
+		t.Fatalf("second re-authentication within a second: %d", hs.ErrorCode)
+	}
+	a = newTestAuthenticator(t, time.Minute, clock)
+	authenticateFramed(t, a, alice256(), 1)
+	authenticateFramed(t, a, alice256(), 1)
+	clock.t = clock.t.Add(time.Second)
+	if _, err := authenticateFramed(t, a, alice256(), 1); err != nil {
+		t.Fatalf("second re-authentication a second later: %v", err)
+	}
+	// Without a lifetime there is nothing to re-authenticate.
+	a = newTestAuthenticator(t, 0, clock)
+	if _, err := authenticateFramed(t, a, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(), 2); err != nil {
 		t.Fatal(err)
 	}
 	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != protocol.ErrCodeIllegalSASLState {
-		t.Fatalf("re-handshake after v0 authenticate: %d", hs.ErrorCode)
+		t.Fatalf("re-handshake without a lifetime: %d", hs.ErrorCode)
 	}
+}
+
+// KIP-368 for every client version: the lifetime applies whether the client
+// authenticated with raw tokens after a v0 handshake, with SaslAuthenticate
+// v0, or re-authenticated with v0 after a v1 login; after the end only a
+// re-authentication may be sent (not even ApiVersions); a re-authentication
+// begun before the end may finish after it; during one nothing else may be
+// sent.
+func TestAuthenticatorLifetimeEveryVersion(t *testing.T) {
+	const lifetime = time.Minute
+	alice := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()
+	expired := func(t *testing.T, a *Authenticator, clock *fakeClock, end time.Time) {
+		t.Helper()
+		clock.t = end.Add(-time.Millisecond)
+		for _, key := range []int16{protocol.MetadataKey, protocol.APIVersionsKey, protocol.ProduceKey} {
+			if err := a.Admit(key); err != nil {
+				t.Fatalf("%s before the end: %v", protocol.APIName(key), err)
+			}
+		}
+		clock.t = end
+		for _, key := range []int16{protocol.MetadataKey, protocol.APIVersionsKey, protocol.ProduceKey} {
+			if err := a.Admit(key); !errors.Is(err, ErrSessionExpired) {
+				t.Fatalf("%s at the end: %v, want ErrSessionExpired", protocol.APIName(key), err)
+			}
+		}
+	}
+
+	t.Run("v0 handshake, raw tokens", func(t *testing.T) {
+		clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+		a := newTestAuthenticator(t, lifetime, clock)
+		a.Handshake(&kmsg.SASLHandshakeRequest{Version: 0, Mechanism: Plain})
+		if _, done, err := a.Unframed([]byte("\x00alice\x00alice-secret")); !done || err != nil {
+			t.Fatalf("raw PLAIN: %v %v", done, err)
+		}
+		expired(t, a, clock, clock.t.Add(lifetime))
+	})
+	t.Run("SaslAuthenticate v0", func(t *testing.T) {
+		clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+		a := newTestAuthenticator(t, lifetime, clock)
+		if _, err := authenticateFramed(t, a, alice, 0); err != nil {
+			t.Fatal(err)
+		}
+		expired(t, a, clock, clock.t.Add(lifetime))
+	})
+	t.Run("v1 login, v0 re-authentication", func(t *testing.T) {
+		clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+		a := newTestAuthenticator(t, lifetime, clock)
+		if resp, err := authenticateFramed(t, a, alice, 1); err != nil || resp.SessionLifetimeMillis != lifetime.Milliseconds() {
+			t.Fatalf("v1 login: %v", err)
+		}
+		clock.t = clock.t.Add(50 * time.Second)
+		if _, err := authenticateFramed(t, a, alice, 0); err != nil {
+			t.Fatalf("v0 re-authentication: %v", err)
+		}
+		expired(t, a, clock, clock.t.Add(lifetime))
+	})
+	t.Run("re-authentication across the end", func(t *testing.T) {
+		clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+		a := newTestAuthenticator(t, lifetime, clock)
+		if _, err := authenticateFramed(t, a, alice, 2); err != nil {
+			t.Fatal(err)
+		}
+		end := clock.t.Add(lifetime)
+		clock.t = end.Add(-time.Second)
+		if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != 0 {
+			t.Fatalf("re-handshake: %d", hs.ErrorCode)
+		}
+		if err := a.Admit(protocol.MetadataKey); !errors.Is(err, ErrIllegalState) {
+			t.Fatalf("Metadata during re-authentication: %v, want ErrIllegalState", err)
+		}
+		clock.t = end.Add(time.Second)
+		cs, first, err := alice.Authenticate(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, done, err := a.Authenticate(&kmsg.SASLAuthenticateRequest{Version: 2, SASLAuthBytes: first})
+		if err != nil || done {
+			t.Fatalf("client-first after the end: %v", err)
+		}
+		_, final, err := cs.Challenge(resp.SASLAuthBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, done, err = a.Authenticate(&kmsg.SASLAuthenticateRequest{Version: 2, SASLAuthBytes: final}); err != nil || !done {
+			t.Fatalf("client-final after the end: %v %v", done, err)
+		}
+		expired(t, a, clock, clock.t.Add(lifetime))
+	})
+	t.Run("no lifetime", func(t *testing.T) {
+		clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+		a := newTestAuthenticator(t, 0, clock)
+		if err := a.Admit(protocol.APIVersionsKey); err != nil {
+			t.Fatalf("ApiVersions before authentication: %v", err)
+		}
+		if err := a.Admit(protocol.MetadataKey); !errors.Is(err, ErrIllegalState) {
+			t.Fatalf("Metadata before authentication: %v", err)
+		}
+		if _, err := authenticateFramed(t, a, alice, 0); err != nil {
+			t.Fatal(err)
+		}
+		clock.t = clock.t.Add(1000 * time.Hour)
+		if err := a.Admit(protocol.MetadataKey); err != nil || !a.SessionExpiry().IsZero() {
+			t.Fatalf("without a lifetime: %v, expiry %v", err, a.SessionExpiry())
+		}
+	})
 }
 
 func TestNewAuthenticatorErrors(t *testing.T) {
@@ -321,4 +454,8 @@ func TestNewAuthenticatorErrors(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+func alice256() sasl.Mechanism {
+	return scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()
 }

@@ -17,6 +17,14 @@ var (
 	// ErrIllegalState: a SASL message arrived when none of its kind was
 	// expected (Kafka's ILLEGAL_SASL_STATE).
 	ErrIllegalState = errors.New("illegal SASL state")
+	// ErrSessionExpired: the KIP-368 session lifetime is over and the
+	// client did not re-authenticate; a broker closes the connection.
+	ErrSessionExpired = errors.New("SASL session expired")
+	// ErrUnmappablePrincipal: in passthrough mode, kproxy cannot tell which
+	// principal the broker will authenticate from the client's first SASL
+	// message (a delegation token, a message outside Kafka's grammar, a
+	// mechanism kproxy does not read); the connection must be refused.
+	ErrUnmappablePrincipal = errors.New("broker's principal cannot be determined")
 )
 
 // AuthenticationError is a failed authentication. It unwraps to

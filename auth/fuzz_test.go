@@ -13,9 +13,9 @@ import (
 // FuzzScramClientFirst: the client-first parser never panics, fails only
 // with its sentinels, and what it accepts is consistent with its input: the
 // header and bare message make up the input, the bare message starts with
-// the re-escaped user and the nonce, the user is valid; the passthrough
-// helper agrees, and a server session accepts exactly what the parser
-// accepts (less authzid and tokenauth refusals).
+// the re-escaped user and the nonce, the user is valid, and a server
+// session accepts exactly what the parser accepts (less authzid and
+// tokenauth refusals). What passthrough reads is FuzzPassthroughUser's.
 func FuzzScramClientFirst(f *testing.F) {
 	store := testStore(f)
 	f.Add([]byte("n,,n=alice,r=fyko+d2lbbFgONRv9qkxdawL"))
@@ -46,9 +46,6 @@ func FuzzScramClientFirst(f *testing.F) {
 		}
 		if cf.AuthzID != "" && !strings.Contains(cf.GS2Header, ",a="+escapeSASLName(cf.AuthzID)+",") {
 			t.Fatalf("authzid %q not in header %q", cf.AuthzID, cf.GS2Header)
-		}
-		if u, err := UserFromClientMessage(ScramSHA512, data); err != nil || u != cf.User {
-			t.Fatalf("UserFromClientMessage = %q, %v; parser says %q", u, err, cf.User)
 		}
 		refused := (cf.AuthzID != "" && cf.AuthzID != cf.User) || cf.Extensions["tokenauth"] == "true"
 		if (serr != nil) != refused {
@@ -93,9 +90,6 @@ func FuzzPlain(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, errPlainMalformed) {
 				t.Fatalf("error %v wraps no sentinel", err)
-			}
-			if _, perr := UserFromClientMessage(Plain, data); perr == nil {
-				t.Fatal("passthrough accepted what the parser refused")
 			}
 			return
 		}

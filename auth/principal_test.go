@@ -2,8 +2,10 @@ package auth
 
 import (
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testpki"
@@ -57,5 +59,36 @@ func TestPrincipalFromCert(t *testing.T) {
 	}
 	if _, err := PrincipalFromCert(nil, PrincipalCN); !errors.Is(err, ErrNoPrincipal) {
 		t.Errorf("nil certificate: %v", err)
+	}
+}
+
+// A subject with two CN attributes (CN=alice and CN=admin): Go's parser
+// makes CommonName the last one, admin. kproxy refuses the certificate
+// for the cn rule and for CommonName (the cn: matcher), and the error
+// shows the whole subject; the SAN rules are not affected.
+func TestPrincipalFromCertTwoCNs(t *testing.T) {
+	l := testpki.ClientLeaf()
+	l.ExtraNames = []pkix.AttributeTypeAndValue{{Type: oidCommonName, Value: "alice"}, {Type: oidCommonName, Value: "admin"}}
+	cert := issue(t, l)
+	if cert.Subject.CommonName != "admin" {
+		t.Fatalf("test certificate: Go reads CN %q, want the last one, admin", cert.Subject.CommonName)
+	}
+	got, err := PrincipalFromCert(cert, PrincipalCN)
+	if !errors.Is(err, ErrAmbiguousCN) || got != "" {
+		t.Fatalf("cn rule: %q, %v; want ErrAmbiguousCN", got, err)
+	}
+	if !strings.Contains(err.Error(), "CN=alice") || !strings.Contains(err.Error(), "CN=admin") {
+		t.Errorf("error %q does not show the whole subject", err)
+	}
+	if cn, err := CommonName(cert); !errors.Is(err, ErrAmbiguousCN) || cn != "" {
+		t.Fatalf("CommonName: %q, %v; want ErrAmbiguousCN", cn, err)
+	}
+	if got, err := PrincipalFromCert(cert, PrincipalSANDNS); err != nil || got != testpki.ClientDNS {
+		t.Errorf("san:dns: %q, %v", got, err)
+	}
+	// One CN, whether set as CommonName or as a raw attribute, is fine.
+	one := testpki.Leaf{Client: true, ExtraNames: []pkix.AttributeTypeAndValue{{Type: oidCommonName, Value: "alice"}}}
+	if cn, err := CommonName(issue(t, one)); err != nil || cn != "alice" {
+		t.Errorf("one raw CN: %q, %v", cn, err)
 	}
 }

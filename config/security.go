@@ -45,8 +45,10 @@ type ListenerSASL struct {
 	Mode string `yaml:"mode"`
 	// Mechanisms enabled for clients; see DefaultSASLMechanisms.
 	Mechanisms []string `yaml:"mechanisms"`
-	// SessionLifetime, when set (terminate mode), makes clients that
-	// support KIP-368 re-authenticate that often.
+	// SessionLifetime, when set (terminate mode), ends every client's SASL
+	// session that long after each (re-)authentication, as Kafka's
+	// connections.max.reauth.ms: clients that support KIP-368 are told
+	// and re-authenticate; others are closed at their next request.
 	SessionLifetime time.Duration `yaml:"session_lifetime"`
 	Users           []SASLUser    `yaml:"users"`
 }

@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -79,7 +77,10 @@ func (p *pair) saslStep(cr *bufio.Reader, frameLen int, up **direction, response
 			return true, err
 		}
 		if !p.passthrough.sawUser {
-			p.learnPassthroughUser(token[protocol.FrameSizeLen:])
+			if err := p.learnPassthroughUser(token[protocol.FrameSizeLen:]); err != nil {
+				// A v0 client cannot be told why: close, as a broker does.
+				return true, err
+			}
 		}
 		if *up == nil {
 			if *up, err = p.connect(cr, responses); err != nil {
@@ -107,19 +108,16 @@ func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen 
 		switch h.APIKey {
 		case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
 			return p.answerSASL(h, cr, frameLen, owed)
-		case protocol.APIVersionsKey:
-			return nil, nil
 		}
-		if !p.authn.Authenticated() {
-			return nil, fail(reasonAuth, fmt.Errorf("%s request before SASL authentication", protocol.APIName(h.APIKey)))
-		}
-		if exp := p.authn.SessionExpiry(); !exp.IsZero() && time.Now().After(exp) {
-			return nil, fail(reasonAuth, errors.New("SASL session expired without re-authentication (KIP-368)"))
+		// Before authentication, during a re-authentication and after the
+		// session lifetime (KIP-368, any client version), as a broker does.
+		if err := p.authn.Admit(h.APIKey); err != nil {
+			return nil, fail(reasonAuth, err)
 		}
 	case p.passthrough != nil:
 		switch h.APIKey {
 		case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
-			return p.watchSASL(h, cr, frameLen)
+			return p.watchSASL(h, cr, frameLen, owed)
 		case protocol.APIVersionsKey:
 		default:
 			// The client believes it is authenticated (an upstream that
@@ -179,8 +177,10 @@ func (p *pair) authenticated() {
 }
 
 // watchSASL reads a SASL request that is forwarded unchanged in passthrough
-// mode, noting the mechanism and the user name.
-func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int) ([]byte, error) {
+// mode, noting the mechanism and the user name. A first message that does
+// not name the broker's principal is not forwarded: owed gets a
+// SASL_AUTHENTICATION_FAILED answer and the connection closes after it.
+func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
 	if err := checkSASLFrame(frameLen); err != nil {
 		return nil, err
 	}
@@ -208,22 +208,32 @@ func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen in
 		}
 	case *kmsg.SASLAuthenticateRequest:
 		if !p.passthrough.sawUser {
-			p.learnPassthroughUser(r.SASLAuthBytes)
+			if err := p.learnPassthroughUser(r.SASLAuthBytes); err != nil {
+				msg := "Authentication failed: kproxy cannot determine the principal of this SASL " + p.passthrough.mechanism + " login"
+				owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, &kmsg.SASLAuthenticateResponse{
+					Version: r.Version, ErrorCode: protocol.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
+				})
+				owed.closeAfter = err
+			}
 		}
 	}
 	return frame, nil
 }
 
-func (p *pair) learnPassthroughUser(firstMessage []byte) {
+// learnPassthroughUser takes the broker's principal from the client's first
+// SASL message. An error means kproxy cannot know it and the connection
+// must be refused (the close is logged with why): with policy or governance
+// by user, an ANONYMOUS or wrong principal would skip User: rules.
+func (p *pair) learnPassthroughUser(firstMessage []byte) error {
 	p.passthrough.sawUser = true
 	user, err := auth.UserFromClientMessage(p.passthrough.mechanism, firstMessage)
 	if err != nil {
-		p.log.Warn().Err(err).Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: no user name in the client's first message")
-		return
+		return fail(reasonAuth, fmt.Errorf("passthrough SASL login refused: %w", err))
 	}
 	p.conn.User = user
 	p.log = p.log.With().Str("user", user).Logger()
 	p.log.Info().Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: client authenticating upstream")
+	return nil
 }
 
 // oweLocal queues a raw local answer (prefix followed by body).

@@ -92,23 +92,32 @@ func (p *pair) handshakeTLS() error {
 	tc.SetDeadline(time.Time{})
 	p.client = tc
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
-		p.setCertPrincipal(certs[0])
+		return p.setCertPrincipal(certs[0])
 	}
 	return nil
 }
 
-func (p *pair) setCertPrincipal(cert *x509.Certificate) {
-	p.conn.CertCN = cert.Subject.CommonName
+// setCertPrincipal records what a verified certificate says about the
+// client. A subject with several CN attributes is refused (the connection
+// closes): both the cn: matcher and principal_from: cn would otherwise
+// take whichever one the parser kept.
+func (p *pair) setCertPrincipal(cert *x509.Certificate) error {
+	cn, err := auth.CommonName(cert)
+	if err != nil { // the close is logged with err, which names the subject
+		return fail(reasonTLS, fmt.Errorf("client certificate refused: %w", err))
+	}
+	p.conn.CertCN = cn
 	p.conn.CertSANs = append(append(append([]string(nil), cert.DNSNames...), cert.EmailAddresses...), urisOf(cert)...)
 	if rule := p.s.sec.principalFrom; rule != "" {
 		user, err := auth.PrincipalFromCert(cert, rule)
 		if err != nil {
-			p.log.Warn().Err(err).Str("rule", rule).Msg("client certificate names no principal; connection stays anonymous")
-			return
+			p.log.Warn().Err(err).Str("rule", rule).Str("subject", auth.SubjectDN(cert)).Msg("client certificate names no principal; connection stays anonymous")
+			return nil
 		}
 		p.conn.User = user
-		p.log.Debug().Str("user", user).Msg("principal from client certificate")
+		p.log.Debug().Str("user", user).Str("subject", auth.SubjectDN(cert)).Msg("principal from client certificate")
 	}
+	return nil
 }
 
 func urisOf(cert *x509.Certificate) []string {

@@ -45,6 +45,10 @@ type Leaf struct {
 	IPAddresses    []net.IP
 	EmailAddresses []string
 	URIs           []*url.URL
+	// ExtraNames are subject attributes added after CommonName, raw (an
+	// attribute here replaces CommonName when it has its type): for
+	// certificates with unusual subjects, such as two CN attributes.
+	ExtraNames     []pkix.AttributeTypeAndValue
 	Server, Client bool // extended key usages
 	// NotAfter defaults to a day from now.
 	NotAfter time.Time
@@ -118,7 +122,7 @@ func (ca *CA) Issue(l Leaf) (certPEM, keyPEM []byte, err error) {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:   serial,
-		Subject:        pkix.Name{CommonName: l.CommonName},
+		Subject:        pkix.Name{CommonName: l.CommonName, ExtraNames: l.ExtraNames},
 		NotBefore:      time.Now().Add(-time.Hour),
 		NotAfter:       notAfter,
 		KeyUsage:       x509.KeyUsageDigitalSignature,
