@@ -54,7 +54,11 @@ type pair struct {
 	id       uint64
 	nodeID   int32
 	listener string
-	log      zerolog.Logger
+	// log is the pair's logger; it gains a user field when the client
+	// authenticates, on the request loop, while other goroutines (the
+	// response loop, the handshake timer, Shutdown) log through it: hence
+	// an atomic pointer, read with logger and replaced with setLogger.
+	log atomic.Pointer[zerolog.Logger]
 	// raw is the accepted socket, for closing and deadlines from any
 	// goroutine; client is what the request loop reads (TLS over raw, or
 	// raw itself) and is set before the loops start.
@@ -102,7 +106,7 @@ type pair struct {
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 	id := s.nextID.Add(1)
 	clientAddr, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
-	return &pair{
+	p := &pair{
 		conn:     filter.Conn{ID: id, Listener: listener, Client: clientAddr},
 		s:        s,
 		id:       id,
@@ -110,12 +114,19 @@ func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 		listener: listener,
 		raw:      conn,
 		client:   conn,
-		log: s.log.With().Uint64("conn", id).Str("listener", listener).
-			Str("client", conn.RemoteAddr().String()).Logger(),
 		inflight: newOwedQueue(s.cfg.Limits.MaxInFlight),
 		closed:   make(chan struct{}),
 	}
+	p.setLogger(s.log.With().Uint64("conn", id).Str("listener", listener).
+		Str("client", conn.RemoteAddr().String()).Logger())
+	return p
 }
+
+// logger is the pair's current logger, safe from any goroutine.
+func (p *pair) logger() *zerolog.Logger { return p.log.Load() }
+
+// setLogger replaces the pair's logger (to add the authenticated user).
+func (p *pair) setLogger(l zerolog.Logger) { p.log.Store(&l) }
 
 // pairError says why a pair ended; reason is a metric label.
 
@@ -215,10 +226,11 @@ func (p *pair) close(err error) {
 		if errors.As(err, &pe) {
 			reason = pe.reason
 		}
-		ev := p.log.Warn()
+		log := p.logger()
+		ev := log.Warn()
 		switch reason {
 		case reasonClientClosed, reasonDrained, reasonIdle, reasonUpstreamIdle:
-			ev = p.log.Debug()
+			ev = log.Debug()
 		}
 		ev.Str("reason", reason).AnErr("cause", err).Msg("connection closed")
 		p.s.metrics.connsClosed.WithLabelValues(reason).Inc()
@@ -266,7 +278,7 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 		return nil, fail(reasonClientClosed, errors.New("closed while connecting upstream"))
 	default:
 	}
-	p.log.Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
+	p.logger().Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
 
 	up := newDirection(cr, p.client, conn)
 	up.onReadTimeout = func() { p.client.SetReadDeadline(time.Now().Add(p.clientDeadline())) }

@@ -173,9 +173,9 @@ func (p *pair) authenticated() {
 	p.authDone.Store(true)
 	if p.conn.User != p.authn.User() {
 		p.conn.User = p.authn.User()
-		p.log = p.log.With().Str("user", p.conn.User).Logger()
+		p.setLogger(p.logger().With().Str("user", p.conn.User).Logger())
 	}
-	p.log.Debug().Str("mechanism", p.authn.Mechanism()).Msg("SASL authenticated")
+	p.logger().Debug().Str("mechanism", p.authn.Mechanism()).Msg("SASL authenticated")
 }
 
 // watchSASL reads a SASL request that is forwarded unchanged in passthrough
@@ -218,12 +218,12 @@ func (p *pair) learnPassthroughUser(firstMessage []byte) {
 	p.passthrough.sawUser = true
 	user, err := auth.UserFromClientMessage(p.passthrough.mechanism, firstMessage)
 	if err != nil {
-		p.log.Warn().Err(err).Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: no user name in the client's first message")
+		p.logger().Warn().Err(err).Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: no user name in the client's first message")
 		return
 	}
 	p.conn.User = user
-	p.log = p.log.With().Str("user", user).Logger()
-	p.log.Info().Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: client authenticating upstream")
+	p.setLogger(p.logger().With().Str("user", user).Logger())
+	p.logger().Info().Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: client authenticating upstream")
 }
 
 // oweLocal queues a raw local answer (prefix followed by body).

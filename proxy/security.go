@@ -103,11 +103,11 @@ func (p *pair) setCertPrincipal(cert *x509.Certificate) {
 	if rule := p.s.sec.principalFrom; rule != "" {
 		user, err := auth.PrincipalFromCert(cert, rule)
 		if err != nil {
-			p.log.Warn().Err(err).Str("rule", rule).Msg("client certificate names no principal; connection stays anonymous")
+			p.logger().Warn().Err(err).Str("rule", rule).Msg("client certificate names no principal; connection stays anonymous")
 			return
 		}
 		p.conn.User = user
-		p.log.Debug().Str("user", user).Msg("principal from client certificate")
+		p.logger().Debug().Str("user", user).Msg("principal from client certificate")
 	}
 }
 
