@@ -92,9 +92,10 @@ type pair struct {
 	authn       *auth.Authenticator
 	passthrough *passthroughSASL
 	authDone    atomic.Bool
-	// upstreamExpiry is when kproxy's own upstream SASL session ends
-	// (KIP-368), zero if never.
-	upstreamExpiry time.Time
+	// upstreamSession is kproxy's own upstream login, and upstreamExpiry
+	// when it ends (KIP-368), zero if never. Request loop only.
+	upstreamSession auth.UpstreamSession
+	upstreamExpiry  time.Time
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -251,7 +252,9 @@ func (p *pair) drain() {
 }
 
 // connect dials the upstream, starts the response loop, and returns the
-// client-to-upstream direction that reads through cr.
+// client-to-upstream direction that reads through cr. Request loop only,
+// and only for a request that must reach the upstream: in SASL terminate
+// mode, once the client has authenticated.
 func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
 	defer cancel()
@@ -260,14 +263,26 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 		return nil, fail(reasonDial, err)
 	}
 	if p.s.sec.upstreamMech != nil {
-		lifetime, err := auth.AuthenticateConn(ctx, conn, p.s.sec.upstreamMech, "kproxy")
+		session, err := auth.AuthenticateConn(ctx, conn, p.s.sec.upstreamMech, "kproxy")
 		if err != nil {
 			conn.Close()
 			return nil, fail(reasonDial, fmt.Errorf("upstream SASL: %w", err))
 		}
-		if lifetime > 0 {
-			p.upstreamExpiry = time.Now().Add(lifetime)
+		p.upstreamSession = session
+		if session.Lifetime > 0 {
+			p.upstreamExpiry = time.Now().Add(session.Lifetime)
 		}
+	}
+	if p.authn != nil && p.s.apiVersions.claimRefresh(p.nodeID) {
+		// Nothing of the client's is on the connection yet: kproxy's own
+		// request keeps the answer for unauthenticated clients current.
+		resp, err := p.s.requestAPIVersions(ctx, conn)
+		p.s.apiVersions.refreshDone(p.nodeID)
+		if err != nil {
+			conn.Close()
+			return nil, fail(reasonDial, err)
+		}
+		p.s.apiVersions.store(p.nodeID, resp)
 	}
 	p.upstreamMu.Lock()
 	p.upstream = conn
@@ -291,6 +306,21 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 		}
 	}()
 	return up, nil
+}
+
+// answerDirect writes a local answer to the client from the request loop,
+// while there is no upstream connection and so no response loop: nothing
+// else is owed, so nothing can overtake it. It returns owed.closeAfter once
+// the answer is written.
+func (p *pair) answerDirect(owed pending) error {
+	p.client.SetWriteDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
+	_, err := p.client.Write(owed.local)
+	p.client.SetWriteDeadline(time.Time{})
+	if err != nil {
+		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+	}
+	p.activity.Add(1)
+	return owed.closeAfter
 }
 
 // clientReader reads from the client, turning read deadlines into the idle

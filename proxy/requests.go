@@ -85,9 +85,23 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				}
 			}
 		}
+		if up == nil && owed.local != nil {
+			// Nothing is owed from an upstream not dialled yet: answer
+			// directly. The upstream is dialled for the first request that
+			// must reach it, so in SASL terminate mode never before the
+			// client authenticated.
+			if frame == nil {
+				if _, err := cr.Discard(frameLen); err != nil {
+					return clientReadError(err)
+				}
+			}
+			p.s.frames.put(recycle)
+			if err := p.answerDirect(owed); err != nil {
+				return err
+			}
+			continue
+		}
 		if up == nil {
-			// Dialled on the first request, even one kproxy answers itself:
-			// the response loop that delivers local answers starts here.
 			if up, err = p.connect(cr, responses); err != nil {
 				return err
 			}

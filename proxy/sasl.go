@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -63,12 +64,11 @@ func (p *pair) saslStep(cr *bufio.Reader, frameLen int, up **direction, response
 		if done {
 			p.authenticated()
 		}
+		answer := pending{raw: true, local: append(protocol.AppendFrameSize(nil, len(out)), out...)}
 		if *up == nil {
-			if *up, err = p.connect(cr, responses); err != nil {
-				return true, err
-			}
+			return true, p.answerDirect(answer)
 		}
-		return true, p.oweLocal(pending{raw: true, local: protocol.AppendFrameSize(nil, len(out))}, out)
+		return true, p.owe(answer)
 	case p.passthrough != nil && p.passthrough.unframed > 0:
 		p.passthrough.unframed--
 		if err := checkSASLFrame(frameLen); err != nil {
@@ -108,6 +108,9 @@ func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen 
 		case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
 			return p.answerSASL(h, cr, frameLen, owed)
 		case protocol.APIVersionsKey:
+			if !p.authn.Authenticated() && owed.local == nil {
+				return nil, p.answerAPIVersions(h, owed)
+			}
 			return nil, nil
 		}
 		if !p.authn.Authenticated() {
@@ -166,6 +169,27 @@ func (p *pair) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen i
 		owed.closeAfter = fail(reasonAuth, failure)
 	}
 	return frame, nil
+}
+
+// answerAPIVersions answers the ApiVersions request of a client that has
+// not authenticated from the node's cached answer, at the version it asked
+// for: nothing such a client sends reaches the upstream.
+func (p *pair) answerAPIVersions(h protocol.RequestHeader, owed *pending) error {
+	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
+	defer cancel()
+	go func() { // a pair that closes stops waiting
+		select {
+		case <-p.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	resp, err := p.s.apiVersions.get(ctx, p.nodeID, p.s.apiVersionsFetcher(p.nodeID))
+	if err != nil {
+		return fail(reasonDial, fmt.Errorf("ApiVersions before SASL authentication: %w", err))
+	}
+	owed.local = apiVersionsAnswer(resp, h.APIVersion, h.CorrelationID)
+	return nil
 }
 
 // authenticated records a completed SASL exchange.
