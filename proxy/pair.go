@@ -46,6 +46,9 @@ type pending struct {
 	// closeAfter, when set, closes the pair once this response is
 	// delivered: the client must read why before the connection ends.
 	closeAfter error
+	// own, when set, marks a request kproxy sent itself (an upstream
+	// re-authentication): its response goes to own, not to the client.
+	own chan<- ownResponse
 }
 
 // pair is one client connection and its upstream connection.
@@ -92,10 +95,14 @@ type pair struct {
 	authn       *auth.Authenticator
 	passthrough *passthroughSASL
 	authDone    atomic.Bool
-	// upstreamSession is kproxy's own upstream login, and upstreamExpiry
-	// when it ends (KIP-368), zero if never. Request loop only.
-	upstreamSession auth.UpstreamSession
-	upstreamExpiry  time.Time
+	// upstreamSession is kproxy's own upstream login, upstreamExpiry when
+	// it ends (KIP-368) and upstreamReauthAt when kproxy re-authenticates
+	// it, zero if never; ownCorrelation numbers kproxy's own requests.
+	// Request loop only.
+	upstreamSession  auth.UpstreamSession
+	upstreamExpiry   time.Time
+	upstreamReauthAt time.Time
+	ownCorrelation   int32
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -263,15 +270,13 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 		return nil, fail(reasonDial, err)
 	}
 	if p.s.sec.upstreamMech != nil {
+		start := time.Now()
 		session, err := auth.AuthenticateConn(ctx, conn, p.s.sec.upstreamMech, "kproxy")
 		if err != nil {
 			conn.Close()
 			return nil, fail(reasonDial, fmt.Errorf("upstream SASL: %w", err))
 		}
-		p.upstreamSession = session
-		if session.Lifetime > 0 {
-			p.upstreamExpiry = time.Now().Add(session.Lifetime)
-		}
+		p.scheduleReauth(start, session)
 	}
 	if p.authn != nil && p.s.apiVersions.claimRefresh(p.nodeID) {
 		// Nothing of the client's is on the connection yet: kproxy's own
@@ -294,9 +299,12 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 	default:
 	}
 	p.logger().Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
+	if !p.upstreamReauthAt.IsZero() {
+		p.client.SetReadDeadline(p.readDeadline())
+	}
 
 	up := newDirection(cr, p.client, conn)
-	up.onReadTimeout = func() { p.client.SetReadDeadline(time.Now().Add(p.clientDeadline())) }
+	up.onReadTimeout = func() { p.client.SetReadDeadline(p.midFrameDeadline()) }
 	down := newDirection(bufio.NewReaderSize(conn, readBufSize), conn, p.client)
 	responses.Add(1)
 	go func() {
@@ -339,9 +347,15 @@ func (r clientReader) Read(b []byte) (int, error) {
 			return 0, errDraining
 		case p.draining.Load():
 			p.client.SetReadDeadline(time.Now().Add(drainPoll))
+		case p.reauthDue() && p.atBoundary.Load():
+			return 0, errReauthDue
+		case p.reauthDue():
+			// Mid-frame: the request loop re-authenticates once the frame
+			// is through; until then poll, as when draining.
+			p.client.SetReadDeadline(time.Now().Add(drainPoll))
 		case p.activity.Load() != p.idleSeen || p.owed.Load() > 0:
 			p.idleSeen = p.activity.Load()
-			p.client.SetReadDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
+			p.client.SetReadDeadline(p.readDeadline())
 		default:
 			return 0, errIdle
 		}

@@ -21,8 +21,16 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 	cr := bufio.NewReaderSize(clientReader{p}, readBufSize)
 	var up *direction // client to upstream, once connected
 	for {
+		if up != nil && p.reauthDue() { // at a frame boundary: nothing half-written upstream
+			if err := p.reauthenticateUpstream(up); err != nil {
+				return err
+			}
+		}
 		p.atBoundary.Store(true)
 		prefix, err := cr.Peek(protocol.FrameSizeLen)
+		if errors.Is(err, errReauthDue) {
+			continue
+		}
 		if err != nil {
 			return clientReadError(err)
 		}
@@ -267,13 +275,15 @@ func (p *pair) owe(owed pending) error {
 	return nil
 }
 
-// clientDeadline is how far to push the client's read deadline while a
-// frame is still arriving: briefly when draining, else the idle timeout.
-func (p *pair) clientDeadline() time.Duration {
-	if p.draining.Load() {
-		return drainPoll
+// midFrameDeadline is where to push the client's read deadline while a
+// frame is still arriving: briefly when draining or when the upstream
+// session is due for re-authentication (both wait for the frame's end),
+// else the idle timeout or the re-authentication, whichever comes first.
+func (p *pair) midFrameDeadline() time.Time {
+	if p.draining.Load() || p.reauthDue() {
+		return time.Now().Add(drainPoll)
 	}
-	return p.s.cfg.Limits.IdleTimeout
+	return p.readDeadline()
 }
 
 func unsupportedAPIVersionsFrame(correlationID int32) []byte {

@@ -30,6 +30,8 @@ func (p *pair) forwardResponses(down *direction) error {
 		}
 		var err error
 		switch {
+		case owed.own != nil:
+			err = p.consumeOwnResponse(owed, down)
 		case owed.raw && owed.local == nil:
 			err = p.relayRawToken(down)
 		case owed.local != nil:
