@@ -62,9 +62,10 @@ func settled(t *testing.T, n *atomic.Int64, quiet time.Duration) int64 {
 }
 
 // unauthenticatedSession is what a client without valid credentials does
-// on one connection: ApiVersions (at version, and a version too new for
-// kproxy, answered in the v0 layout as KIP-511 says), SaslHandshake, and a
-// SaslAuthenticate with a wrong password. It returns the ApiVersions
+// on one connection: ApiVersions (at version; before it, one too new for
+// kproxy, answered in the v0 layout as KIP-511 says, and one with a
+// malformed software name), SaslHandshake, and a SaslAuthenticate with a
+// wrong password. It returns the ApiVersions
 // answer.
 func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*kmsg.ApiVersionsResponse, error) {
 	c, err := dialRawTLS(t, addr, clientTLS(t, p, false))
@@ -86,9 +87,20 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 		return nil, fmt.Errorf("ApiVersions v%d: error code %d, want %d", tooNew.Version, code, protocol.ErrCodeUnsupportedVersion)
 	}
 
+	// As a broker does (KIP-511), a malformed client software name gets
+	// INVALID_REQUEST, and the client may try again.
+	bad := kmsg.NewPtrApiVersionsRequest()
+	bad.SetVersion(3)
+	bad.ClientSoftwareName, bad.ClientSoftwareVersion = "not valid!", "1"
+	if resp, err := c.roundTrip(bad); err != nil {
+		return nil, fmt.Errorf("ApiVersions with a malformed software name: %w", err)
+	} else if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != protocol.ErrCodeInvalidRequest {
+		return nil, fmt.Errorf("ApiVersions with a malformed software name: error code %d, want %d", code, protocol.ErrCodeInvalidRequest)
+	}
+
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(version)
-	av.ClientSoftwareName, av.ClientSoftwareVersion = "e2esecurity", "1"
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "e2esecurity", "1.0-rc.1"
 	resp, err := c.roundTrip(av)
 	if err != nil {
 		return nil, fmt.Errorf("ApiVersions v%d: %w", version, err)

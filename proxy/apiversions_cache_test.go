@@ -109,3 +109,16 @@ func TestAPIVersionsCacheRefresh(t *testing.T) {
 		t.Fatal("an error answer was cached")
 	}
 }
+
+// TestValidSoftwareField follows Kafka's pattern for ApiVersions v3's
+// client software name and version.
+func TestValidSoftwareField(t *testing.T) {
+	for s, want := range map[string]bool{
+		"kgo": true, "1.0.0-rc.1": true, "a": true, "librdkafka": true, "v2.3.0": true,
+		"": false, "-a": false, "a-": false, "a.": false, "not valid": false, "a_b": false, "é": false,
+	} {
+		if got := validSoftwareField(s); got != want {
+			t.Errorf("%q: %v, want %v", s, got, want)
+		}
+	}
+}

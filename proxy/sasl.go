@@ -109,7 +109,7 @@ func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen 
 			return p.answerSASL(h, cr, frameLen, owed)
 		case protocol.APIVersionsKey:
 			if !p.authn.Authenticated() && owed.local == nil {
-				return nil, p.answerAPIVersions(h, owed)
+				return p.answerAPIVersions(h, cr, frameLen, owed)
 			}
 			return nil, nil
 		}
@@ -173,8 +173,28 @@ func (p *pair) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen i
 
 // answerAPIVersions answers the ApiVersions request of a client that has
 // not authenticated from the node's cached answer, at the version it asked
-// for: nothing such a client sends reaches the upstream.
-func (p *pair) answerAPIVersions(h protocol.RequestHeader, owed *pending) error {
+// for: nothing such a client sends reaches the upstream. It returns the
+// frame it read. As a broker does, a v3+ request whose client software
+// name or version is malformed gets INVALID_REQUEST.
+func (p *pair) answerAPIVersions(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
+	if err := checkSASLFrame(frameLen); err != nil {
+		return nil, err
+	}
+	frame, err := readFrame(nil, cr, frameLen)
+	if err != nil {
+		return nil, err
+	}
+	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
+	if err != nil {
+		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+	}
+	if r := req.(*kmsg.ApiVersionsRequest); h.APIVersion >= 3 && !(validSoftwareField(r.ClientSoftwareName) && validSoftwareField(r.ClientSoftwareVersion)) {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(h.APIVersion)
+		resp.ErrorCode = protocol.ErrCodeInvalidRequest
+		owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
+		return frame, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
 	defer cancel()
 	go func() { // a pair that closes stops waiting
@@ -186,10 +206,26 @@ func (p *pair) answerAPIVersions(h protocol.RequestHeader, owed *pending) error 
 	}()
 	resp, err := p.s.apiVersions.get(ctx, p.nodeID, p.s.apiVersionsFetcher(p.nodeID))
 	if err != nil {
-		return fail(reasonDial, fmt.Errorf("ApiVersions before SASL authentication: %w", err))
+		return nil, fail(reasonDial, fmt.Errorf("ApiVersions before SASL authentication: %w", err))
 	}
 	owed.local = apiVersionsAnswer(resp, h.APIVersion, h.CorrelationID)
-	return nil
+	return frame, nil
+}
+
+// validSoftwareField is Kafka's rule for ApiVersions v3's client software
+// name and version (KIP-511): letters, digits, '-' and '.', starting and
+// ending with a letter or digit.
+func validSoftwareField(s string) bool {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	if s == "" || !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !alnum(c) && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // authenticated records a completed SASL exchange.
