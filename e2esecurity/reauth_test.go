@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kproxy/kproxy/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
@@ -26,10 +27,19 @@ const upstreamLifetime = 2 * time.Second
 // session_lifetime (which closes a connection whose session is over at
 // its next request, as a broker does) in front of kfake, and kfake itself
 // with connections.max.reauth.ms (which accepts re-authentication but does
-// not enforce the lifetime).
+// not enforce the lifetime); and the first again with clients that log in
+// to kproxy with SCRAM.
 func TestUpstreamReauthenticatesInPlace(t *testing.T) {
-	for _, upstream := range []string{"kproxy", "kfake"} {
-		t.Run(upstream, func(t *testing.T) {
+	for _, tc := range []struct {
+		upstream   string
+		clientSASL bool // clients log in to kproxy too (SASL terminate)
+	}{{"kproxy", false}, {"kfake", false}, {"kproxy", true}} {
+		upstream := tc.upstream
+		name := upstream
+		if tc.clientSASL {
+			name += "/client-sasl"
+		}
+		t.Run(name, func(t *testing.T) {
 			const topic = "reauth"
 			var bootstrap string
 			var upstreamProxy *testkit.Proxy
@@ -58,17 +68,30 @@ log: {level: warn}
 					kfake.BrokerConfigs(map[string]string{"connections.max.reauth.ms": fmt.Sprint(upstreamLifetime.Milliseconds())}))
 				bootstrap = cluster.ListenAddrs()[0]
 			}
+			listeners := "{bind_host: 127.0.0.1}"
+			clientOpts := []kgo.Opt{kgo.SeedBrokers("")}
+			if tc.clientSASL {
+				cred, err := auth.HashPassword(auth.ScramSHA512, "alice-secret", auth.MinIterations)
+				if err != nil {
+					t.Fatal(err)
+				}
+				listeners = fmt.Sprintf(`
+  bind_host: 127.0.0.1
+  sasl: {mode: terminate, mechanisms: [SCRAM-SHA-512], users: [{name: alice, credentials: [%q]}]}`, cred)
+				clientOpts = append(clientOpts, kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()))
+			}
 			px := testkit.StartProxyConfig(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
   sasl: {mechanism: SCRAM-SHA-256, username: kproxy-svc, password: upstream-secret}
-listeners: {bind_host: 127.0.0.1}
+listeners: %s
 log: {level: warn}
-`, bootstrap))
+`, bootstrap, listeners))
+			clientOpts[0] = kgo.SeedBrokers(px.BootstrapAddr())
 
-			producer := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0))
-			consumer := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.ConsumeTopics(topic),
-				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond), kgo.RequestRetries(0))
+			producer := newClient(t, append(clientOpts, kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0))...)
+			consumer := newClient(t, append(clientOpts, kgo.ConsumeTopics(topic),
+				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond), kgo.RequestRetries(0))...)
 			ctx := testCtx(t, 60*time.Second)
 
 			// Warm up: every connection either client will use is open.
