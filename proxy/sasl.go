@@ -286,12 +286,6 @@ func (p *pair) learnPassthroughUser(firstMessage []byte) {
 	p.logger().Info().Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: client authenticating upstream")
 }
 
-// oweLocal queues a raw local answer (prefix followed by body).
-func (p *pair) oweLocal(owed pending, body []byte) error {
-	owed.local = append(owed.local, body...)
-	return p.owe(owed)
-}
-
 // saslVersions makes sure a client that must authenticate to kproxy sees
 // SaslHandshake v0-v1 and SaslAuthenticate v0-v2 advertised, whatever the
 // upstream's plaintext listener says: librdkafka, kafka-python and kafkajs
