@@ -164,8 +164,10 @@ func flushIfIdle(cr *bufio.Reader, up *direction) error {
 
 // upstreamSessionExpired ends a pair whose upstream SASL session (KIP-368)
 // is over, once nothing is owed, so the client reconnects and kproxy
-// authenticates afresh. The request just read was not forwarded: the
-// client retries it on the new connection.
+// authenticates afresh. kproxy re-authenticates before the end
+// (reauthenticateUpstream); this is for a session that ended anyway, say
+// while one client frame took longer than what was left of it. The request
+// just read was not forwarded: the client retries it on the new connection.
 func (p *pair) upstreamSessionExpired() error {
 	for deadline := time.Now().Add(p.s.cfg.Limits.ShutdownTimeout); p.owed.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
