@@ -21,56 +21,91 @@ const maxUpstreamResponse = MaxTokenSize + 64<<10
 // maxSASLRounds bounds a misbehaving upstream; SCRAM needs two.
 const maxSASLRounds = 8
 
+// UpstreamSession is what a completed upstream login established.
+type UpstreamSession struct {
+	// Lifetime is the session lifetime the broker set (KIP-368), 0 if it
+	// set none. Before it ends the connection must be re-authenticated
+	// (Reauthenticate) or replaced, or the broker closes it.
+	Lifetime time.Duration
+	// AuthenticateVersion is the SaslAuthenticate version the login used;
+	// a re-authentication uses it again.
+	AuthenticateVersion int16
+}
+
+// RoundTripper sends one request and returns its decoded response. A
+// re-authentication runs over one, so that the proxy can interleave it with
+// the client requests it relays on the same connection.
+type RoundTripper interface {
+	RoundTrip(req kmsg.Request) (kmsg.Response, error)
+}
+
 // AuthenticateConn logs conn in to a Kafka broker with mech, before any
 // other request is sent on it: ApiVersions v0 (to learn which
 // SaslAuthenticate versions the broker has), SaslHandshake v1, then
 // SaslAuthenticate at the highest version both sides know (up to v2) until
 // the mechanism is done. clientID goes in every request header.
 //
-// It returns the session lifetime the broker set (KIP-368), or 0 if it set
-// none; before the lifetime ends the connection must be re-authenticated or
-// replaced, or the broker closes it.
-//
 // ctx bounds the whole exchange (conn's deadline is cleared on return). A
 // broker's error code comes back as an *UpstreamError. Brokers that close
 // the connection instead of answering (old ones, and kfake, on wrong
 // credentials) give an error wrapping io.EOF or
 // io.ErrUnexpectedEOF. On any error, close conn.
-func AuthenticateConn(ctx context.Context, conn net.Conn, mech sasl.Mechanism, clientID string) (time.Duration, error) {
+func AuthenticateConn(ctx context.Context, conn net.Conn, mech sasl.Mechanism, clientID string) (UpstreamSession, error) {
+	var session UpstreamSession
+	err := withDeadline(ctx, conn, func() (err error) {
+		session, err = authenticateConn(ctx, &upstreamConn{conn: conn, clientID: clientID}, mech)
+		return err
+	})
+	return session, err
+}
+
+// Request sends req on conn, which must have nothing else in flight, and
+// returns its decoded response, within ctx (conn's deadline is cleared on
+// return). clientID goes in the request header. On error, close conn.
+func Request(ctx context.Context, conn net.Conn, clientID string, req kmsg.Request) (kmsg.Response, error) {
+	var resp kmsg.Response
+	err := withDeadline(ctx, conn, func() (err error) {
+		resp, err = (&upstreamConn{conn: conn, clientID: clientID}).RoundTrip(req)
+		return err
+	})
+	return resp, err
+}
+
+// withDeadline runs exchange on conn bounded by ctx: ctx's deadline is
+// conn's, and cancelling ctx interrupts blocked reads and writes.
+func withDeadline(ctx context.Context, conn net.Conn, exchange func() error) error {
 	if d, ok := ctx.Deadline(); ok {
 		if err := conn.SetDeadline(d); err != nil {
-			return 0, fmt.Errorf("upstream SASL: set deadline: %w", err)
+			return fmt.Errorf("upstream: set deadline: %w", err)
 		}
 	}
-	// Cancellation interrupts blocked reads and writes through the deadline.
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	lifetime, err := authenticateConn(ctx, &upstreamConn{conn: conn, clientID: clientID}, mech)
+	err := exchange()
 	if !stop() && err == nil {
 		// Cancelled at the last moment: the deadline may now be in the
 		// past, so the connection is unusable.
-		err = fmt.Errorf("upstream SASL: %w", context.Cause(ctx))
+		err = fmt.Errorf("upstream: %w", context.Cause(ctx))
 	}
 	if err != nil {
 		if ctxErr := context.Cause(ctx); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w (%w)", err, ctxErr)
 		}
-		return 0, err
+		return err
 	}
 	if err := conn.SetDeadline(time.Time{}); err != nil {
-		return 0, fmt.Errorf("upstream SASL: clear deadline: %w", err)
+		return fmt.Errorf("upstream: clear deadline: %w", err)
 	}
-	return lifetime, nil
+	return nil
 }
 
-func authenticateConn(ctx context.Context, uc *upstreamConn, mech sasl.Mechanism) (time.Duration, error) {
-	name := mech.Name()
-	kresp, err := uc.roundTrip(&kmsg.ApiVersionsRequest{Version: 0})
+func authenticateConn(ctx context.Context, uc *upstreamConn, mech sasl.Mechanism) (UpstreamSession, error) {
+	kresp, err := uc.RoundTrip(&kmsg.ApiVersionsRequest{Version: 0})
 	if err != nil {
-		return 0, fmt.Errorf("upstream SASL: %w", err)
+		return UpstreamSession{}, fmt.Errorf("upstream SASL: %w", err)
 	}
 	versions := kresp.(*kmsg.ApiVersionsResponse)
 	if versions.ErrorCode != 0 {
-		return 0, &UpstreamError{Request: "ApiVersions", Mechanism: name, Code: versions.ErrorCode}
+		return UpstreamSession{}, &UpstreamError{Request: "ApiVersions", Mechanism: mech.Name(), Code: versions.ErrorCode}
 	}
 	authVersion := int16(-1)
 	for _, k := range versions.ApiKeys {
@@ -79,28 +114,42 @@ func authenticateConn(ctx context.Context, uc *upstreamConn, mech sasl.Mechanism
 		}
 	}
 	if authVersion < 0 {
-		return 0, errors.New("upstream SASL: the broker has no SaslAuthenticate (Kafka before 1.0 is not supported)")
+		return UpstreamSession{}, errors.New("upstream SASL: the broker has no SaslAuthenticate (Kafka before 1.0 is not supported)")
 	}
+	return saslExchange(ctx, uc, mech, authVersion, uc.conn.RemoteAddr().String())
+}
 
-	kresp, err = uc.roundTrip(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: name})
+// Reauthenticate logs an authenticated connection in again (KIP-368)
+// before its session lifetime ends: SaslHandshake v1 and SaslAuthenticate
+// at version, the one the first login used, over rt. host is what the
+// mechanism is told the server is. The principal must stay the same; the
+// broker refuses anything else.
+func Reauthenticate(ctx context.Context, rt RoundTripper, mech sasl.Mechanism, version int16, host string) (UpstreamSession, error) {
+	return saslExchange(ctx, rt, mech, version, host)
+}
+
+// saslExchange runs SaslHandshake v1 and the SaslAuthenticate rounds of mech.
+func saslExchange(ctx context.Context, rt RoundTripper, mech sasl.Mechanism, authVersion int16, host string) (UpstreamSession, error) {
+	name := mech.Name()
+	kresp, err := rt.RoundTrip(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: name})
 	if err != nil {
-		return 0, fmt.Errorf("upstream SASL: %w", err)
+		return UpstreamSession{}, fmt.Errorf("upstream SASL: %w", err)
 	}
 	if hs := kresp.(*kmsg.SASLHandshakeResponse); hs.ErrorCode != 0 {
-		return 0, &UpstreamError{Request: "SaslHandshake", Mechanism: name, Code: hs.ErrorCode, Supported: hs.SupportedMechanisms}
+		return UpstreamSession{}, &UpstreamError{Request: "SaslHandshake", Mechanism: name, Code: hs.ErrorCode, Supported: hs.SupportedMechanisms}
 	}
 
-	session, msg, err := mech.Authenticate(ctx, uc.conn.RemoteAddr().String())
+	session, msg, err := mech.Authenticate(ctx, host)
 	if err != nil {
-		return 0, fmt.Errorf("upstream SASL %s: start: %w", name, err)
+		return UpstreamSession{}, fmt.Errorf("upstream SASL %s: start: %w", name, err)
 	}
 	for round := 0; ; round++ {
 		if round == maxSASLRounds {
-			return 0, fmt.Errorf("upstream SASL %s: not done after %d rounds", name, maxSASLRounds)
+			return UpstreamSession{}, fmt.Errorf("upstream SASL %s: not done after %d rounds", name, maxSASLRounds)
 		}
-		kresp, err := uc.roundTrip(&kmsg.SASLAuthenticateRequest{Version: authVersion, SASLAuthBytes: msg})
+		kresp, err := rt.RoundTrip(&kmsg.SASLAuthenticateRequest{Version: authVersion, SASLAuthBytes: msg})
 		if err != nil {
-			return 0, fmt.Errorf("upstream SASL %s: %w", name, err)
+			return UpstreamSession{}, fmt.Errorf("upstream SASL %s: %w", name, err)
 		}
 		resp := kresp.(*kmsg.SASLAuthenticateResponse)
 		if resp.ErrorCode != 0 {
@@ -108,16 +157,19 @@ func authenticateConn(ctx context.Context, uc *upstreamConn, mech sasl.Mechanism
 			if resp.ErrorMessage != nil {
 				e.Message = *resp.ErrorMessage
 			}
-			return 0, e
+			return UpstreamSession{}, e
 		}
 		done, next, err := session.Challenge(resp.SASLAuthBytes)
 		if err != nil {
-			return 0, fmt.Errorf("upstream SASL %s: %w", name, err)
+			return UpstreamSession{}, fmt.Errorf("upstream SASL %s: %w", name, err)
 		}
 		// A mechanism may finish with a last message whose answer it does
 		// not need; Kafka answers it anyway, so it is sent and checked.
 		if done && len(next) == 0 {
-			return time.Duration(resp.SessionLifetimeMillis) * time.Millisecond, nil
+			return UpstreamSession{
+				Lifetime:            time.Duration(resp.SessionLifetimeMillis) * time.Millisecond,
+				AuthenticateVersion: authVersion,
+			}, nil
 		}
 		msg = next
 	}
@@ -130,7 +182,8 @@ type upstreamConn struct {
 	corr     int32
 }
 
-func (u *upstreamConn) roundTrip(req kmsg.Request) (kmsg.Response, error) {
+// RoundTrip implements RoundTripper.
+func (u *upstreamConn) RoundTrip(req kmsg.Request) (kmsg.Response, error) {
 	u.corr++
 	key, version := req.Key(), req.GetVersion()
 	name := protocol.APIName(key)

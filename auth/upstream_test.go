@@ -53,7 +53,7 @@ func metadataWorks(t *testing.T, conn net.Conn) {
 	uc := &upstreamConn{conn: conn, clientID: "test", corr: 100}
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	defer conn.SetDeadline(time.Time{})
-	resp, err := uc.roundTrip(&kmsg.MetadataRequest{Version: 12})
+	resp, err := uc.RoundTrip(&kmsg.MetadataRequest{Version: 12})
 	if err != nil {
 		t.Fatalf("metadata after authentication: %v", err)
 	}
@@ -76,9 +76,9 @@ func TestAuthenticateConnKfake(t *testing.T) {
 		{Plain, "kplain", "kpassplain"},
 	} {
 		conn := dial(t, addr)
-		lifetime, err := AuthenticateConn(ctx, conn, upstreamMech(t, tc.mech, tc.user, tc.pass), "kproxy-test")
-		if err != nil || lifetime != 0 {
-			t.Fatalf("%s right credentials: lifetime %v, %v", tc.mech, lifetime, err)
+		session, err := AuthenticateConn(ctx, conn, upstreamMech(t, tc.mech, tc.user, tc.pass), "kproxy-test")
+		if err != nil || session.Lifetime != 0 {
+			t.Fatalf("%s right credentials: lifetime %v, %v", tc.mech, session.Lifetime, err)
 		}
 		metadataWorks(t, conn)
 
@@ -100,9 +100,40 @@ func TestAuthenticateConnKfakeSessionLifetime(t *testing.T) {
 		kfake.BrokerConfigs(map[string]string{"connections.max.reauth.ms": "60000"}),
 	)
 	conn := dial(t, addr)
-	lifetime, err := AuthenticateConn(context.Background(), conn, upstreamMech(t, ScramSHA256, "kuser", "kpass"), "")
-	if err != nil || lifetime != time.Minute {
-		t.Fatalf("lifetime %v, %v; want 1m", lifetime, err)
+	session, err := AuthenticateConn(context.Background(), conn, upstreamMech(t, ScramSHA256, "kuser", "kpass"), "")
+	if err != nil || session.Lifetime != time.Minute {
+		t.Fatalf("lifetime %v, %v; want 1m", session.Lifetime, err)
+	}
+}
+
+// TestReauthenticateKfake: a logged-in connection with a session lifetime
+// re-authenticates in place (KIP-368), gets a new lifetime, and keeps
+// serving; a re-authentication as another user is refused.
+func TestReauthenticateKfake(t *testing.T) {
+	addr := startKfake(t,
+		kfake.Superuser(ScramSHA256, "kuser", "kpass"),
+		kfake.Superuser(ScramSHA256, "other", "opass"),
+		kfake.BrokerConfigs(map[string]string{"connections.max.reauth.ms": "60000"}),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn := dial(t, addr)
+	mech := upstreamMech(t, ScramSHA256, "kuser", "kpass")
+	first, err := AuthenticateConn(ctx, conn, mech, "kproxy-test")
+	if err != nil || first.AuthenticateVersion < 1 {
+		t.Fatalf("login: %+v, %v", first, err)
+	}
+	uc := &upstreamConn{conn: conn, clientID: "kproxy-test", corr: 10}
+	for range 3 {
+		again, err := Reauthenticate(ctx, uc, mech, first.AuthenticateVersion, addr)
+		if err != nil || again.Lifetime != time.Minute {
+			t.Fatalf("re-authentication: %+v, %v", again, err)
+		}
+		metadataWorks(t, conn)
+	}
+	_, err = Reauthenticate(ctx, uc, upstreamMech(t, ScramSHA256, "other", "opass"), first.AuthenticateVersion, addr)
+	if err == nil {
+		t.Fatal("re-authentication as another user succeeded")
 	}
 }
 

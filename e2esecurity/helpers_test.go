@@ -102,6 +102,12 @@ func (c *rawConn) roundTrip(req kmsg.Request) (kmsg.Response, error) {
 	if err := c.send(req); err != nil {
 		return nil, fmt.Errorf("write %s: %w", protocol.APIName(req.Key()), err)
 	}
+	return c.readResponse(req)
+}
+
+// readResponse reads and decodes the response to the last request sent,
+// as a response to req (whose version says the layout).
+func (c *rawConn) readResponse(req kmsg.Request) (kmsg.Response, error) {
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	defer c.SetReadDeadline(time.Time{})
 	var size [4]byte

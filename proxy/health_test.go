@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"strings"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // fakeClock is a settable time source for upstreamHealth.
@@ -29,40 +29,9 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// syncBuffer is a log sink safe for the probe goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// lines returns the JSON log lines written so far.
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
+func newTestHealth(t *testing.T, set healthSettings) (*upstreamHealth, *logbuf.Buffer) {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func newTestHealth(t *testing.T, set healthSettings) (*upstreamHealth, *syncBuffer) {
-	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	h := newUpstreamHealth(set, zerolog.New(logs), NewMetrics(prometheus.NewRegistry()))
 	t.Cleanup(h.close)
 	return h, logs
@@ -139,7 +108,7 @@ func TestHealthLogsAggregated(t *testing.T) {
 		}
 	}
 	storm(5000) // 5 s
-	lines := logs.lines(t)
+	lines := logs.Lines(t)
 	if len(lines) != 1 || lines[0]["level"] != "warn" || lines[0]["node_id"] != 3.0 || lines[0]["upstream"] != addr {
 		t.Fatalf("after 5000 failures in 5s: %d lines %v, want one warning naming node and upstream", len(lines), lines)
 	}
@@ -147,7 +116,7 @@ func TestHealthLogsAggregated(t *testing.T) {
 		t.Errorf("retry_in %v has no unit", lines[0]["retry_in"])
 	}
 	storm(10000) // 10 s more: one summary
-	lines = logs.lines(t)
+	lines = logs.Lines(t)
 	if len(lines) != 2 {
 		t.Fatalf("after 15s down: %d lines, want 2: %v", len(lines), lines)
 	}
@@ -161,7 +130,7 @@ func TestHealthLogsAggregated(t *testing.T) {
 	clock.advance(1500 * time.Millisecond)
 	h.record(addr, 3, nil)
 	h.record(addr, 3, nil) // already up: says nothing
-	lines = logs.lines(t)
+	lines = logs.Lines(t)
 	if len(lines) != 3 {
 		t.Fatalf("after recovery: %d lines, want 3: %v", len(lines), lines)
 	}

@@ -46,6 +46,9 @@ type pending struct {
 	// closeAfter, when set, closes the pair once this response is
 	// delivered: the client must read why before the connection ends.
 	closeAfter error
+	// own, when set, marks a request kproxy sent itself (an upstream
+	// re-authentication): its response goes to own, not to the client.
+	own chan<- ownResponse
 }
 
 // pair is one client connection and its upstream connection.
@@ -54,7 +57,11 @@ type pair struct {
 	id       uint64
 	nodeID   int32
 	listener string
-	log      zerolog.Logger
+	// log is the pair's logger; it gains a user field when the client
+	// authenticates, on the request loop, while other goroutines (the
+	// response loop, the handshake timer, Shutdown) log through it: hence
+	// an atomic pointer, read with logger and replaced with setLogger.
+	log atomic.Pointer[zerolog.Logger]
 	// raw is the accepted socket, for closing and deadlines from any
 	// goroutine; client is what the request loop reads (TLS over raw, or
 	// raw itself) and is set before the loops start.
@@ -88,9 +95,14 @@ type pair struct {
 	authn       *auth.Authenticator
 	passthrough *passthroughSASL
 	authDone    atomic.Bool
-	// upstreamExpiry is when kproxy's own upstream SASL session ends
-	// (KIP-368), zero if never.
-	upstreamExpiry time.Time
+	// upstreamSession is kproxy's own upstream login, upstreamExpiry when
+	// it ends (KIP-368) and upstreamReauthAt when kproxy re-authenticates
+	// it, zero if never; ownCorrelation numbers kproxy's own requests.
+	// Request loop only.
+	upstreamSession  auth.UpstreamSession
+	upstreamExpiry   time.Time
+	upstreamReauthAt time.Time
+	ownCorrelation   int32
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -102,7 +114,7 @@ type pair struct {
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 	id := s.nextID.Add(1)
 	clientAddr, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
-	return &pair{
+	p := &pair{
 		conn:     filter.Conn{ID: id, Listener: listener, Client: clientAddr},
 		s:        s,
 		id:       id,
@@ -110,12 +122,19 @@ func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 		listener: listener,
 		raw:      conn,
 		client:   conn,
-		log: s.log.With().Uint64("conn", id).Str("listener", listener).
-			Str("client", conn.RemoteAddr().String()).Logger(),
 		inflight: newOwedQueue(s.cfg.Limits.MaxInFlight),
 		closed:   make(chan struct{}),
 	}
+	p.setLogger(s.log.With().Uint64("conn", id).Str("listener", listener).
+		Str("client", conn.RemoteAddr().String()).Logger())
+	return p
 }
+
+// logger is the pair's current logger, safe from any goroutine.
+func (p *pair) logger() *zerolog.Logger { return p.log.Load() }
+
+// setLogger replaces the pair's logger (to add the authenticated user).
+func (p *pair) setLogger(l zerolog.Logger) { p.log.Store(&l) }
 
 // pairError says why a pair ended; reason is a metric label.
 
@@ -215,13 +234,14 @@ func (p *pair) close(err error) {
 		if errors.As(err, &pe) {
 			reason = pe.reason
 		}
-		ev := p.log.Warn()
+		log := p.logger()
+		ev := log.Warn()
 		switch reason {
 		case reasonClientClosed, reasonDrained, reasonIdle, reasonUpstreamIdle:
-			ev = p.log.Debug()
+			ev = log.Debug()
 		case reasonDial:
 			if healthReported(err) { // upstreamHealth logs it, aggregated
-				ev = p.log.Debug()
+				ev = log.Debug()
 			}
 		}
 		ev.Str("reason", reason).AnErr("cause", err).Msg("connection closed")
@@ -243,7 +263,9 @@ func (p *pair) drain() {
 }
 
 // connect dials the upstream, starts the response loop, and returns the
-// client-to-upstream direction that reads through cr.
+// client-to-upstream direction that reads through cr. Request loop only,
+// and only for a request that must reach the upstream: in SASL terminate
+// mode, once the client has authenticated.
 func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
 	defer cancel()
@@ -252,14 +274,24 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 		return nil, fail(reasonDial, err)
 	}
 	if p.s.sec.upstreamMech != nil {
-		lifetime, err := auth.AuthenticateConn(ctx, conn, p.s.sec.upstreamMech, "kproxy")
+		start := time.Now()
+		session, err := auth.AuthenticateConn(ctx, conn, p.s.sec.upstreamMech, "kproxy")
 		if err != nil {
 			conn.Close()
 			return nil, fail(reasonDial, fmt.Errorf("upstream SASL: %w", err))
 		}
-		if lifetime > 0 {
-			p.upstreamExpiry = time.Now().Add(lifetime)
+		p.scheduleReauth(start, session)
+	}
+	if p.authn != nil && p.s.apiVersions.claimRefresh(p.nodeID) {
+		// Nothing of the client's is on the connection yet: kproxy's own
+		// request keeps the answer for unauthenticated clients current.
+		resp, err := p.s.requestAPIVersions(ctx, conn)
+		p.s.apiVersions.refreshDone(p.nodeID)
+		if err != nil {
+			conn.Close()
+			return nil, fail(reasonDial, err)
 		}
+		p.s.apiVersions.store(p.nodeID, resp)
 	}
 	p.upstreamMu.Lock()
 	p.upstream = conn
@@ -270,10 +302,13 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 		return nil, fail(reasonClientClosed, errors.New("closed while connecting upstream"))
 	default:
 	}
-	p.log.Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
+	p.logger().Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
+	if !p.upstreamReauthAt.IsZero() {
+		p.client.SetReadDeadline(p.readDeadline())
+	}
 
 	up := newDirection(cr, p.client, conn)
-	up.onReadTimeout = func() { p.client.SetReadDeadline(time.Now().Add(p.clientDeadline())) }
+	up.onReadTimeout = func() { p.client.SetReadDeadline(p.midFrameDeadline()) }
 	down := newDirection(bufio.NewReaderSize(conn, readBufSize), conn, p.client)
 	responses.Add(1)
 	go func() {
@@ -283,6 +318,21 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 		}
 	}()
 	return up, nil
+}
+
+// answerDirect writes a local answer to the client from the request loop,
+// while there is no upstream connection and so no response loop: nothing
+// else is owed, so nothing can overtake it. It returns owed.closeAfter once
+// the answer is written.
+func (p *pair) answerDirect(owed pending) error {
+	p.client.SetWriteDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
+	_, err := p.client.Write(owed.local)
+	p.client.SetWriteDeadline(time.Time{})
+	if err != nil {
+		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+	}
+	p.activity.Add(1)
+	return owed.closeAfter
 }
 
 // clientReader reads from the client, turning read deadlines into the idle
@@ -301,9 +351,15 @@ func (r clientReader) Read(b []byte) (int, error) {
 			return 0, errDraining
 		case p.draining.Load():
 			p.client.SetReadDeadline(time.Now().Add(drainPoll))
+		case p.reauthDue() && p.atBoundary.Load():
+			return 0, errReauthDue
+		case p.reauthDue():
+			// Mid-frame: the request loop re-authenticates once the frame
+			// is through; until then poll, as when draining.
+			p.client.SetReadDeadline(time.Now().Add(drainPoll))
 		case p.activity.Load() != p.idleSeen || p.owed.Load() > 0:
 			p.idleSeen = p.activity.Load()
-			p.client.SetReadDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
+			p.client.SetReadDeadline(p.readDeadline())
 		default:
 			return 0, errIdle
 		}

@@ -21,8 +21,16 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 	cr := bufio.NewReaderSize(clientReader{p}, readBufSize)
 	var up *direction // client to upstream, once connected
 	for {
+		if up != nil && p.reauthDue() { // at a frame boundary: nothing half-written upstream
+			if err := p.reauthenticateUpstream(up); err != nil {
+				return err
+			}
+		}
 		p.atBoundary.Store(true)
 		prefix, err := cr.Peek(protocol.FrameSizeLen)
+		if errors.Is(err, errReauthDue) {
+			continue
+		}
 		if err != nil {
 			return clientReadError(err)
 		}
@@ -85,9 +93,23 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				}
 			}
 		}
+		if up == nil && owed.local != nil {
+			// Nothing is owed from an upstream not dialled yet: answer
+			// directly. The upstream is dialled for the first request that
+			// must reach it, so in SASL terminate mode never before the
+			// client authenticated.
+			if frame == nil {
+				if _, err := cr.Discard(frameLen); err != nil {
+					return clientReadError(err)
+				}
+			}
+			p.s.frames.put(recycle)
+			if err := p.answerDirect(owed); err != nil {
+				return err
+			}
+			continue
+		}
 		if up == nil {
-			// Dialled on the first request, even one kproxy answers itself:
-			// the response loop that delivers local answers starts here.
 			if up, err = p.connect(cr, responses); err != nil {
 				return err
 			}
@@ -142,8 +164,10 @@ func flushIfIdle(cr *bufio.Reader, up *direction) error {
 
 // upstreamSessionExpired ends a pair whose upstream SASL session (KIP-368)
 // is over, once nothing is owed, so the client reconnects and kproxy
-// authenticates afresh. The request just read was not forwarded: the
-// client retries it on the new connection.
+// authenticates afresh. kproxy re-authenticates before the end
+// (reauthenticateUpstream); this is for a session that ended anyway, say
+// while one client frame took longer than what was left of it. The request
+// just read was not forwarded: the client retries it on the new connection.
 func (p *pair) upstreamSessionExpired() error {
 	for deadline := time.Now().Add(p.s.cfg.Limits.ShutdownTimeout); p.owed.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
@@ -253,13 +277,15 @@ func (p *pair) owe(owed pending) error {
 	return nil
 }
 
-// clientDeadline is how far to push the client's read deadline while a
-// frame is still arriving: briefly when draining, else the idle timeout.
-func (p *pair) clientDeadline() time.Duration {
-	if p.draining.Load() {
-		return drainPoll
+// midFrameDeadline is where to push the client's read deadline while a
+// frame is still arriving: briefly when draining or when the upstream
+// session is due for re-authentication (both wait for the frame's end),
+// else the idle timeout or the re-authentication, whichever comes first.
+func (p *pair) midFrameDeadline() time.Time {
+	if p.draining.Load() || p.reauthDue() {
+		return time.Now().Add(drainPoll)
 	}
-	return p.s.cfg.Limits.IdleTimeout
+	return p.readDeadline()
 }
 
 func unsupportedAPIVersionsFrame(correlationID int32) []byte {

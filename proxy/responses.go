@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -28,6 +30,8 @@ func (p *pair) forwardResponses(down *direction) error {
 		}
 		var err error
 		switch {
+		case owed.own != nil:
+			err = p.consumeOwnResponse(owed, down)
 		case owed.raw && owed.local == nil:
 			err = p.relayRawToken(down)
 		case owed.local != nil:
@@ -141,6 +145,9 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		if err := f.FilterResponse(resp); err != nil {
 			return fail(reasonRewrite, err)
 		}
+	}
+	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.authn != nil && owed.onResponse == nil {
+		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
 	}
 	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], corr, resp)
 	_, err = down.w.Write(p.encodeBuf)

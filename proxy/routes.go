@@ -43,6 +43,17 @@ func newRoutes(cfg config.Listeners, open func(int32, string) (net.Listener, err
 	return &routes{cfg: cfg, open: open, nodes: map[int32]*nodeRoute{}}
 }
 
+// nodeIDs lists the nodes seen so far.
+func (r *routes) nodeIDs() []int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]int32, 0, len(r.nodes))
+	for id := range r.nodes {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // MapBroker records host:port as node nodeID's upstream address and returns
 // the address clients must use instead, opening the node's listener first
 // if this is the first time the node is seen.

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"sync"
 
@@ -61,12 +62,11 @@ func (p *pair) saslStep(cr *bufio.Reader, frameLen int, up **direction, response
 		if done {
 			p.authenticated()
 		}
+		answer := pending{raw: true, local: append(protocol.AppendFrameSize(nil, len(out)), out...)}
 		if *up == nil {
-			if *up, err = p.connect(cr, responses); err != nil {
-				return true, err
-			}
+			return true, p.answerDirect(answer)
 		}
-		return true, p.oweLocal(pending{raw: true, local: protocol.AppendFrameSize(nil, len(out))}, out)
+		return true, p.owe(answer)
 	case p.passthrough != nil && p.passthrough.unframed > 0:
 		p.passthrough.unframed--
 		if err := checkSASLFrame(frameLen); err != nil {
@@ -108,6 +108,10 @@ func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen 
 		switch h.APIKey {
 		case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
 			return p.answerSASL(h, cr, frameLen, owed)
+		case protocol.APIVersionsKey:
+			if !p.authn.Authenticated() && owed.local == nil {
+				return p.answerAPIVersions(h, cr, frameLen, owed)
+			}
 		}
 		// Before authentication, during a re-authentication and after the
 		// session lifetime (KIP-368, any client version), as a broker does.
@@ -166,14 +170,71 @@ func (p *pair) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen i
 	return frame, nil
 }
 
+// answerAPIVersions answers the ApiVersions request of a client that has
+// not authenticated from the node's cached answer, at the version it asked
+// for: nothing such a client sends reaches the upstream. It returns the
+// frame it read. As a broker does, a v3+ request whose client software
+// name or version is malformed gets INVALID_REQUEST.
+func (p *pair) answerAPIVersions(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
+	if err := checkSASLFrame(frameLen); err != nil {
+		return nil, err
+	}
+	frame, err := readFrame(nil, cr, frameLen)
+	if err != nil {
+		return nil, err
+	}
+	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
+	if err != nil {
+		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+	}
+	if r := req.(*kmsg.ApiVersionsRequest); h.APIVersion >= 3 && !(validSoftwareField(r.ClientSoftwareName) && validSoftwareField(r.ClientSoftwareVersion)) {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(h.APIVersion)
+		resp.ErrorCode = protocol.ErrCodeInvalidRequest
+		owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
+		return frame, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
+	defer cancel()
+	go func() { // a pair that closes stops waiting
+		select {
+		case <-p.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	resp, err := p.s.apiVersions.get(ctx, p.nodeID, p.s.apiVersionsFetcher(p.nodeID))
+	if err != nil {
+		return nil, fail(reasonDial, fmt.Errorf("ApiVersions before SASL authentication: %w", err))
+	}
+	owed.local = apiVersionsAnswer(resp, h.APIVersion, h.CorrelationID)
+	return frame, nil
+}
+
+// validSoftwareField is Kafka's rule for ApiVersions v3's client software
+// name and version (KIP-511): letters, digits, '-' and '.', starting and
+// ending with a letter or digit.
+func validSoftwareField(s string) bool {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	if s == "" || !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !alnum(c) && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
 // authenticated records a completed SASL exchange.
 func (p *pair) authenticated() {
 	p.authDone.Store(true)
 	if p.conn.User != p.authn.User() {
 		p.conn.User = p.authn.User()
-		p.log = p.log.With().Str("user", p.conn.User).Logger()
+		p.setLogger(p.logger().With().Str("user", p.conn.User).Logger())
 	}
-	p.log.Debug().Str("mechanism", p.authn.Mechanism()).Msg("SASL authenticated")
+	p.logger().Debug().Str("mechanism", p.authn.Mechanism()).Msg("SASL authenticated")
 }
 
 // watchSASL reads a SASL request that is forwarded unchanged in passthrough
@@ -231,15 +292,9 @@ func (p *pair) learnPassthroughUser(firstMessage []byte) error {
 		return fail(reasonAuth, fmt.Errorf("passthrough SASL login refused: %w", err))
 	}
 	p.conn.User = user
-	p.log = p.log.With().Str("user", user).Logger()
-	p.log.Info().Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: client authenticating upstream")
+	p.setLogger(p.logger().With().Str("user", user).Logger())
+	p.logger().Info().Str("mechanism", p.passthrough.mechanism).Msg("passthrough SASL: client authenticating upstream")
 	return nil
-}
-
-// oweLocal queues a raw local answer (prefix followed by body).
-func (p *pair) oweLocal(owed pending, body []byte) error {
-	owed.local = append(owed.local, body...)
-	return p.owe(owed)
 }
 
 // saslVersions makes sure a client that must authenticate to kproxy sees

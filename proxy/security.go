@@ -111,11 +111,11 @@ func (p *pair) setCertPrincipal(cert *x509.Certificate) error {
 	if rule := p.s.sec.principalFrom; rule != "" {
 		user, err := auth.PrincipalFromCert(cert, rule)
 		if err != nil {
-			p.log.Warn().Err(err).Str("rule", rule).Str("subject", auth.SubjectDN(cert)).Msg("client certificate names no principal; connection stays anonymous")
+			p.logger().Warn().Err(err).Str("rule", rule).Str("subject", auth.SubjectDN(cert)).Msg("client certificate names no principal; connection stays anonymous")
 			return nil
 		}
 		p.conn.User = user
-		p.log.Debug().Str("user", user).Str("subject", auth.SubjectDN(cert)).Msg("principal from client certificate")
+		p.logger().Debug().Str("user", user).Str("subject", auth.SubjectDN(cert)).Msg("principal from client certificate")
 	}
 	return nil
 }

@@ -37,6 +37,9 @@ type Server struct {
 	extraRequestFilters  []filter.RequestFilter
 	extraResponseFilters []filter.ResponseFilter
 	frames               framePool // buffers of requests read whole for filters
+	// apiVersions answers ApiVersions of clients not yet authenticated
+	// (SASL terminate mode); set in Start.
+	apiVersions *apiVersionsCache
 
 	sec       security
 	bootstrap net.Listener
@@ -105,12 +108,16 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.bootstrap = ln
 	s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Msg("listening")
-	s.serve(ln, bootstrapNode)
 	dctx, stop := context.WithCancel(ctx)
 	s.stopDiscovery, s.discoveryDone = stop, make(chan struct{})
+	s.apiVersions = newAPIVersionsCache(dctx)
+	s.serve(ln, bootstrapNode)
 	go func() {
 		defer close(s.discoveryDone)
 		s.discoverBrokers(dctx)
+		if s.sec.saslMode == config.SASLModeTerminate {
+			s.warmAPIVersions(dctx)
+		}
 	}()
 	return nil
 }

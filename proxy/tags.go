@@ -84,7 +84,7 @@ func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) e
 		var filler []byte
 		filler, _ = protocol.AppendFillerTags(nil, len(tail)) // a valid non-empty section is >= 3 bytes
 		_, err = down.w.Write(filler)
-		p.log.Debug().Str("api", protocol.APIName(owed.key)).Int("bytes", len(tail)).
+		p.logger().Debug().Str("api", protocol.APIName(owed.key)).Int("bytes", len(tail)).
 			Msg("dropped top-level tagged fields (KIP-951 leader endpoints) from a streamed response")
 	}
 	if err != nil {

@@ -1,0 +1,22 @@
+package proxy
+
+import (
+	"testing"
+	"time"
+)
+
+// TestReauthAfter: kproxy re-authenticates at 80% of a long lifetime, at
+// least a second before a short one ends, and never in the first half.
+func TestReauthAfter(t *testing.T) {
+	for _, tc := range []struct{ lifetime, want time.Duration }{
+		{time.Hour, 48 * time.Minute},
+		{10 * time.Second, 8 * time.Second},
+		{3 * time.Second, 2 * time.Second},
+		{2 * time.Second, time.Second},
+		{time.Second, 500 * time.Millisecond},
+	} {
+		if got := reauthAfter(tc.lifetime); got != tc.want {
+			t.Errorf("lifetime %s: re-authenticate after %s, want %s", tc.lifetime, got, tc.want)
+		}
+	}
+}
