@@ -183,3 +183,30 @@ policy:
 		t.Errorf("no log line saying why the delegation token was refused:\n%s", logs.String())
 	}
 }
+
+// TestPassthroughWithoutFiltersForwardsUnreadableLogins: with no request
+// filter (no policy), nothing decides by principal, so a login whose
+// principal kproxy cannot read (here a delegation token) is forwarded for
+// the broker to decide, with a warning, rather than refused by kproxy.
+func TestPassthroughWithoutFiltersForwardsUnreadableLogins(t *testing.T) {
+	p := newPKI(t)
+	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "alice", "alice-pass"))
+	logs := &syncBuffer{}
+	px := testkit.StartProxyConfigLog(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), logs, zerolog.DebugLevel)
+	ctx := testCtx(t, 30*time.Second)
+
+	token := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)),
+		kgo.SASL(scram.Auth{User: "token-id", Pass: "token-hmac", IsToken: true}.AsSha256Mechanism()), kgo.RequestRetries(0))
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := token.Ping(pingCtx)
+	if err == nil {
+		t.Fatal("kfake accepted a delegation token it never issued")
+	}
+	if strings.Contains(err.Error(), "kproxy cannot determine the principal") {
+		t.Fatalf("kproxy refused the login itself with no filter configured: %v", err)
+	}
+	if !waitFor(5*time.Second, func() bool { return strings.Contains(logs.String(), "principal unknown to kproxy") }) {
+		t.Errorf("no warning that the login was forwarded with an unknown principal:\n%s", logs.String())
+	}
+}

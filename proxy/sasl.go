@@ -282,13 +282,22 @@ func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen in
 }
 
 // learnPassthroughUser takes the broker's principal from the client's first
-// SASL message. An error means kproxy cannot know it and the connection
-// must be refused (the close is logged with why): with policy or governance
-// by user, an ANONYMOUS or wrong principal would skip User: rules.
+// SASL message. An error means kproxy cannot know it while a request filter
+// (the policy) could decide by it, and the connection must be refused (the
+// close is logged with why): an ANONYMOUS or wrong principal would skip
+// User: rules and per-user governance.
 func (p *pair) learnPassthroughUser(firstMessage []byte) error {
 	p.passthrough.sawUser = true
 	user, err := auth.UserFromClientMessage(p.passthrough.mechanism, firstMessage)
 	if err != nil {
+		if len(p.s.extraRequestFilters) == 0 {
+			// No filter decides by principal: the user name only labels log
+			// lines, so a login kproxy cannot read (GSSAPI, OAUTHBEARER,
+			// delegation tokens) is the broker's business alone.
+			p.logger().Warn().Err(err).Str("mechanism", p.passthrough.mechanism).
+				Msg("passthrough SASL: principal unknown to kproxy; no request filter is configured, so the login is forwarded")
+			return nil
+		}
 		return fail(reasonAuth, fmt.Errorf("passthrough SASL login refused: %w", err))
 	}
 	p.conn.User = user
