@@ -179,7 +179,8 @@ policy:
 	if !errors.Is(err, kerr.SaslAuthenticationFailed) || !strings.Contains(err.Error(), "kproxy cannot determine the principal") {
 		t.Fatalf("delegation token through passthrough: %v, want SASL_AUTHENTICATION_FAILED from kproxy", err)
 	}
-	if !strings.Contains(logs.String(), "delegation token (tokenauth=true)") {
+	// The close, and its log line, follow the answer the client just read.
+	if !waitFor(5*time.Second, func() bool { return strings.Contains(logs.String(), "delegation token (tokenauth=true)") }) {
 		t.Errorf("no log line saying why the delegation token was refused:\n%s", logs.String())
 	}
 }

@@ -25,17 +25,23 @@ import (
 // kproxy re-authenticates at reauthAtPercent of the session lifetime, but
 // at least reauthMargin before it ends (and never before half of it):
 // early enough that its handshake, queued behind what the client is still
-// owed (a long-poll fetch, say), reaches the broker in time.
+// owed (a long-poll fetch, say), reaches the broker in time. A broker
+// refuses a re-authentication that begins within a second of the previous
+// one (Kafka's MIN_REAUTH_INTERVAL_ONE_SECOND), measured from when it saw
+// each begin, so for short lifetimes kproxy waits reauthMinSpacing (a
+// second plus room for the two handshakes' different delays), as long as
+// that still leaves a tenth of the lifetime.
 const (
-	reauthAtPercent = 80
-	reauthMargin    = time.Second
+	reauthAtPercent  = 80
+	reauthMargin     = time.Second
+	reauthMinSpacing = 1500 * time.Millisecond
 )
 
 // reauthAfter is how long after a login kproxy re-authenticates a session
 // of lifetime.
 func reauthAfter(lifetime time.Duration) time.Duration {
-	at := min(lifetime*reauthAtPercent/100, lifetime-reauthMargin)
-	return max(at, lifetime/2)
+	at := max(min(lifetime*reauthAtPercent/100, lifetime-reauthMargin), lifetime/2)
+	return max(at, min(reauthMinSpacing, lifetime*9/10))
 }
 
 // errReauthDue interrupts the request loop's wait for the client's next
