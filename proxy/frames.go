@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"io"
+	"math/bits"
 	"sync"
 )
 
@@ -39,6 +40,26 @@ func (fp *framePool) put(buf *[]byte) {
 	fp.pool.Put(buf)
 }
 
+// frameRoom is the capacity a buffer grows to for a frame of frameLen
+// bytes: rounded up to a power of two up to 1 MiB and to whole MiB beyond,
+// so that the pooled buffer also holds the next, slightly larger, request
+// of a producer whose request sizes vary, instead of being replaced (a
+// fresh allocation, its pages faulted in, and a copy of what had arrived).
+// Frames too large to be pooled get exactly their size.
+func frameRoom(frameLen int) int {
+	const quantum = 1 << 20
+	var room int
+	if frameLen <= quantum {
+		room = 1 << bits.Len(uint(frameLen-1))
+	} else {
+		room = (frameLen + quantum - 1) / quantum * quantum
+	}
+	if room > maxPooledFrame {
+		return frameLen
+	}
+	return room
+}
+
 // readFrame reads one whole frame of frameLen bytes (size prefix included)
 // from cr into dst, reusing dst's room, and returns it. Beyond
 // eagerFrameAlloc the buffer grows at most twofold over what has arrived.
@@ -49,7 +70,7 @@ func readFrame(dst []byte, cr *bufio.Reader, frameLen int) ([]byte, error) {
 	buf := dst[:0]
 	for len(buf) < frameLen {
 		if len(buf) == cap(buf) {
-			grown := make([]byte, len(buf), min(frameLen, 2*cap(buf)))
+			grown := make([]byte, len(buf), min(frameRoom(frameLen), 2*cap(buf)))
 			copy(grown, buf)
 			buf = grown
 		}

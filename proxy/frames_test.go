@@ -65,3 +65,24 @@ func TestFramePoolDropsHugeBuffers(t *testing.T) {
 		t.Errorf("pool handed back a %d-byte buffer, over the %d cap", cap(*b), maxPooledFrame)
 	}
 }
+
+func TestReadFrameRoomFitsTheNextLargerFrame(t *testing.T) {
+	// A producer's requests vary in size from one to the next: the buffer
+	// grown for one must hold a slightly larger one without being replaced.
+	first, second := 5<<20-100<<10, 5<<20-10<<10
+	cr := bufio.NewReader(bytes.NewReader(make([]byte, first+second)))
+	buf, err := readFrame(nil, cr, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := readFrame(buf[:0], cr, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &again[0] != &buf[0] {
+		t.Errorf("a %d-byte frame did not fit the buffer (cap %d) grown for a %d-byte one", second, cap(buf), first)
+	}
+	if room := frameRoom(maxPooledFrame + 1); room != maxPooledFrame+1 {
+		t.Errorf("an unpooled frame got room %d, want its size", room)
+	}
+}
