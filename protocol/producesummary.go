@@ -188,6 +188,10 @@ func (r *summaryReader) int32() int32 {
 // uvarint reads a 32-bit unsigned varint: at most five bytes, the fifth
 // holding at most four bits.
 func (r *summaryReader) uvarint() uint32 {
+	if r.off < len(r.src) && r.src[r.off] < 0x80 { // nearly every length
+		r.off++
+		return uint32(r.src[r.off-1])
+	}
 	var x uint32
 	for i := 0; i < 5; i++ {
 		if r.off+i >= len(r.src) {
