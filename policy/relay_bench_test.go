@@ -39,6 +39,7 @@ func BenchmarkRelayPolicyProduce(b *testing.B) {
 	}{
 		{"5x1MiB", 5, 1 << 20},
 		{"1x64KiB", 1, 64 << 10},
+		{"mixed", 5, 0},
 	} {
 		for _, mode := range []string{"streamed", "policy"} {
 			b.Run(shape.name+"/"+mode, func(b *testing.B) {
@@ -64,7 +65,8 @@ const benchProduceVersion = 11
 // kgoShapedProduces returns eight Produce request frames, each with
 // partitions partitions of topic team7.orders holding one idempotent v2
 // batch of about batchBytes (varied by up to -12%, differently in each
-// frame), client id svc-7-orders, so benchPolicy's writers-7 rule allows
+// frame; batchBytes 0: from 8 KiB to 1 MiB, a producer under a varying
+// load), client id svc-7-orders, so benchPolicy's writers-7 rule allows
 // them.
 func kgoShapedProduces(partitions, batchBytes int) [][]byte {
 	var frames [][]byte
@@ -77,6 +79,9 @@ func kgoShapedProduces(partitions, batchBytes int) [][]byte {
 		t.Topic = "team7.orders"
 		for p := 0; p < partitions; p++ {
 			pad := batchBytes - batchBytes*((f*7+p*3)%13)/100
+			if batchBytes == 0 { // mixed: 40 KiB to 5 MiB requests
+				pad = 8 << 10 << ((f * 5) % 8)
+			}
 			rp := kmsg.NewProduceRequestTopicPartition()
 			rp.Partition = int32(p)
 			rp.Records = batch(0, 4242, pad)

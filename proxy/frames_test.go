@@ -61,7 +61,7 @@ func TestFramePoolDropsHugeBuffers(t *testing.T) {
 	big := make([]byte, maxPooledFrame+1)
 	fp.put(&big)
 	fp.put(nil) // a frame that was not pooled
-	if b := fp.get(); cap(*b) > maxPooledFrame {
+	if b := fp.get(maxPooledFrame); cap(*b) > maxPooledFrame {
 		t.Errorf("pool handed back a %d-byte buffer, over the %d cap", cap(*b), maxPooledFrame)
 	}
 }
@@ -84,5 +84,26 @@ func TestReadFrameRoomFitsTheNextLargerFrame(t *testing.T) {
 	}
 	if room := frameRoom(maxPooledFrame + 1); room != maxPooledFrame+1 {
 		t.Errorf("an unpooled frame got room %d, want its size", room)
+	}
+}
+
+func TestFramePoolGivesTheSmallestBufferThatHolds(t *testing.T) {
+	var fp framePool
+	for _, c := range []int{1 << 20, 100 << 10, 6 << 20, 3 << 20} {
+		b := make([]byte, 0, c)
+		fp.put(&b)
+	}
+	for _, tc := range []struct{ frame, want int }{{5 << 20, 6 << 20}, {2 << 20, 3 << 20}, {50 << 10, 100 << 10}, {7 << 20, 0}, {1, 1 << 20}} {
+		if b := fp.get(tc.frame); cap(*b) != tc.want {
+			t.Errorf("a %d-byte frame got a %d-byte buffer, want %d", tc.frame, cap(*b), tc.want)
+		}
+	}
+	// Idle buffers are bounded.
+	for i := 0; i < 2*maxIdleFrameBytes/maxPooledFrame; i++ {
+		b := make([]byte, 0, maxPooledFrame)
+		fp.put(&b)
+	}
+	if fp.bytes > maxIdleFrameBytes {
+		t.Errorf("%d bytes of idle buffers kept, over %d", fp.bytes, maxIdleFrameBytes)
 	}
 }

@@ -187,7 +187,7 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 // must not read the frame from cr again, and gives recycle (when not nil)
 // back to the frame pool once the frame is written.
 func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, err error) {
-	buf := p.s.frames.get()
+	buf := p.s.frames.get(frameLen)
 	if *buf, err = readFrame(*buf, cr, frameLen); err != nil {
 		return nil, nil, err
 	}
@@ -241,7 +241,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		buf = nil
 	}
 	if modified {
-		out := p.s.frames.get()
+		out := p.s.frames.get(frameLen)
 		h.ClientID = p.conn.ClientID
 		*out = protocol.AppendRequestFrame(*out, h, req)
 		p.s.frames.put(buf) // only now: req, just encoded, aliases it
