@@ -16,8 +16,8 @@ var _ filter.RequestInspector = (*Enforcer)(nil)
 //
 // Anything else is left undecided, and the engine decodes the request for
 // FilterRequest, which answers it as before: a denial anywhere (to split
-// or refuse it), audit mode's would-be denials, unknown topic ids, and
-// bodies the summary, like kmsg, refuses. Nothing is recorded for a request
+// or refuse it), audit mode's would-be denials, unknown topic ids, bodies
+// the summary, like kmsg, refuses, and requests too large to summarize. Nothing is recorded for a request
 // left undecided, so FilterRequest records each decision once; for an
 // allowed one, the decisions are recorded as FilterRequest records them.
 func (e *Enforcer) InspectRequest(conn *filter.Conn, key, version int16, body []byte) (filter.Verdict, bool) {
@@ -33,7 +33,7 @@ func (e *Enforcer) InspectRequest(conn *filter.Conn, key, version int16, body []
 		e.summaries.Put(s)
 	}()
 	if s.Parse(version, body) != nil {
-		return filter.Verdict{}, false // the decoder refuses it too, and says why
+		return filter.Verdict{}, false // the decoder refuses it too and says why, or it is too large to summarize
 	}
 	st := e.cur.Load()
 	if st == nil {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"unsafe"
 )
@@ -18,8 +19,10 @@ import (
 // A summary keeps offsets into the body, not copies: the strings and slices
 // its accessors return alias the body, which must not change while they are
 // in use. Its own memory is 16 bytes per topic and 12 per partition,
-// allocated only as elements are read (at least 3 and 5 bytes of the body
-// each), and reused by the next Parse.
+// allocated only as elements are read and reused by the next Parse, and
+// bounded: a request with more than MaxSummaryTopics topics or
+// MaxSummaryPartitions partitions is not summarized (ErrSummaryTooLarge),
+// so a summary never holds more than 112 KiB whatever the frame claims.
 type ProduceSummary struct {
 	body    []byte
 	version int16
@@ -46,7 +49,8 @@ type span struct{ off, len int32 }
 
 // Parse reads body, a Produce request body (the bytes after the request
 // header) at version, into s, replacing what s held. A body kmsg would not
-// decode is an error wrapping ErrMalformed.
+// decode is an error wrapping ErrMalformed; one too large to summarize,
+// ErrSummaryTooLarge.
 func (s *ProduceSummary) Parse(version int16, body []byte) error {
 	s.Reset()
 	s.body, s.version = body, version
@@ -74,18 +78,21 @@ func (s *ProduceSummary) Parse(version int16, body []byte) error {
 		if r.bad || int64(partitions)*6 > int64(r.left()) {
 			return errProducePartitions
 		}
+		if len(s.topics) == MaxSummaryTopics || int64(len(s.partitions))+int64(partitions) > MaxSummaryPartitions {
+			return ErrSummaryTooLarge
+		}
 		first := int32(len(s.partitions))
 		for p := int32(0); p < partitions && !r.bad; p++ {
 			part := producePartition{partition: r.int32(), records: r.nullableBytes(flexible)}
 			if flexible {
 				r.tags()
 			}
-			s.partitions = append(s.partitions, part)
+			s.partitions = appendBounded(s.partitions, part, MaxSummaryPartitions)
 		}
 		if flexible {
 			r.tags()
 		}
-		s.topics = append(s.topics, produceTopic{name: name, first: first, end: int32(len(s.partitions))})
+		s.topics = appendBounded(s.topics, produceTopic{name: name, first: first, end: int32(len(s.partitions))}, MaxSummaryTopics)
 	}
 	if flexible {
 		r.tags()
@@ -96,6 +103,16 @@ func (s *ProduceSummary) Parse(version int16, body []byte) error {
 	return nil
 }
 
+// The most topics and partitions a summary holds.
+const (
+	MaxSummaryTopics     = 1 << 10
+	MaxSummaryPartitions = 1 << 13
+)
+
+// ErrSummaryTooLarge: the request may be valid, but lists more topics or
+// partitions than a summary holds; the caller must decode it instead.
+var ErrSummaryTooLarge = errors.New("produce request too large to summarize")
+
 // Parse's errors are built once: refusing a hostile body allocates nothing.
 var (
 	errProduceTopics     = fmt.Errorf("produce request: topic count beyond the body: %w", ErrMalformed)
@@ -103,21 +120,10 @@ var (
 	errProduceBody       = fmt.Errorf("produce request: body ends early or a field is malformed: %w", ErrMalformed)
 )
 
-// maxKeptSummaryElems bounds the element slices Reset keeps for reuse, so
-// one huge request does not pin its summary's memory.
-const maxKeptSummaryElems = 4096
-
-// Reset forgets the body (so a pooled summary pins no frame) and keeps the
-// element slices' room for reuse unless they are large.
+// Reset forgets the body, so a pooled summary pins no frame, and keeps the
+// element slices' room (bounded by the Max constants) for reuse.
 func (s *ProduceSummary) Reset() {
-	topics, partitions := s.topics[:0], s.partitions[:0]
-	if cap(topics) > maxKeptSummaryElems {
-		topics = nil
-	}
-	if cap(partitions) > maxKeptSummaryElems {
-		partitions = nil
-	}
-	*s = ProduceSummary{topics: topics, partitions: partitions}
+	*s = ProduceSummary{topics: s.topics[:0], partitions: s.partitions[:0]}
 }
 
 // Topics is how many topics the request lists.
@@ -143,6 +149,17 @@ func (s *ProduceSummary) Partition(i, j int) (partition int32, records []byte) {
 		return p.partition, nil
 	}
 	return p.partition, s.body[p.records.off : p.records.off+p.records.len : p.records.off+p.records.len]
+}
+
+// appendBounded appends v, growing s by doubling but never past max
+// elements (Parse checks the bound before it appends).
+func appendBounded[T any](s []T, v T, max int) []T {
+	if len(s) == cap(s) {
+		grown := make([]T, len(s), min(max, 2*cap(s)+8))
+		copy(grown, s)
+		s = grown
+	}
+	return append(s, v)
 }
 
 func unsafeString(body []byte, sp span) string {
