@@ -17,9 +17,10 @@ var _ filter.RequestInspector = (*Enforcer)(nil)
 // Anything else is left undecided, and the engine decodes the request for
 // FilterRequest, which answers it as before: a denial anywhere (to split
 // or refuse it), audit mode's would-be denials, unknown topic ids, bodies
-// the summary, like kmsg, refuses, and requests too large to summarize. Nothing is recorded for a request
-// left undecided, so FilterRequest records each decision once; for an
-// allowed one, the decisions are recorded as FilterRequest records them.
+// the summary, like kmsg, refuses, and requests too large to summarize.
+// Nothing is recorded for a request left undecided, so FilterRequest
+// records each decision once; for an allowed one, the decisions are
+// recorded as FilterRequest records them.
 func (e *Enforcer) InspectRequest(conn *filter.Conn, key, version int16, body []byte) (filter.Verdict, bool) {
 	if key != protocol.ProduceKey {
 		return filter.Verdict{}, false
