@@ -17,9 +17,13 @@ const eagerFrameAlloc = 64 << 10
 // rather than pinning memory in the pool.
 const maxPooledFrame = 8 << 20
 
-// maxIdleFrameBytes bounds the capacity of the buffers the pool keeps
-// while no frame uses them.
-const maxIdleFrameBytes = 32 << 20
+// maxIdleFrameBytes and maxIdleFrames bound the buffers the pool keeps
+// while no frame uses them: their capacity, and their number (which bounds
+// the scan for one that fits).
+const (
+	maxIdleFrameBytes = 32 << 20
+	maxIdleFrames     = 64
+)
 
 // framePool recycles the buffers that whole request frames are read into
 // when a filter must decode them. A produce read whole for a policy check
@@ -70,6 +74,22 @@ func (fp *framePool) put(buf *[]byte) {
 	*buf = (*buf)[:0]
 	fp.mu.Lock()
 	defer fp.mu.Unlock()
+	if len(fp.idle) == maxIdleFrames {
+		// Full: buf takes the smallest idle buffer's place if it is larger.
+		smallest := 0
+		for i, b := range fp.idle {
+			if cap(*b) < cap(*fp.idle[smallest]) {
+				smallest = i
+			}
+		}
+		if cap(*fp.idle[smallest]) >= cap(*buf) {
+			return // to the collector
+		}
+		fp.bytes -= cap(*fp.idle[smallest])
+		last := len(fp.idle) - 1
+		fp.idle[smallest], fp.idle[last] = fp.idle[last], nil
+		fp.idle = fp.idle[:last]
+	}
 	if fp.bytes+cap(*buf) > maxIdleFrameBytes {
 		return // to the collector
 	}

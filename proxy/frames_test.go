@@ -106,4 +106,17 @@ func TestFramePoolGivesTheSmallestBufferThatHolds(t *testing.T) {
 	if fp.bytes > maxIdleFrameBytes {
 		t.Errorf("%d bytes of idle buffers kept, over %d", fp.bytes, maxIdleFrameBytes)
 	}
+	// Many small idle buffers (many connections reading small frames at
+	// once) are bounded in number, and larger ones displace them.
+	var many framePool
+	for i := 0; i < 10*maxIdleFrames; i++ {
+		b := make([]byte, 0, 100+i)
+		many.put(&b)
+	}
+	if len(many.idle) > maxIdleFrames {
+		t.Errorf("%d idle buffers kept, over %d", len(many.idle), maxIdleFrames)
+	}
+	if b := many.get(1); cap(*b) < 100+9*maxIdleFrames {
+		t.Errorf("the smallest kept buffer is %d bytes: smaller ones were not displaced", cap(*b))
+	}
 }
