@@ -180,3 +180,34 @@ func TestInspectProduceAllocatesNothing(t *testing.T) {
 		t.Errorf("%.0f allocations per allowed produce", allocs)
 	}
 }
+
+// FuzzInspectProduce: for any Produce body and version, InspectRequest
+// never panics, and when it decides, the decoded path agrees: kmsg decodes
+// the body and FilterRequest forwards it unchanged.
+func FuzzInspectProduce(f *testing.F) {
+	for _, tc := range rawPathCases() {
+		f.Add(tc.req.GetVersion(), tc.req.AppendTo(nil))
+	}
+	enf := newTestEnforcer(f, rawPathPolicies["enforce"], nil)
+	conn := *testConn
+	f.Fuzz(func(t *testing.T, version int16, body []byte) {
+		if version < 0 || version > kmsg.NewPtrProduceRequest().MaxVersion() {
+			return
+		}
+		v, decided := enf.InspectRequest(&conn, kmsg.Produce.Int16(), version, body)
+		if !decided {
+			return
+		}
+		if v.Respond != nil || v.Close != nil || v.Modified {
+			t.Fatalf("decided with verdict %+v", v)
+		}
+		r := kmsg.NewPtrProduceRequest()
+		r.SetVersion(version)
+		if err := r.ReadFrom(body); err != nil {
+			t.Fatalf("decided a body kmsg refuses: %v", err)
+		}
+		if want := enf.FilterRequest(&conn, r); verdictKind(want) != "forward" {
+			t.Fatalf("decided to forward; FilterRequest: %s", verdictKind(want))
+		}
+	})
+}
