@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/protocol"
 )
 
 // benchPolicy builds n rules the way a real policy mixes them: per-team
@@ -89,4 +91,45 @@ func BenchmarkFilterProduce(b *testing.B) {
 		})
 	}
 	_ = kmsg.Produce
+}
+
+// BenchmarkEnforceProduceBody is an allowed produce from its body to the
+// verdict, both ways the engine can take: decode with kmsg then
+// FilterRequest (every produce before filter.RequestInspector), and
+// InspectRequest on the raw body.
+func BenchmarkEnforceProduceBody(b *testing.B) {
+	enf := newTestEnforcer(b, benchPolicy(50), nil)
+	conn := *testConn
+	conn.ClientID = "svc-7-orders"
+	for _, shape := range []struct {
+		name          string
+		topics, parts int
+	}{{"topics=1/partitions=5", 1, 5}, {"topics=100/partitions=1", 100, 1}} {
+		var specs []string
+		for i := 0; i < shape.topics; i++ {
+			specs = append(specs, fmt.Sprintf("team7.t%d:%s", i, strings.Repeat("0", shape.parts)))
+		}
+		req := produceReq(9, -1, specs...)
+		body := req.AppendTo(nil)
+		b.Run(shape.name+"/decode", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := protocol.DecodeRequest(kmsg.Produce.Int16(), 9, body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if v := enf.FilterRequest(&conn, r); v.Respond != nil || v.Modified {
+					b.Fatal("denied")
+				}
+			}
+		})
+		b.Run(shape.name+"/inspect", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if v, decided := enf.InspectRequest(&conn, kmsg.Produce.Int16(), 9, body); !decided || v.Respond != nil {
+					b.Fatal("not decided")
+				}
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,9 @@ type Enforcer struct {
 	// tableMisses counts handler questions the table does not list (bugs;
 	// tests assert none).
 	tableMisses atomic.Uint64
+	// summaries recycles the *protocol.ProduceSummary InspectRequest
+	// reads produces into.
+	summaries sync.Pool
 }
 
 var _ filter.RequestFilter = (*Enforcer)(nil)

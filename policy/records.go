@@ -85,3 +85,27 @@ func hasTransactionalBatch(records []byte) bool {
 }
 
 var errStop = errors.New("stop")
+
+// batchSummary is what the produce governance checks need from all of a
+// partition's batches, read in one walk: the union of their codecs (a
+// bitset over codec numbers, as allowed_compression is), the largest
+// batch, and whether any is transactional or has no producer id. Like
+// forEachBatch's callers, it covers the batches before a malformation.
+type batchSummary struct {
+	codecs            uint8
+	maxSize           int
+	transactional     bool
+	withoutProducerID bool
+}
+
+func summarizeBatches(records []byte) batchSummary {
+	var s batchSummary
+	forEachBatch(records, func(b batchInfo) error {
+		s.codecs |= 1 << b.codec
+		s.maxSize = max(s.maxSize, b.size)
+		s.transactional = s.transactional || b.transactional
+		s.withoutProducerID = s.withoutProducerID || b.producerID < 0
+		return nil
+	})
+	return s
+}

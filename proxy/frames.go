@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"io"
+	"math/bits"
 	"sync"
 )
 
@@ -16,27 +17,104 @@ const eagerFrameAlloc = 64 << 10
 // rather than pinning memory in the pool.
 const maxPooledFrame = 8 << 20
 
+// maxIdleFrameBytes and maxIdleFrames bound the buffers the pool keeps
+// while no frame uses them: their capacity, and their number (which bounds
+// the scan for one that fits).
+const (
+	maxIdleFrameBytes = 32 << 20
+	maxIdleFrames     = 64
+)
+
 // framePool recycles the buffers that whole request frames are read into
 // when a filter must decode them. A produce read whole for a policy check
 // then costs a copy through user space, not an allocation the size of the
 // request plus the garbage collection of it.
-type framePool struct{ pool sync.Pool }
+//
+// It is a free list, not a sync.Pool: a sync.Pool hands a buffer put on
+// one P to a goroutine on another only after a miss, so pairs kept
+// allocating buffers (and growing small ones for large frames) while
+// others sat idle, and the collector emptied it every other cycle. Here a
+// frame gets the smallest idle buffer that holds it, the number of
+// buffers is the most frames read at once, and idle buffers stay up to
+// maxIdleFrameBytes.
+type framePool struct {
+	mu    sync.Mutex
+	idle  []*[]byte
+	bytes int // capacity of the idle buffers
+}
 
-// get returns an empty buffer, with room from an earlier frame if any.
-func (fp *framePool) get() *[]byte {
-	if b, ok := fp.pool.Get().(*[]byte); ok {
-		return b
+// get returns an empty buffer for a frame of frameLen bytes: the smallest
+// idle one that holds it, else a new one (the idle ones stay for smaller
+// frames).
+func (fp *framePool) get(frameLen int) *[]byte {
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	best := -1
+	for i, b := range fp.idle {
+		if c := cap(*b); c >= frameLen && (best < 0 || c < cap(*fp.idle[best])) {
+			best = i
+		}
 	}
-	return new([]byte)
+	if best < 0 {
+		return new([]byte)
+	}
+	b := fp.idle[best]
+	last := len(fp.idle) - 1
+	fp.idle[best], fp.idle[last] = fp.idle[last], nil
+	fp.idle = fp.idle[:last]
+	fp.bytes -= cap(*b)
+	return b
 }
 
 // put makes buf available again. Nothing may use its bytes afterwards.
 func (fp *framePool) put(buf *[]byte) {
-	if buf == nil || cap(*buf) > maxPooledFrame {
+	if buf == nil || cap(*buf) == 0 || cap(*buf) > maxPooledFrame {
 		return
 	}
 	*buf = (*buf)[:0]
-	fp.pool.Put(buf)
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	if len(fp.idle) == maxIdleFrames {
+		// Full: buf takes the smallest idle buffer's place if it is larger.
+		smallest := 0
+		for i, b := range fp.idle {
+			if cap(*b) < cap(*fp.idle[smallest]) {
+				smallest = i
+			}
+		}
+		if cap(*fp.idle[smallest]) >= cap(*buf) {
+			return // to the collector
+		}
+		fp.bytes -= cap(*fp.idle[smallest])
+		last := len(fp.idle) - 1
+		fp.idle[smallest], fp.idle[last] = fp.idle[last], nil
+		fp.idle = fp.idle[:last]
+	}
+	if fp.bytes+cap(*buf) > maxIdleFrameBytes {
+		return // to the collector
+	}
+	fp.idle = append(fp.idle, buf)
+	fp.bytes += cap(*buf)
+}
+
+// frameRoom is the capacity a buffer grows to for a frame of frameLen
+// bytes: rounded up to a power of two up to 1 MiB and to whole MiB beyond,
+// so that the pooled buffer also holds the next, slightly larger, request
+// of a producer whose request sizes vary, instead of being replaced (a
+// fresh allocation, its pages faulted in, and a copy of what had arrived).
+// Frames too large to be pooled get exactly their size.
+func frameRoom(frameLen int) int {
+	const quantum = 1 << 20
+	var room int
+	if frameLen <= quantum {
+		room = 1 << bits.Len(uint(frameLen-1))
+	} else {
+		room = (frameLen + quantum - 1) / quantum * quantum
+	}
+	if room > maxPooledFrame {
+		return frameLen
+	}
+	return room
 }
 
 // readFrame reads one whole frame of frameLen bytes (size prefix included)
@@ -49,7 +127,7 @@ func readFrame(dst []byte, cr *bufio.Reader, frameLen int) ([]byte, error) {
 	buf := dst[:0]
 	for len(buf) < frameLen {
 		if len(buf) == cap(buf) {
-			grown := make([]byte, len(buf), min(frameLen, 2*cap(buf)))
+			grown := make([]byte, len(buf), min(frameRoom(frameLen), 2*cap(buf)))
 			copy(grown, buf)
 			buf = grown
 		}

@@ -61,7 +61,62 @@ func TestFramePoolDropsHugeBuffers(t *testing.T) {
 	big := make([]byte, maxPooledFrame+1)
 	fp.put(&big)
 	fp.put(nil) // a frame that was not pooled
-	if b := fp.get(); cap(*b) > maxPooledFrame {
+	if b := fp.get(maxPooledFrame); cap(*b) > maxPooledFrame {
 		t.Errorf("pool handed back a %d-byte buffer, over the %d cap", cap(*b), maxPooledFrame)
+	}
+}
+
+func TestReadFrameRoomFitsTheNextLargerFrame(t *testing.T) {
+	// A producer's requests vary in size from one to the next: the buffer
+	// grown for one must hold a slightly larger one without being replaced.
+	first, second := 5<<20-100<<10, 5<<20-10<<10
+	cr := bufio.NewReader(bytes.NewReader(make([]byte, first+second)))
+	buf, err := readFrame(nil, cr, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := readFrame(buf[:0], cr, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &again[0] != &buf[0] {
+		t.Errorf("a %d-byte frame did not fit the buffer (cap %d) grown for a %d-byte one", second, cap(buf), first)
+	}
+	if room := frameRoom(maxPooledFrame + 1); room != maxPooledFrame+1 {
+		t.Errorf("an unpooled frame got room %d, want its size", room)
+	}
+}
+
+func TestFramePoolGivesTheSmallestBufferThatHolds(t *testing.T) {
+	var fp framePool
+	for _, c := range []int{1 << 20, 100 << 10, 6 << 20, 3 << 20} {
+		b := make([]byte, 0, c)
+		fp.put(&b)
+	}
+	for _, tc := range []struct{ frame, want int }{{5 << 20, 6 << 20}, {2 << 20, 3 << 20}, {50 << 10, 100 << 10}, {7 << 20, 0}, {1, 1 << 20}} {
+		if b := fp.get(tc.frame); cap(*b) != tc.want {
+			t.Errorf("a %d-byte frame got a %d-byte buffer, want %d", tc.frame, cap(*b), tc.want)
+		}
+	}
+	// Idle buffers are bounded.
+	for i := 0; i < 2*maxIdleFrameBytes/maxPooledFrame; i++ {
+		b := make([]byte, 0, maxPooledFrame)
+		fp.put(&b)
+	}
+	if fp.bytes > maxIdleFrameBytes {
+		t.Errorf("%d bytes of idle buffers kept, over %d", fp.bytes, maxIdleFrameBytes)
+	}
+	// Many small idle buffers (many connections reading small frames at
+	// once) are bounded in number, and larger ones displace them.
+	var many framePool
+	for i := 0; i < 10*maxIdleFrames; i++ {
+		b := make([]byte, 0, 100+i)
+		many.put(&b)
+	}
+	if len(many.idle) > maxIdleFrames {
+		t.Errorf("%d idle buffers kept, over %d", len(many.idle), maxIdleFrames)
+	}
+	if b := many.get(1); cap(*b) < 100+9*maxIdleFrames {
+		t.Errorf("the smallest kept buffer is %d bytes: smaller ones were not displaced", cap(*b))
 	}
 }

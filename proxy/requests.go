@@ -203,26 +203,36 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 	return owed, true, nil
 }
 
-// filterRequest reads the whole request frame from cr, decodes it once and
-// passes it through filters. It returns the frame to forward (the original
+// filterRequest reads the whole request frame from cr and passes it
+// through filters: to a filter.RequestInspector as raw bytes first, and
+// decoded (once, for the first filter that needs it) to the rest. It returns the frame to forward (the original
 // bytes, or a re-encoding if a filter changed the request) and fills in
 // owed: a local answer, or a hook for the upstream's response. The caller
 // must not read the frame from cr again, and gives recycle (when not nil)
 // back to the frame pool once the frame is written.
 func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, err error) {
-	buf := p.s.frames.get()
+	buf := p.s.frames.get(frameLen)
 	if *buf, err = readFrame(*buf, cr, frameLen); err != nil {
 		return nil, nil, err
 	}
 	frame = *buf
-	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
-	if err != nil {
-		return nil, nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
-	}
+	body := frame[protocol.FrameSizeLen+h.Len:]
+	var req kmsg.Request // decoded for the first filter that cannot decide from body
 	var modified bool
 	var hooks []func(kmsg.Response) error
 	for _, f := range filters {
-		v := f.FilterRequest(&p.conn, req)
+		v, decided := filter.Verdict{}, false
+		if req == nil {
+			v, decided = p.inspectRequest(f, h, body)
+		}
+		if !decided {
+			if req == nil {
+				if req, err = protocol.DecodeRequest(h.APIKey, h.APIVersion, body); err != nil {
+					return nil, nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+				}
+			}
+			v = f.FilterRequest(&p.conn, req)
+		}
 		if v.Close != nil {
 			return nil, nil, fail(reasonFilter, v.Close)
 		}
@@ -255,7 +265,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		buf = nil
 	}
 	if modified {
-		out := p.s.frames.get()
+		out := p.s.frames.get(frameLen)
 		h.ClientID = p.conn.ClientID
 		*out = protocol.AppendRequestFrame(*out, h, req)
 		p.s.frames.put(buf) // only now: req, just encoded, aliases it
