@@ -8,7 +8,9 @@ import (
 )
 
 // DecodeResponse decodes the body of a response (the bytes after its header)
-// to version of key.
+// to version of key. A body whose decoding would use more than
+// MaxDecodedSize of its length is refused (ErrDecodeTooLarge) before kmsg
+// allocates anything for it.
 //
 // A broker answers an ApiVersions request it cannot serve with
 // UNSUPPORTED_VERSION in the v0 body layout, whatever version was asked
@@ -22,6 +24,9 @@ func DecodeResponse(key, version int16, body []byte) (kmsg.Response, error) {
 	if key == APIVersionsKey && version > 0 && len(body) >= 2 &&
 		int16(binary.BigEndian.Uint16(body)) == ErrCodeUnsupportedVersion {
 		version = 0
+	}
+	if _, err := DecodedSize(key, version, body, true); err != nil {
+		return nil, fmt.Errorf("decode response: %w", err)
 	}
 	resp.SetVersion(version)
 	if err := resp.ReadFrom(body); err != nil {
@@ -44,11 +49,15 @@ func AppendResponseFrame(dst []byte, correlationID int32, resp kmsg.Response) []
 // DecodeRequest decodes the body of a request (the bytes after its header).
 // The request's strings and byte slices (record batches above all) alias
 // body rather than copy it, so body must not be changed or reused while the
-// request is in use.
+// request is in use. As DecodeResponse, it refuses a body whose decoding
+// would use more than MaxDecodedSize of its length.
 func DecodeRequest(key, version int16, body []byte) (kmsg.Request, error) {
 	req := kmsg.RequestForKey(key)
 	if req == nil {
 		return nil, fmt.Errorf("decode request: %w %d", ErrUnknownAPIKey, key)
+	}
+	if _, err := DecodedSize(key, version, body, false); err != nil {
+		return nil, fmt.Errorf("decode request: %w", err)
 	}
 	req.SetVersion(version)
 	read := req.ReadFrom
