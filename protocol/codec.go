@@ -21,10 +21,7 @@ func DecodeResponse(key, version int16, body []byte) (kmsg.Response, error) {
 	if resp == nil {
 		return nil, fmt.Errorf("decode response: %w %d", ErrUnknownAPIKey, key)
 	}
-	if key == APIVersionsKey && version > 0 && len(body) >= 2 &&
-		int16(binary.BigEndian.Uint16(body)) == ErrCodeUnsupportedVersion {
-		version = 0
-	}
+	version = ResponseBodyVersion(key, version, body)
 	if _, err := DecodedSize(key, version, body, true); err != nil {
 		return nil, fmt.Errorf("decode response: %w", err)
 	}
@@ -33,6 +30,17 @@ func DecodeResponse(key, version int16, body []byte) (kmsg.Response, error) {
 		return nil, fmt.Errorf("decode %s v%d response: %w", APIName(key), version, err)
 	}
 	return resp, nil
+}
+
+// ResponseBodyVersion is the version body, a response to a request of
+// version, is encoded in: version itself, except for an ApiVersions
+// UNSUPPORTED_VERSION answer, which is v0 (see DecodeResponse).
+func ResponseBodyVersion(key, version int16, body []byte) int16 {
+	if key == APIVersionsKey && version > 0 && len(body) >= 2 &&
+		int16(binary.BigEndian.Uint16(body)) == ErrCodeUnsupportedVersion {
+		return 0
+	}
+	return version
 }
 
 // AppendResponseFrame appends a whole response frame (size prefix, header

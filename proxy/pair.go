@@ -46,6 +46,9 @@ type pending struct {
 	// closeAfter, when set, closes the pair once this response is
 	// delivered: the client must read why before the connection ends.
 	closeAfter error
+	// charged is memory budget held for the request until its response
+	// is handled (its hooks read the decoded request).
+	charged int64
 }
 
 // pair is one client connection and its upstream connection.
@@ -94,6 +97,9 @@ type pair struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// budget is this pair's share of limits.max_buffered_bytes.
+	budget budgetAccount
 
 	decodeBuf []byte // response loop only
 	encodeBuf []byte // response loop only
@@ -181,6 +187,9 @@ func (p *pair) run() {
 	p.wakeResponses()
 	responses.Wait() // when delivering: until every owed response is out
 	p.close(err)
+	for owed, ok := p.inflight.pop(); ok; owed, ok = p.inflight.pop() {
+		p.s.budget.release(&p.budget, owed.charged) // never answered
+	}
 }
 
 // start secures a new client connection: TLS handshake, SASL state, and

@@ -20,6 +20,8 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 	maxFrame := int32(p.s.cfg.Limits.MaxFrameBytes)
 	cr := bufio.NewReaderSize(clientReader{p}, readBufSize)
 	var up *direction // client to upstream, once connected
+	var held int64    // memory budget charged for the request in hand
+	defer func() { p.s.budget.release(&p.budget, held) }()
 	for {
 		p.atBoundary.Store(true)
 		prefix, err := cr.Peek(protocol.FrameSizeLen)
@@ -62,6 +64,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		}
 		var frame []byte    // the whole frame, when SASL or a filter had to read it
 		var recycle *[]byte // frame's pooled buffer, once it is written
+		var charge requestCharge
 		if p.authn != nil || p.passthrough != nil {
 			if frame, err = p.saslRequest(h, cr, frameLen, &owed); err != nil {
 				return err
@@ -75,7 +78,9 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				if string(clientID) != p.conn.ClientID {
 					p.conn.ClientID = string(clientID)
 				}
-				if frame, recycle, err = p.filterRequest(h, cr, frameLen, &owed, filters); err != nil {
+				frame, recycle, charge, err = p.filterRequest(h, cr, frameLen, &owed, filters)
+				held = charge.afterWrite + charge.afterResponse
+				if err != nil {
 					return err
 				}
 				if !expected && owed.local != nil {
@@ -95,9 +100,12 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if expected {
 			// Queued before the request is written, so its response can
 			// never arrive first.
+			owed.charged = charge.afterResponse
 			if err := p.owe(owed); err != nil {
 				return err
 			}
+			held -= charge.afterResponse // the response loop releases it
+
 			if owed.closeAfter != nil {
 				return failAfterDelivery(reasonAuth, owed.closeAfter)
 			}
@@ -122,6 +130,8 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 			}
 		}
 		p.s.frames.put(recycle)
+		p.s.budget.release(&p.budget, held)
+		held = 0
 		if err := flushIfIdle(cr, up); err != nil {
 			return err
 		}
@@ -179,32 +189,56 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 	return owed, true, nil
 }
 
+// requestCharge is the memory budget a request read whole holds: until
+// it is written upstream, and until its response is handled (when a hook
+// reads the decoded request then).
+type requestCharge struct{ afterWrite, afterResponse int64 }
+
 // filterRequest reads the whole request frame from cr, decodes it once and
 // passes it through filters. It returns the frame to forward (the original
 // bytes, or a re-encoding if a filter changed the request) and fills in
 // owed: a local answer, or a hook for the upstream's response. The caller
 // must not read the frame from cr again, and gives recycle (when not nil)
 // back to the frame pool once the frame is written.
-func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, err error) {
+//
+// The frame and its decoding are charged to limits.max_buffered_bytes
+// before they are allocated (waiting for room); the caller releases
+// charge, also when err is set.
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
+	if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+		return nil, nil, charge, fail(reasonClientClosed, err)
+	}
+	charge.afterWrite = int64(frameLen)
 	buf := p.s.frames.get()
 	if *buf, err = readFrame(*buf, cr, frameLen); err != nil {
-		return nil, nil, err
+		return nil, nil, charge, err
 	}
 	frame = *buf
-	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
+	body := frame[protocol.FrameSizeLen+h.Len:]
+	decoded, err := protocol.DecodedSize(h.APIKey, h.APIVersion, body, false)
 	if err != nil {
-		return nil, nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		return nil, nil, charge, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+	}
+	// The walk found what decoding allocates beyond the body: charge it
+	// before kmsg allocates it.
+	if err := p.s.budget.acquire(&p.budget, int64(decoded-len(body)), p.closed); err != nil {
+		return nil, nil, charge, fail(reasonClientClosed, err)
+	}
+	charge.afterWrite += int64(decoded - len(body))
+	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, body)
+	if err != nil {
+		return nil, nil, charge, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 	}
 	var modified bool
 	var hooks []func(kmsg.Response) error
 	for _, f := range filters {
 		v := f.FilterRequest(&p.conn, req)
 		if v.Close != nil {
-			return nil, nil, fail(reasonFilter, v.Close)
+			return nil, nil, charge, fail(reasonFilter, v.Close)
 		}
 		if v.Respond != nil {
 			owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, v.Respond)
-			return frame, buf, nil
+			return frame, buf, charge, nil
 		}
 		modified = modified || v.Modified
 		if v.OnResponse != nil {
@@ -227,17 +261,24 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 	}
 	if len(hooks) > 0 {
 		// The decoded request aliases buf and a hook may read it when the
-		// response comes: buf stays with the hook, for the collector.
+		// response comes: buf stays with the hook, for the collector, and
+		// so does its charge.
 		buf = nil
+		charge.afterResponse, charge.afterWrite = charge.afterWrite, 0
 	}
 	if modified {
+		// The re-encoding is about the frame's size.
+		if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+			return nil, nil, charge, fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(frameLen)
 		out := p.s.frames.get()
 		h.ClientID = p.conn.ClientID
 		*out = protocol.AppendRequestFrame(*out, h, req)
 		p.s.frames.put(buf) // only now: req, just encoded, aliases it
-		return *out, out, nil
+		return *out, out, charge, nil
 	}
-	return frame, buf, nil
+	return frame, buf, charge, nil
 }
 
 // owe queues a response the client is owed, waiting while max_in_flight

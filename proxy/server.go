@@ -34,6 +34,7 @@ type Server struct {
 	extraRequestFilters  []filter.RequestFilter
 	extraResponseFilters []filter.ResponseFilter
 	frames               framePool // buffers of requests read whole for filters
+	budget               *memoryBudget
 
 	sec       security
 	bootstrap net.Listener
@@ -63,6 +64,7 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		pairs:   map[*pair]struct{}{},
 		perIP:   map[netip.Addr]int{},
 	}
+	s.budget = newMemoryBudget(cfg.Limits.MaxBufferedBytes, s.metrics.bufferedBytes, s.metrics.bufferedLimit)
 	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
 	for _, opt := range opts {
 		opt(s)
