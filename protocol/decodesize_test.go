@@ -274,3 +274,47 @@ func TestDecodeRefusesOverclaimedCount(t *testing.T) {
 		t.Fatalf("refusing allocated %d bytes", n)
 	}
 }
+
+// FuzzDecodedSize: for any body of any request or response kmsg knows,
+// DecodedSize refuses as malformed only what kmsg itself cannot decode
+// (the walk is never stricter than kmsg), and when it accepts, kmsg
+// allocates no more than it said.
+func FuzzDecodedSize(f *testing.F) {
+	r := rand.New(rand.NewPCG(5, 6))
+	allMessages(func(key, version int16, response bool, m message) {
+		if version == MaxVersion(key) || version == 0 {
+			fresh := reflect.New(reflect.TypeOf(m).Elem())
+			fillRandom(r, fresh.Elem(), 3)
+			msg := fresh.Interface().(message)
+			msg.SetVersion(version)
+			f.Add(uint16(key), version, response, msg.AppendTo(nil))
+		}
+	})
+	f.Fuzz(func(t *testing.T, k uint16, version int16, response bool, body []byte) {
+		key := int16(k % uint16(MaxKnownKey()+1))
+		if !KnownAPI(key) {
+			return
+		}
+		version = int16(uint16(version) % uint16(MaxVersion(key)+1))
+		est, err := DecodedSize(key, version, body, response)
+		var rawErr error
+		raw := allocated(func() { rawErr = rawDecodeErr(key, version, response, body) })
+		switch {
+		case err == nil && raw > uint64(est)+64<<10: // beyond the message itself and its fixed parts
+			t.Fatalf("%s v%d %s: kmsg allocated %d, bound %d", APIName(key), version, kind(response), raw, est)
+		case err != nil && !errors.Is(err, ErrDecodeTooLarge) && rawErr == nil:
+			t.Fatalf("%s v%d %s: walk refused what kmsg decodes: %v", APIName(key), version, kind(response), err)
+		}
+	})
+}
+
+func rawDecodeErr(key, version int16, response bool, body []byte) error {
+	if response {
+		resp := kmsg.ResponseForKey(key)
+		resp.SetVersion(version)
+		return resp.ReadFrom(body)
+	}
+	req := kmsg.RequestForKey(key)
+	req.SetVersion(version)
+	return req.(kmsg.UnsafeReadFrom).UnsafeReadFrom(body)
+}
