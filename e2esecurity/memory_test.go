@@ -2,6 +2,7 @@ package e2esecurity
 
 import (
 	"bufio"
+	"crypto/rand"
 	"context"
 	"errors"
 	"fmt"
@@ -20,11 +21,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/config"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 const memoryConfig = `
@@ -290,4 +293,97 @@ func httpGet(t *testing.T, url string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestBufferedBytesBackPressure: limits.max_buffered_bytes is charged for
+// a request frame before it is read, and a connection that wants more than
+// is left waits instead of growing kproxy's memory. A raw client sends
+// half of a 900 KiB Metadata request (a 900 KiB topic name, which the
+// policy decodes) and stalls; a franz-go producer's 700 KiB produce then
+// does not fit the 1 MiB bound and waits, not answered, until the raw
+// client finishes its frame; then both are answered and the gauge is back
+// at zero (nothing leaks).
+func TestBufferedBytesBackPressure(t *testing.T) {
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
+	const bound = 1 << 20
+	yaml := fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q]}
+listeners: {bind_host: 127.0.0.1}
+limits: {max_frame_bytes: %d, max_buffered_bytes: %d}
+log: {level: error}
+policy:
+  default: deny
+  rules:
+    - {name: app, principals: ["*"], allow: [describe, write], topics: ["*"]}
+`, cluster.ListenAddrs()[0], bound, bound)
+	cfg, err := config.Parse(strings.NewReader(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { enf.Close() })
+	px := testkit.StartProxyConfig(t, yaml, proxy.WithRequestFilters(enf))
+	buffered := func() float64 { return metricValue(t, px.Registry, "kproxy_buffered_bytes") }
+	if got := metricValue(t, px.Registry, "kproxy_buffered_bytes_limit"); got != bound {
+		t.Fatalf("kproxy_buffered_bytes_limit = %v, want %d", got, bound)
+	}
+	ctx := testCtx(t, 60*time.Second)
+	cl := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic("t"), kgo.DisableIdempotentWrite(),
+		kgo.ProducerBatchMaxBytes(900<<10))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm-up")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	name := strings.Repeat("n", 900<<10)
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
+	frame := sized(append(requestHeader(protocol.MetadataKey, 12, 7, "stalling", true, nil), req.AppendTo(nil)...))
+	raw, err := net.DialTimeout("tcp", px.BootstrapAddr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Write(frame[:len(frame)/2]); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(5*time.Second, func() bool { return buffered() >= float64(len(frame)) }) {
+		t.Fatalf("kproxy_buffered_bytes = %v while a %d-byte frame is being read, want the frame charged", buffered(), len(frame))
+	}
+
+	value := make([]byte, 700<<10)
+	rand.Read(value) // incompressible: the produce frame is as large
+	produced := make(chan error, 1)
+	go func() { produced <- cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr() }()
+	select {
+	case err := <-produced:
+		t.Fatalf("a 700 KiB produce was answered (%v) while the 1 MiB bound held a 900 KiB frame: no back-pressure", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if b := buffered(); b > bound {
+		t.Errorf("kproxy_buffered_bytes = %v, over the %d bound while a request waits", b, bound)
+	}
+
+	if _, err := raw.Write(frame[len(frame)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	raw.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var size [4]byte
+	if _, err := io.ReadFull(raw, size[:]); err != nil {
+		t.Fatalf("the stalled Metadata request, once complete, got no response: %v", err)
+	}
+	select {
+	case err := <-produced:
+		if err != nil {
+			t.Fatalf("produce after the bound freed: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting produce was never served after the bound freed")
+	}
+	if !waitFor(5*time.Second, func() bool { return buffered() == 0 }) {
+		t.Errorf("kproxy_buffered_bytes = %v after every request was answered: a charge leaked", buffered())
+	}
 }
