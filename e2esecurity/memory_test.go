@@ -2,8 +2,8 @@ package e2esecurity
 
 import (
 	"bufio"
-	"crypto/rand"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
