@@ -90,6 +90,13 @@ type Limits struct {
 	// MaxFrameBytes: a larger frame closes its connection before anything
 	// is allocated for it.
 	MaxFrameBytes int `yaml:"max_frame_bytes"`
+	// MaxBufferedBytes bounds the bytes of all requests and responses
+	// kproxy holds in memory at once (frames read whole for filters, their
+	// decoding, responses buffered for decoding), as Kafka's
+	// queued.max.request.bytes does: beyond it kproxy stops reading from
+	// the clients that want more. At least MaxFrameBytes, so any frame
+	// fits.
+	MaxBufferedBytes int64 `yaml:"max_buffered_bytes"`
 	// IdleTimeout closes a connection pair with no traffic and nothing in
 	// flight for this long (Kafka's connections.max.idle.ms is 10 minutes).
 	IdleTimeout time.Duration `yaml:"idle_timeout"`

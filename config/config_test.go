@@ -14,6 +14,9 @@ func TestParseAppliesDefaults(t *testing.T) {
 	if cfg.Listeners.BindHost != "127.0.0.1" || cfg.Listeners.AdvertisedHost != "127.0.0.1" {
 		t.Errorf("listeners = %+v, want bind and advertised 127.0.0.1", cfg.Listeners)
 	}
+	if cfg.Limits.MaxBufferedBytes != 128<<20 {
+		t.Errorf("limits.max_buffered_bytes default = %d, want 128 MiB", cfg.Limits.MaxBufferedBytes)
+	}
 	if cfg.Limits.MaxFrameBytes != 100<<20 || cfg.Limits.IdleTimeout != 10*time.Minute ||
 		cfg.Limits.MaxInFlight != 1000 || cfg.Upstream.DialTimeout != 10*time.Second {
 		t.Errorf("limits = %+v, dial timeout %s: not the documented defaults", cfg.Limits, cfg.Upstream.DialTimeout)
@@ -64,6 +67,7 @@ func TestParseRejects(t *testing.T) {
 		{"bad log level", "upstream: {bootstrap_servers: [\"a:1\"]}\nlog: {level: loud}", "log.level"},
 		{"bad log format", "upstream: {bootstrap_servers: [\"a:1\"]}\nlog: {format: xml}", "log.format"},
 		{"tiny frame limit", "upstream: {bootstrap_servers: [\"a:1\"]}\nlimits: {max_frame_bytes: 10}", "limits.max_frame_bytes"},
+		{"buffer bound below frame limit", "upstream: {bootstrap_servers: [\"a:1\"]}\nlimits: {max_frame_bytes: 2097152, max_buffered_bytes: 1048576}", "limits.max_buffered_bytes"},
 		{"bad embedded brokers", "upstream: {embedded: {brokers: 99}}", "upstream.embedded.brokers"},
 		{"bad admin listen", "upstream: {bootstrap_servers: [\"a:1\"]}\nadmin: {listen: nope}", "admin.listen"},
 		{"bad duration", "upstream: {bootstrap_servers: [\"a:1\"], dial_timeout: soon}", "soon"},

@@ -14,11 +14,15 @@ import (
 
 // Defaults applied to keys left out of the file.
 const (
-	DefaultDialTimeout        = 10 * time.Second
-	DefaultIdleTimeout        = 10 * time.Minute
-	DefaultShutdownTimeout    = 30 * time.Second
-	DefaultMaxFrameBytes      = 100 << 20
-	DefaultMaxInFlight        = 1000
+	DefaultDialTimeout     = 10 * time.Second
+	DefaultIdleTimeout     = 10 * time.Minute
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultMaxFrameBytes   = 100 << 20
+	DefaultMaxInFlight     = 1000
+	// DefaultMaxBufferedBytes leaves room in a 512 MiB container for
+	// one charge of overshoot (see limits.max_buffered_bytes), the
+	// garbage collector's headroom and the runtime.
+	DefaultMaxBufferedBytes   = 128 << 20
 	DefaultEmbeddedBrokers    = 3
 	DefaultEmbeddedPartitions = 6
 )
@@ -112,6 +116,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Limits.MaxFrameBytes == 0 {
 		c.Limits.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.Limits.MaxBufferedBytes == 0 {
+		c.Limits.MaxBufferedBytes = max(DefaultMaxBufferedBytes, int64(c.Limits.MaxFrameBytes))
 	}
 	if c.Limits.IdleTimeout == 0 {
 		c.Limits.IdleTimeout = DefaultIdleTimeout

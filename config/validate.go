@@ -87,6 +87,10 @@ func (c *Config) Validate() error {
 	if lim.MaxFrameBytes < 1024 {
 		bad("limits.max_frame_bytes", "%d: must be at least 1024", lim.MaxFrameBytes)
 	}
+	if lim.MaxBufferedBytes < int64(lim.MaxFrameBytes) {
+		bad("limits.max_buffered_bytes", "%d: must be at least limits.max_frame_bytes (%d), so that any frame a client may send fits",
+			lim.MaxBufferedBytes, lim.MaxFrameBytes)
+	}
 	if lim.IdleTimeout < 0 {
 		bad("limits.idle_timeout", "%s: must be positive", lim.IdleTimeout)
 	}

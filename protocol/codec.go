@@ -8,7 +8,9 @@ import (
 )
 
 // DecodeResponse decodes the body of a response (the bytes after its header)
-// to version of key.
+// to version of key. A body whose decoding would use more than
+// MaxDecodedSize of its length is refused (ErrDecodeTooLarge) before kmsg
+// allocates anything for it.
 //
 // A broker answers an ApiVersions request it cannot serve with
 // UNSUPPORTED_VERSION in the v0 body layout, whatever version was asked
@@ -19,15 +21,26 @@ func DecodeResponse(key, version int16, body []byte) (kmsg.Response, error) {
 	if resp == nil {
 		return nil, fmt.Errorf("decode response: %w %d", ErrUnknownAPIKey, key)
 	}
-	if key == APIVersionsKey && version > 0 && len(body) >= 2 &&
-		int16(binary.BigEndian.Uint16(body)) == ErrCodeUnsupportedVersion {
-		version = 0
+	version = ResponseBodyVersion(key, version, body)
+	if _, err := DecodedSize(key, version, body, true); err != nil {
+		return nil, fmt.Errorf("decode response: %w", err)
 	}
 	resp.SetVersion(version)
 	if err := resp.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("decode %s v%d response: %w", APIName(key), version, err)
 	}
 	return resp, nil
+}
+
+// ResponseBodyVersion is the version body, a response to a request of
+// version, is encoded in: version itself, except for an ApiVersions
+// UNSUPPORTED_VERSION answer, which is v0 (see DecodeResponse).
+func ResponseBodyVersion(key, version int16, body []byte) int16 {
+	if key == APIVersionsKey && version > 0 && len(body) >= 2 &&
+		int16(binary.BigEndian.Uint16(body)) == ErrCodeUnsupportedVersion {
+		return 0
+	}
+	return version
 }
 
 // AppendResponseFrame appends a whole response frame (size prefix, header
@@ -44,11 +57,15 @@ func AppendResponseFrame(dst []byte, correlationID int32, resp kmsg.Response) []
 // DecodeRequest decodes the body of a request (the bytes after its header).
 // The request's strings and byte slices (record batches above all) alias
 // body rather than copy it, so body must not be changed or reused while the
-// request is in use.
+// request is in use. As DecodeResponse, it refuses a body whose decoding
+// would use more than MaxDecodedSize of its length.
 func DecodeRequest(key, version int16, body []byte) (kmsg.Request, error) {
 	req := kmsg.RequestForKey(key)
 	if req == nil {
 		return nil, fmt.Errorf("decode request: %w %d", ErrUnknownAPIKey, key)
+	}
+	if _, err := DecodedSize(key, version, body, false); err != nil {
+		return nil, fmt.Errorf("decode request: %w", err)
 	}
 	req.SetVersion(version)
 	read := req.ReadFrom

@@ -19,6 +19,10 @@ type Metrics struct {
 	upstreamsDown prometheus.Gauge
 	ready         prometheus.Gauge
 	brokerListens prometheus.Gauge
+	// bufferedBytes and bufferedLimit are limits.max_buffered_bytes' use
+	// and bound.
+	bufferedBytes prometheus.Gauge
+	bufferedLimit prometheus.Gauge
 }
 
 // NewMetrics registers kproxy's metrics with reg.
@@ -52,8 +56,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		brokerListens: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_broker_listeners", Help: "Per-broker listeners open.",
 		}),
+		bufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kproxy_buffered_bytes", Help: "Bytes of requests and responses held in memory for filters now (limits.max_buffered_bytes counts these).",
+		}),
+		bufferedLimit: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kproxy_buffered_bytes_limit", Help: "limits.max_buffered_bytes: beyond it kproxy stops reading from clients that want more.",
+		}),
 	}
-	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.requestsVec, m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens)
+	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.requestsVec, m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens,
+		m.bufferedBytes, m.bufferedLimit)
 	for key := int16(0); key <= protocol.MaxKnownKey(); key++ {
 		var c prometheus.Counter
 		if protocol.KnownAPI(key) {

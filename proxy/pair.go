@@ -49,6 +49,9 @@ type pending struct {
 	// own, when set, marks a request kproxy sent itself (an upstream
 	// re-authentication): its response goes to own, not to the client.
 	own chan<- ownResponse
+	// charged is memory budget held for the request until its response
+	// is handled (its hooks read the decoded request).
+	charged int64
 }
 
 // pair is one client connection and its upstream connection.
@@ -106,6 +109,9 @@ type pair struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// budget is this pair's share of limits.max_buffered_bytes.
+	budget budgetAccount
 
 	decodeBuf []byte // response loop only
 	encodeBuf []byte // response loop only
@@ -200,6 +206,9 @@ func (p *pair) run() {
 	p.wakeResponses()
 	responses.Wait() // when delivering: until every owed response is out
 	p.close(err)
+	for owed, ok := p.inflight.pop(); ok; owed, ok = p.inflight.pop() {
+		p.s.budget.release(&p.budget, owed.charged) // never answered
+	}
 }
 
 // start secures a new client connection: TLS handshake, SASL state, and

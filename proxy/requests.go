@@ -20,6 +20,8 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 	maxFrame := int32(p.s.cfg.Limits.MaxFrameBytes)
 	cr := bufio.NewReaderSize(clientReader{p}, readBufSize)
 	var up *direction // client to upstream, once connected
+	var held int64    // memory budget charged for the request in hand
+	defer func() { p.s.budget.release(&p.budget, held) }()
 	for {
 		if up != nil && p.reauthDue() { // at a frame boundary: nothing half-written upstream
 			if err := p.reauthenticateUpstream(up); err != nil {
@@ -70,6 +72,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		}
 		var frame []byte    // the whole frame, when SASL or a filter had to read it
 		var recycle *[]byte // frame's pooled buffer, once it is written
+		var charge requestCharge
 		if p.authn != nil || p.passthrough != nil {
 			if frame, err = p.saslRequest(h, cr, frameLen, &owed); err != nil {
 				return err
@@ -83,7 +86,9 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				if string(clientID) != p.conn.ClientID {
 					p.conn.ClientID = string(clientID)
 				}
-				if frame, recycle, err = p.filterRequest(h, cr, frameLen, &owed, filters); err != nil {
+				frame, recycle, charge, err = p.filterRequest(h, cr, frameLen, &owed, filters)
+				held = charge.afterWrite + charge.afterResponse
+				if err != nil {
 					return err
 				}
 				if !expected && owed.local != nil {
@@ -117,9 +122,12 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if expected {
 			// Queued before the request is written, so its response can
 			// never arrive first.
+			owed.charged = charge.afterResponse
 			if err := p.owe(owed); err != nil {
 				return err
 			}
+			held -= charge.afterResponse // the response loop releases it
+
 			if owed.closeAfter != nil {
 				return failAfterDelivery(reasonAuth, owed.closeAfter)
 			}
@@ -144,6 +152,8 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 			}
 		}
 		p.s.frames.put(recycle)
+		p.s.budget.release(&p.budget, held)
+		held = 0
 		if err := flushIfIdle(cr, up); err != nil {
 			return err
 		}
@@ -203,21 +213,51 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 	return owed, true, nil
 }
 
+// requestCharge is the memory budget a request read whole holds: until
+// it is written upstream, and until its response is handled (when a hook
+// reads the decoded request then).
+type requestCharge struct{ afterWrite, afterResponse int64 }
+
 // filterRequest reads the whole request frame from cr and passes it
 // through filters: to a filter.RequestInspector as raw bytes first, and
-// decoded (once, for the first filter that needs it) to the rest. It returns the frame to forward (the original
-// bytes, or a re-encoding if a filter changed the request) and fills in
-// owed: a local answer, or a hook for the upstream's response. The caller
-// must not read the frame from cr again, and gives recycle (when not nil)
-// back to the frame pool once the frame is written.
-func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, err error) {
+// decoded (once, for the first filter that needs it) to the rest. It
+// returns the frame to forward (the original bytes, or a re-encoding if a
+// filter changed the request) and fills in owed: a local answer, or a hook
+// for the upstream's response. The caller must not read the frame from cr
+// again, and gives recycle (when not nil) back to the frame pool once the
+// frame is written.
+//
+// The frame, its decoding and a re-encoding are each charged to
+// limits.max_buffered_bytes before they are allocated (waiting for room);
+// the caller releases charge, also when err is set.
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
+	if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+		return nil, nil, charge, fail(reasonClientClosed, err)
+	}
+	charge.afterWrite = int64(frameLen)
 	buf := p.s.frames.get(frameLen)
 	if *buf, err = readFrame(*buf, cr, frameLen); err != nil {
-		return nil, nil, err
+		return nil, nil, charge, err
 	}
 	frame = *buf
 	body := frame[protocol.FrameSizeLen+h.Len:]
 	var req kmsg.Request // decoded for the first filter that cannot decide from body
+	decode := func() error {
+		decoded, err := protocol.DecodedSize(h.APIKey, h.APIVersion, body, false)
+		if err != nil {
+			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		// The walk found what decoding allocates beyond the body: charge
+		// it before kmsg allocates it.
+		if err := p.s.budget.acquire(&p.budget, int64(decoded-len(body)), p.closed); err != nil {
+			return fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(decoded - len(body))
+		if req, err = protocol.DecodeRequest(h.APIKey, h.APIVersion, body); err != nil {
+			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		return nil
+	}
 	var modified bool
 	var hooks []func(kmsg.Response) error
 	for _, f := range filters {
@@ -227,18 +267,18 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		}
 		if !decided {
 			if req == nil {
-				if req, err = protocol.DecodeRequest(h.APIKey, h.APIVersion, body); err != nil {
-					return nil, nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+				if err := decode(); err != nil {
+					return nil, nil, charge, err
 				}
 			}
 			v = f.FilterRequest(&p.conn, req)
 		}
 		if v.Close != nil {
-			return nil, nil, fail(reasonFilter, v.Close)
+			return nil, nil, charge, fail(reasonFilter, v.Close)
 		}
 		if v.Respond != nil {
 			owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, v.Respond)
-			return frame, buf, nil
+			return frame, buf, charge, nil
 		}
 		modified = modified || v.Modified
 		if v.OnResponse != nil {
@@ -261,17 +301,24 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 	}
 	if len(hooks) > 0 {
 		// The decoded request aliases buf and a hook may read it when the
-		// response comes: buf stays with the hook, for the collector.
+		// response comes: buf stays with the hook, for the collector, and
+		// so does its charge.
 		buf = nil
+		charge.afterResponse, charge.afterWrite = charge.afterWrite, 0
 	}
 	if modified {
+		// The re-encoding is about the frame's size.
+		if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+			return nil, nil, charge, fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(frameLen)
 		out := p.s.frames.get(frameLen)
 		h.ClientID = p.conn.ClientID
 		*out = protocol.AppendRequestFrame(*out, h, req)
 		p.s.frames.put(buf) // only now: req, just encoded, aliases it
-		return *out, out, nil
+		return *out, out, charge, nil
 	}
-	return frame, buf, nil
+	return frame, buf, charge, nil
 }
 
 // owe queues a response the client is owed, waiting while max_in_flight

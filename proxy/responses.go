@@ -41,6 +41,7 @@ func (p *pair) forwardResponses(down *direction) error {
 		default:
 			err = p.relayResponse(owed, down)
 		}
+		p.s.budget.release(&p.budget, owed.charged) // its hooks have run
 		if err != nil {
 			return err
 		}
@@ -114,6 +115,15 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		return nil
 	}
 
+	// The frame, its decoding and its re-encoding are charged to
+	// limits.max_buffered_bytes before they are allocated; waiting here
+	// leaves the response in the upstream socket.
+	var charged int64
+	defer func() { p.s.budget.release(&p.budget, charged) }()
+	if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+		return fail(reasonClientClosed, err)
+	}
+	charged = int64(frameLen)
 	frame := p.decodeBuffer(frameLen)
 	if _, err := io.ReadFull(down.r, frame); err != nil {
 		return upstreamReadError(err)
@@ -132,6 +142,14 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		return nil
 	}
 
+	decoded, err := protocol.DecodedSize(owed.key, protocol.ResponseBodyVersion(owed.key, owed.version, body), body, true)
+	if err != nil {
+		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+	}
+	if err := p.s.budget.acquire(&p.budget, int64(decoded-len(body)+frameLen), p.closed); err != nil {
+		return fail(reasonClientClosed, err)
+	}
+	charged += int64(decoded - len(body) + frameLen)
 	resp, err := protocol.DecodeResponse(owed.key, owed.version, body)
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))

@@ -40,6 +40,7 @@ type Server struct {
 	// apiVersions answers ApiVersions of clients not yet authenticated
 	// (SASL terminate mode); set in Start.
 	apiVersions *apiVersionsCache
+	budget               *memoryBudget
 
 	sec       security
 	bootstrap net.Listener
@@ -69,6 +70,7 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		pairs:   map[*pair]struct{}{},
 		perIP:   map[netip.Addr]int{},
 	}
+	s.budget = newMemoryBudget(cfg.Limits.MaxBufferedBytes, s.metrics.bufferedBytes, s.metrics.bufferedLimit)
 	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
 	s.health = newUpstreamHealth(healthSettings{
 		backoff:    cfg.Upstream.ReconnectBackoff,
