@@ -40,7 +40,7 @@ type Server struct {
 	// apiVersions answers ApiVersions of clients not yet authenticated
 	// (SASL terminate mode); set in Start.
 	apiVersions *apiVersionsCache
-	budget               *memoryBudget
+	budget      *memoryBudget
 
 	sec       security
 	bootstrap net.Listener
