@@ -394,3 +394,52 @@ policy:
 		t.Errorf("kproxy_buffered_bytes = %v after every request was answered: a charge leaked", buffered())
 	}
 }
+
+// TestLocalAnswerBeforeDialReleasesBudget: a connection whose first
+// requests the policy answers itself (here, produces to a denied topic)
+// is answered before any upstream is dialled; the budget charged for
+// reading each of them whole is released all the same. It once stayed
+// charged, and enough such connections would have held
+// limits.max_buffered_bytes for ever.
+func TestLocalAnswerBeforeDialReleasesBudget(t *testing.T) {
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "open"))
+	yaml := fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q]}
+listeners: {bind_host: 127.0.0.1}
+log: {level: error}
+policy:
+  default: deny
+  rules:
+    - {name: app, principals: ["*"], allow: [describe, write], topics: ["open"]}
+`, cluster.ListenAddrs()[0])
+	cfg, err := config.Parse(strings.NewReader(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { enf.Close() })
+	px := testkit.StartProxyConfig(t, yaml, proxy.WithRequestFilters(enf))
+
+	c := dialRaw(t, px.BootstrapAddr())
+	defer c.Close()
+	for i := range 3 {
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(9)
+		req.Acks = -1
+		req.TimeoutMillis = 1000
+		req.Topics = []kmsg.ProduceRequestTopic{{Topic: "secret", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0}}}}
+		resp, err := c.roundTrip(req)
+		if err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+		if code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != 29 {
+			t.Fatalf("produce %d to a denied topic: error %d, want 29 (TOPIC_AUTHORIZATION_FAILED)", i, code)
+		}
+	}
+	if got := metricValue(t, px.Registry, "kproxy_buffered_bytes"); got != 0 {
+		t.Errorf("kproxy_buffered_bytes = %v after three answered requests, want 0 (the charge leaked)", got)
+	}
+}

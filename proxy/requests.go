@@ -109,6 +109,8 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				}
 			}
 			p.s.frames.put(recycle)
+			p.s.budget.release(&p.budget, held)
+			held = 0
 			if err := p.answerDirect(owed); err != nil {
 				return err
 			}
