@@ -21,27 +21,11 @@ import (
 	"time"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
-// lockedBuffer is a bytes.Buffer safe for a writer and concurrent readers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]byte(nil), l.b.Bytes()...)
-}
-
-func (l *lockedBuffer) String() string { return string(l.Bytes()) }
+// lockedBuffer is a buffer safe for a writer and concurrent readers.
+type lockedBuffer = logbuf.Buffer
 
 // proc is a client process (kcat, python, a Kafka tool's JVM) whose TCP
 // connections are sampled from /proc while it runs, so that a test can

@@ -132,17 +132,29 @@ func (p *pair) saslRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen 
 	return nil, nil
 }
 
-func (p *pair) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
+// readSASLRequest reads and decodes a request a client sends while SASL
+// decides what it may send (SaslHandshake, SaslAuthenticate, and in
+// terminate mode ApiVersions before authentication), refusing one larger
+// than a token before anything is allocated for it.
+func readSASLRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int) ([]byte, kmsg.Request, error) {
 	if err := checkSASLFrame(frameLen); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	frame, err := readFrame(nil, cr, frameLen)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
 	if err != nil {
-		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		return nil, nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+	}
+	return frame, req, nil
+}
+
+func (p *pair) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
+	frame, req, err := readSASLRequest(h, cr, frameLen)
+	if err != nil {
+		return nil, err
 	}
 	var resp kmsg.Response
 	var failure error
@@ -176,16 +188,9 @@ func (p *pair) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen i
 // frame it read. As a broker does, a v3+ request whose client software
 // name or version is malformed gets INVALID_REQUEST.
 func (p *pair) answerAPIVersions(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
-	if err := checkSASLFrame(frameLen); err != nil {
-		return nil, err
-	}
-	frame, err := readFrame(nil, cr, frameLen)
+	frame, req, err := readSASLRequest(h, cr, frameLen)
 	if err != nil {
 		return nil, err
-	}
-	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
-	if err != nil {
-		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 	}
 	if r := req.(*kmsg.ApiVersionsRequest); h.APIVersion >= 3 && !(validSoftwareField(r.ClientSoftwareName) && validSoftwareField(r.ClientSoftwareVersion)) {
 		resp := kmsg.NewPtrApiVersionsResponse()
@@ -242,16 +247,9 @@ func (p *pair) authenticated() {
 // not name the broker's principal is not forwarded: owed gets a
 // SASL_AUTHENTICATION_FAILED answer and the connection closes after it.
 func (p *pair) watchSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
-	if err := checkSASLFrame(frameLen); err != nil {
-		return nil, err
-	}
-	frame, err := readFrame(nil, cr, frameLen)
+	frame, req, err := readSASLRequest(h, cr, frameLen)
 	if err != nil {
 		return nil, err
-	}
-	req, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, frame[protocol.FrameSizeLen+h.Len:])
-	if err != nil {
-		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 	}
 	switch r := req.(type) {
 	case *kmsg.SASLHandshakeRequest:
