@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"reflect"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -51,46 +52,61 @@ type wireShape struct {
 }
 
 // messageShapes holds the shape of every request and response kmsg knows,
-// per key and version; built once, never changed.
+// per key and version. A key's shapes are learned the first time one is
+// looked up, and never change after: a kproxy that decodes a handful of
+// APIs (passthrough decodes only those carrying addresses) pays memory and
+// start-up time for those alone.
 type messageShapes struct {
-	requests, responses [][]*wireShape
+	byKey []func() keyShapes
 }
 
-var shapes = buildShapes()
+// keyShapes is one API key's shapes, per version.
+type keyShapes struct {
+	requests, responses []*wireShape
+}
 
-func buildShapes() messageShapes {
-	var s messageShapes
-	for key := int16(0); key <= MaxKnownKey(); key++ {
-		var reqs, resps []*wireShape
-		for v := int16(0); v <= MaxVersion(key); v++ {
-			reqs = append(reqs, learnShape(func() message {
-				if r := kmsg.RequestForKey(key); r != nil {
-					return r
-				}
-				return nil
-			}, v))
-			resps = append(resps, learnShape(func() message {
-				if r := kmsg.ResponseForKey(key); r != nil {
-					return r
-				}
-				return nil
-			}, v))
-		}
-		s.requests = append(s.requests, reqs)
-		s.responses = append(s.responses, resps)
+var shapes = newMessageShapes()
+
+func newMessageShapes() messageShapes {
+	s := messageShapes{byKey: make([]func() keyShapes, MaxKnownKey()+1)}
+	for key := range s.byKey {
+		s.byKey[key] = sync.OnceValue(func() keyShapes { return learnKeyShapes(int16(key)) })
 	}
 	return s
 }
 
-func (s messageShapes) lookup(key, version int16, response bool) *wireShape {
-	table := s.requests
-	if response {
-		table = s.responses
+func learnKeyShapes(key int16) keyShapes {
+	var ks keyShapes
+	for v := int16(0); v <= MaxVersion(key); v++ {
+		ks.requests = append(ks.requests, learnShape(func() message {
+			if r := kmsg.RequestForKey(key); r != nil {
+				return r
+			}
+			return nil
+		}, v))
+		ks.responses = append(ks.responses, learnShape(func() message {
+			if r := kmsg.ResponseForKey(key); r != nil {
+				return r
+			}
+			return nil
+		}, v))
 	}
-	if key < 0 || int(key) >= len(table) || version < 0 || int(version) >= len(table[key]) {
+	return ks
+}
+
+func (s messageShapes) lookup(key, version int16, response bool) *wireShape {
+	if key < 0 || int(key) >= len(s.byKey) {
 		return nil
 	}
-	return table[key][version]
+	ks := s.byKey[key]()
+	table := ks.requests
+	if response {
+		table = ks.responses
+	}
+	if version < 0 || int(version) >= len(table) {
+		return nil
+	}
+	return table[version]
 }
 
 // message is what shapes are learned from: a kmsg request or response.
