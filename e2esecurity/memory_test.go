@@ -303,8 +303,8 @@ func httpGet(t *testing.T, url string) string {
 }
 
 // TestBufferedBytesBackPressure: limits.max_buffered_bytes is charged for
-// a request frame before it is read, and a connection that wants more than
-// is left waits instead of growing kproxy's memory. A raw client sends
+// a request frame as its bytes are read, and a connection that wants more
+// than is left waits instead of growing kproxy's memory. A raw client sends
 // half of a 900 KiB Metadata request (a 900 KiB topic name, which the
 // policy decodes) and stalls; a franz-go producer's 700 KiB produce then
 // does not fit the 1 MiB bound and waits, not answered, until the raw
@@ -357,8 +357,13 @@ policy:
 	if _, err := raw.Write(frame[:len(frame)/2]); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(5*time.Second, func() bool { return buffered() >= float64(len(frame)) }) {
-		t.Fatalf("kproxy_buffered_bytes = %v while a %d-byte frame is being read, want the frame charged", buffered(), len(frame))
+	// Charged as it arrives: what was sent, at most 256 KiB ahead of it.
+	sent := float64(len(frame) / 2)
+	if !waitFor(5*time.Second, func() bool { return buffered() >= sent }) {
+		t.Fatalf("kproxy_buffered_bytes = %v while %v bytes of a %d-byte frame have arrived, want what arrived charged", buffered(), sent, len(frame))
+	}
+	if b := buffered(); b > sent+256<<10 {
+		t.Fatalf("kproxy_buffered_bytes = %v with %v bytes of the frame arrived: charged ahead of its bytes", b, sent)
 	}
 
 	value := make([]byte, 700<<10)
@@ -441,5 +446,71 @@ policy:
 	}
 	if got := metricValue(t, px.Registry, "kproxy_buffered_bytes"); got != 0 {
 		t.Errorf("kproxy_buffered_bytes = %v after three answered requests, want 0 (the charge leaked)", got)
+	}
+}
+
+// TestSlowSendersCannotHoldTheBudget: clients that announce large frames
+// and then trickle them (a slowloris) hold only what they sent, so they
+// cannot tie up limits.max_buffered_bytes for everyone. Two raw clients
+// each announce a 900 KiB request under a 1 MiB bound and send 20 KiB of
+// it; a franz-go producer's 300 KiB produce is still answered at once.
+// When a frame was charged whole before its bytes came, the first stalled
+// client held 900 KiB, the second waited for room, and every request after
+// it queued behind that wait until the idle timeout.
+func TestSlowSendersCannotHoldTheBudget(t *testing.T) {
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
+	const bound = 1 << 20
+	yaml := fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q]}
+listeners: {bind_host: 127.0.0.1}
+limits: {max_frame_bytes: %d, max_buffered_bytes: %d}
+log: {level: error}
+policy:
+  default: deny
+  rules:
+    - {name: app, principals: ["*"], allow: [describe, write], topics: ["*"]}
+`, cluster.ListenAddrs()[0], bound, bound)
+	cfg, err := config.Parse(strings.NewReader(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { enf.Close() })
+	px := testkit.StartProxyConfig(t, yaml, proxy.WithRequestFilters(enf))
+	ctx := testCtx(t, 60*time.Second)
+	cl := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic("t"), kgo.DisableIdempotentWrite(),
+		kgo.ProducerBatchMaxBytes(900<<10))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm-up")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	name := strings.Repeat("n", 900<<10)
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
+	frame := sized(append(requestHeader(protocol.MetadataKey, 12, 7, "slow", true, nil), req.AppendTo(nil)...))
+	for range 2 {
+		raw, err := net.DialTimeout("tcp", px.BootstrapAddr(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		// More than the 16 KiB kproxy peeks for the header, so that
+		// kproxy is reading the frame itself when the sender stalls.
+		if _, err := raw.Write(frame[:20<<10]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // both frames begun
+
+	value := make([]byte, 300<<10)
+	rand.Read(value)
+	produceCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(produceCtx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+		t.Fatalf("a 300 KiB produce while two clients trickle 900 KiB frames: %v (the slow senders held the budget)", err)
 	}
 }

@@ -121,17 +121,42 @@ func frameRoom(frameLen int) int {
 // from cr into dst, reusing dst's room, and returns it. Beyond
 // eagerFrameAlloc the buffer grows at most twofold over what has arrived.
 func readFrame(dst []byte, cr *bufio.Reader, frameLen int) ([]byte, error) {
+	return readFrameReserving(dst, cr, frameLen, nil)
+}
+
+// reserveChunk is the most of a frame that readFrameReserving reserves
+// ahead of the bytes that have arrived.
+const reserveChunk = 256 << 10
+
+// readFrameReserving is readFrame that, when reserve is not nil, first
+// reserves the bytes it is about to read (reserve(n) for n more), at most
+// reserveChunk ahead of what has arrived. A frame is thus charged as its
+// bytes come: a client that announces a large frame and trickles it holds
+// what it sent, not what it announced, and cannot tie up
+// limits.max_buffered_bytes for everyone else.
+func readFrameReserving(dst []byte, cr *bufio.Reader, frameLen int, reserve func(n int) error) ([]byte, error) {
 	if cap(dst) < min(frameLen, eagerFrameAlloc) {
 		dst = make([]byte, 0, min(frameLen, eagerFrameAlloc))
 	}
 	buf := dst[:0]
+	reserved := 0
 	for len(buf) < frameLen {
 		if len(buf) == cap(buf) {
 			grown := make([]byte, len(buf), min(frameRoom(frameLen), 2*cap(buf)))
 			copy(grown, buf)
 			buf = grown
 		}
-		n, err := cr.Read(buf[len(buf):min(cap(buf), frameLen)])
+		end := min(cap(buf), frameLen)
+		if reserve != nil {
+			end = min(end, len(buf)+reserveChunk)
+			if end > reserved {
+				if err := reserve(end - reserved); err != nil {
+					return nil, err
+				}
+				reserved = end
+			}
+		}
+		n, err := cr.Read(buf[len(buf):end])
 		buf = buf[:len(buf)+n]
 		if err != nil && len(buf) < frameLen {
 			if err == io.EOF {

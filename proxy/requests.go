@@ -229,16 +229,19 @@ type requestCharge struct{ afterWrite, afterResponse int64 }
 // again, and gives recycle (when not nil) back to the frame pool once the
 // frame is written.
 //
-// The frame, its decoding and a re-encoding are each charged to
-// limits.max_buffered_bytes before they are allocated (waiting for room);
-// the caller releases charge, also when err is set.
+// The frame (as its bytes arrive), its decoding and a re-encoding are each
+// charged to limits.max_buffered_bytes before they are allocated (waiting
+// for room); the caller releases charge, also when err is set.
 func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
-	if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
-		return nil, nil, charge, fail(reasonClientClosed, err)
+	reserve := func(n int) error {
+		if err := p.s.budget.acquire(&p.budget, int64(n), p.closed); err != nil {
+			return fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(n)
+		return nil
 	}
-	charge.afterWrite = int64(frameLen)
 	buf := p.s.frames.get(frameLen)
-	if *buf, err = readFrame(*buf, cr, frameLen); err != nil {
+	if *buf, err = readFrameReserving(*buf, cr, frameLen, reserve); err != nil {
 		return nil, nil, charge, err
 	}
 	frame = *buf
