@@ -28,7 +28,6 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/protocol"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 const memoryConfig = `
@@ -323,16 +322,7 @@ policy:
   rules:
     - {name: app, principals: ["*"], allow: [describe, write], topics: ["*"]}
 `, cluster.ListenAddrs()[0], bound, bound)
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(io.Discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	px := testkit.StartProxyConfig(t, yaml, proxy.WithRequestFilters(enf))
+	px, _ := startWithPolicy(t, yaml)
 	buffered := func() float64 { return metricValue(t, px.Registry, "kproxy_buffered_bytes") }
 	if got := metricValue(t, px.Registry, "kproxy_buffered_bytes_limit"); got != bound {
 		t.Fatalf("kproxy_buffered_bytes_limit = %v, want %d", got, bound)
@@ -417,16 +407,7 @@ policy:
   rules:
     - {name: app, principals: ["*"], allow: [describe, write], topics: ["open"]}
 `, cluster.ListenAddrs()[0])
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(io.Discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	px := testkit.StartProxyConfig(t, yaml, proxy.WithRequestFilters(enf))
+	px, _ := startWithPolicy(t, yaml)
 
 	c := dialRaw(t, px.BootstrapAddr())
 	defer c.Close()
@@ -470,16 +451,7 @@ policy:
   rules:
     - {name: app, principals: ["*"], allow: [describe, write], topics: ["*"]}
 `, cluster.ListenAddrs()[0], bound, bound)
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(io.Discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	px := testkit.StartProxyConfig(t, yaml, proxy.WithRequestFilters(enf))
+	px, _ := startWithPolicy(t, yaml)
 	ctx := testCtx(t, 60*time.Second)
 	cl := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic("t"), kgo.DisableIdempotentWrite(),
 		kgo.ProducerBatchMaxBytes(900<<10))
