@@ -99,7 +99,7 @@ func (c *reqCtx) authorizedOps(rt ResourceType, name string) int32 {
 	var bits int32
 	for _, op := range opsOf(rt) {
 		if c.subj.Decide(op, rt, name).Allowed {
-			bits |= 1 << aclOperationCode(op)
+			bits |= 1 << op.aclCode()
 		}
 	}
 	return bits
@@ -116,31 +116,4 @@ func opsOf(rt ResourceType) []Operation {
 		return []Operation{OpCreate, OpClusterAction, OpDescribeConfigs, OpAlterConfigs, OpIdempotentWrite, OpAlter, OpDescribe}
 	}
 	return nil
-}
-
-// aclOperationCode is Kafka's AclOperation code of op.
-func aclOperationCode(op Operation) int8 {
-	switch op {
-	case OpRead:
-		return int8(kmsg.ACLOperationRead)
-	case OpWrite:
-		return int8(kmsg.ACLOperationWrite)
-	case OpCreate:
-		return int8(kmsg.ACLOperationCreate)
-	case OpDelete:
-		return int8(kmsg.ACLOperationDelete)
-	case OpAlter:
-		return int8(kmsg.ACLOperationAlter)
-	case OpDescribe:
-		return int8(kmsg.ACLOperationDescribe)
-	case OpClusterAction:
-		return int8(kmsg.ACLOperationClusterAction)
-	case OpDescribeConfigs:
-		return int8(kmsg.ACLOperationDescribeConfigs)
-	case OpAlterConfigs:
-		return int8(kmsg.ACLOperationAlterConfigs)
-	case OpIdempotentWrite:
-		return int8(kmsg.ACLOperationIdempotentWrite)
-	}
-	return 0
 }

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Operation is a Kafka ACL operation.
@@ -22,60 +24,48 @@ const (
 	opAll
 )
 
+// operationNames is the one table of every operation's names: Kafka's (as
+// the audit log writes it), the configuration's, and Kafka's AclOperation
+// code (as authorized_operations fields carry it).
+var operationNames = [...]struct {
+	kafka, config string
+	acl           kmsg.ACLOperation
+}{
+	OpRead:            {"Read", "read", kmsg.ACLOperationRead},
+	OpWrite:           {"Write", "write", kmsg.ACLOperationWrite},
+	OpCreate:          {"Create", "create", kmsg.ACLOperationCreate},
+	OpDelete:          {"Delete", "delete", kmsg.ACLOperationDelete},
+	OpAlter:           {"Alter", "alter", kmsg.ACLOperationAlter},
+	OpDescribe:        {"Describe", "describe", kmsg.ACLOperationDescribe},
+	OpDescribeConfigs: {"DescribeConfigs", "describe_configs", kmsg.ACLOperationDescribeConfigs},
+	OpAlterConfigs:    {"AlterConfigs", "alter_configs", kmsg.ACLOperationAlterConfigs},
+	OpIdempotentWrite: {"IdempotentWrite", "idempotent_write", kmsg.ACLOperationIdempotentWrite},
+	OpClusterAction:   {"ClusterAction", "cluster_action", kmsg.ACLOperationClusterAction},
+	opAll:             {"All", "all", kmsg.ACLOperationAll},
+}
+
 // String is Kafka's name for the operation, as the audit log writes it.
 func (o Operation) String() string {
-	switch o {
-	case OpRead:
-		return "Read"
-	case OpWrite:
-		return "Write"
-	case OpCreate:
-		return "Create"
-	case OpDelete:
-		return "Delete"
-	case OpAlter:
-		return "Alter"
-	case OpDescribe:
-		return "Describe"
-	case OpDescribeConfigs:
-		return "DescribeConfigs"
-	case OpAlterConfigs:
-		return "AlterConfigs"
-	case OpIdempotentWrite:
-		return "IdempotentWrite"
-	case OpClusterAction:
-		return "ClusterAction"
-	case opAll:
-		return "All"
+	if o > 0 && int(o) < len(operationNames) {
+		return operationNames[o].kafka
 	}
 	return fmt.Sprintf("Operation(%d)", uint8(o))
 }
 
+// aclCode is Kafka's AclOperation code of the operation.
+func (o Operation) aclCode() int8 {
+	if o > 0 && int(o) < len(operationNames) {
+		return int8(operationNames[o].acl)
+	}
+	return 0
+}
+
 // operationByName maps config.Operations' canonical names.
 func operationByName(name string) (Operation, bool) {
-	switch name {
-	case "read":
-		return OpRead, true
-	case "write":
-		return OpWrite, true
-	case "create":
-		return OpCreate, true
-	case "delete":
-		return OpDelete, true
-	case "alter":
-		return OpAlter, true
-	case "describe":
-		return OpDescribe, true
-	case "describe_configs":
-		return OpDescribeConfigs, true
-	case "alter_configs":
-		return OpAlterConfigs, true
-	case "idempotent_write":
-		return OpIdempotentWrite, true
-	case "cluster_action":
-		return OpClusterAction, true
-	case "all":
-		return opAll, true
+	for op := OpRead; int(op) < len(operationNames); op++ {
+		if operationNames[op].config == name {
+			return op, true
+		}
 	}
 	return 0, false
 }
