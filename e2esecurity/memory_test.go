@@ -310,28 +310,11 @@ func httpGet(t *testing.T, url string) string {
 // client finishes its frame; then both are answered and the gauge is back
 // at zero (nothing leaks).
 func TestBufferedBytesBackPressure(t *testing.T) {
-	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
 	const bound = 1 << 20
-	yaml := fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners: {bind_host: 127.0.0.1}
-limits: {max_frame_bytes: %d, max_buffered_bytes: %d}
-log: {level: error}
-policy:
-  default: deny
-  rules:
-    - {name: app, principals: ["*"], allow: [describe, write], topics: ["*"]}
-`, cluster.ListenAddrs()[0], bound, bound)
-	px, _ := startWithPolicy(t, yaml)
+	px, cl, ctx := boundedPolicyProxy(t, bound)
 	buffered := func() float64 { return metricValue(t, px.Registry, "kproxy_buffered_bytes") }
 	if got := metricValue(t, px.Registry, "kproxy_buffered_bytes_limit"); got != bound {
 		t.Fatalf("kproxy_buffered_bytes_limit = %v, want %d", got, bound)
-	}
-	ctx := testCtx(t, 60*time.Second)
-	cl := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic("t"), kgo.DisableIdempotentWrite(),
-		kgo.ProducerBatchMaxBytes(900<<10))
-	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm-up")}).FirstErr(); err != nil {
-		t.Fatal(err)
 	}
 
 	name := strings.Repeat("n", 900<<10)
@@ -439,25 +422,8 @@ policy:
 // client held 900 KiB, the second waited for room, and every request after
 // it queued behind that wait until the idle timeout.
 func TestSlowSendersCannotHoldTheBudget(t *testing.T) {
-	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
 	const bound = 1 << 20
-	yaml := fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners: {bind_host: 127.0.0.1}
-limits: {max_frame_bytes: %d, max_buffered_bytes: %d}
-log: {level: error}
-policy:
-  default: deny
-  rules:
-    - {name: app, principals: ["*"], allow: [describe, write], topics: ["*"]}
-`, cluster.ListenAddrs()[0], bound, bound)
-	px, _ := startWithPolicy(t, yaml)
-	ctx := testCtx(t, 60*time.Second)
-	cl := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic("t"), kgo.DisableIdempotentWrite(),
-		kgo.ProducerBatchMaxBytes(900<<10))
-	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm-up")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	px, cl, ctx := boundedPolicyProxy(t, bound)
 
 	name := strings.Repeat("n", 900<<10)
 	req := kmsg.NewPtrMetadataRequest()
@@ -485,4 +451,31 @@ policy:
 	if err := cl.ProduceSync(produceCtx, &kgo.Record{Value: value}).FirstErr(); err != nil {
 		t.Fatalf("a 300 KiB produce while two clients trickle 900 KiB frames: %v (the slow senders held the budget)", err)
 	}
+}
+
+// boundedPolicyProxy starts kproxy with a policy (so produces and metadata
+// requests are read whole) and limits.max_buffered_bytes and
+// max_frame_bytes both at bound, in front of a one-broker kfake with topic
+// "t", and a franz-go producer to "t" that has produced once.
+func boundedPolicyProxy(t *testing.T, bound int) (*testkit.Proxy, *kgo.Client, context.Context) {
+	t.Helper()
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
+	yaml := fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q]}
+listeners: {bind_host: 127.0.0.1}
+limits: {max_frame_bytes: %d, max_buffered_bytes: %d}
+log: {level: error}
+policy:
+  default: deny
+  rules:
+    - {name: app, principals: ["*"], allow: [describe, write], topics: ["*"]}
+`, cluster.ListenAddrs()[0], bound, bound)
+	px, _ := startWithPolicy(t, yaml)
+	ctx := testCtx(t, 60*time.Second)
+	cl := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic("t"), kgo.DisableIdempotentWrite(),
+		kgo.ProducerBatchMaxBytes(900<<10))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm-up")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return px, cl, ctx
 }
