@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -201,10 +202,16 @@ func kafkagoAddresses(t *testing.T, c *cellCtx, e *env) {
 	for _, b := range brokers {
 		e.checkNodeAddr(t, e.plain, "kafka-go Conn.Brokers", int32(b.ID), hostPort(b.Host, b.Port))
 	}
-	parts, err := conn.ReadPartitions(topic)
-	if err != nil {
-		t.Fatalf("kafka-go ReadPartitions: %v", err)
-	}
+	// A broker learns a new topic's leaders from the controller a moment
+	// after the one that created it: read until this one knows them all.
+	var parts []kafka.Partition
+	kafkagoRetry(t, ctx, "ReadPartitions", func() error {
+		parts, err = conn.ReadPartitions(topic)
+		if err == nil && !kafkagoLeadersKnown(parts, partitions) {
+			err = kafka.LeaderNotAvailable
+		}
+		return err
+	})
 	for _, p := range parts {
 		e.checkNodeAddr(t, e.plain, fmt.Sprintf("kafka-go partition %d leader", p.ID), int32(p.Leader.ID), hostPort(p.Leader.Host, p.Leader.Port))
 	}
@@ -221,15 +228,54 @@ func kafkagoAddresses(t *testing.T, c *cellCtx, e *env) {
 		t.Errorf("kafka-go metadata lists %d brokers, want %d", len(md.Brokers), len(e.nodes))
 	}
 	group := name(c, "g")
-	fc, err := kafkagoClient(e.bootstrap(), kafkagoSecurity{}).FindCoordinator(ctx, &kafka.FindCoordinatorRequest{Key: group, KeyType: kafka.CoordinatorKeyTypeConsumer})
-	if err != nil || fc.Error != nil || fc.Coordinator == nil {
-		t.Fatalf("kafka-go FindCoordinator: %v %+v", err, fc)
-	}
+	// The first FindCoordinator of a cluster answers COORDINATOR_NOT_AVAILABLE
+	// until __consumer_offsets has leaders; Kafka's clients retry it, so do we.
+	var fc *kafka.FindCoordinatorResponse
+	kafkagoRetry(t, ctx, "FindCoordinator", func() error {
+		fc, err = kafkagoClient(e.bootstrap(), kafkagoSecurity{}).FindCoordinator(ctx, &kafka.FindCoordinatorRequest{Key: group, KeyType: kafka.CoordinatorKeyTypeConsumer})
+		if err == nil && fc.Error != nil {
+			err = fc.Error
+		}
+		if err == nil && fc.Coordinator == nil {
+			err = fmt.Errorf("no coordinator in %+v", fc)
+		}
+		return err
+	})
 	e.checkNodeAddr(t, e.plain, "kafka-go FindCoordinator", int32(fc.Coordinator.NodeID), hostPort(fc.Coordinator.Host, fc.Coordinator.Port))
 	// And a group round trip, whose connections go where it was told.
 	want := makeRecs("addr", 200)
 	kafkagoWrite(t, e.bootstrap(), kafkagoSecurity{}, topic, want)
 	checkRecords(t, "kafka-go group reader", kafkagoRead(t, e.bootstrap(), kafkagoSecurity{}, group, topic, len(want), kafka.ReadUncommitted), want)
+}
+
+// kafkagoRetry calls fn until it succeeds, fails with an error Kafka calls
+// non-retriable, or ctx ends; the test fails in the last two cases.
+func kafkagoRetry(t *testing.T, ctx context.Context, what string, fn func() error) {
+	t.Helper()
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		var kerr kafka.Error
+		if !errors.As(err, &kerr) || !kerr.Temporary() || ctx.Err() != nil {
+			t.Fatalf("kafka-go %s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// kafkagoLeadersKnown reports whether all n partitions have a leader.
+func kafkagoLeadersKnown(parts []kafka.Partition, n int32) bool {
+	if len(parts) != int(n) {
+		return false
+	}
+	for _, p := range parts {
+		if p.Leader.Host == "" || p.Error != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func hostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
