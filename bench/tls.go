@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/kproxy/kproxy/internal/testpki"
-	"github.com/kproxy/kproxy/tlsconfig"
+	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
 // benchPKI is a throw-away CA and a server certificate for 127.0.0.1,

@@ -22,10 +22,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
-	"github.com/kproxy/kproxy/auth"
-	"github.com/kproxy/kproxy/config"
-	"github.com/kproxy/kproxy/embedded"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/embedded"
+	"github.com/kproxy/kproxy/internal/proxy"
 )
 
 func main() {

@@ -11,9 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/kproxy/kproxy/config"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/policy"
+	"github.com/kproxy/kproxy/internal/proxy"
 )
 
 // reloadPoll is how often the configuration file is checked for changes.

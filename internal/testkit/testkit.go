@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/kproxy/kproxy/config"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/proxy"
 )
 
 // Cluster starts a kfake cluster with n brokers (node ids 0..n-1) and

@@ -1,0 +1,309 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/tlsconfig"
+)
+
+// Defaults of the security keys.
+const (
+	DefaultHandshakeTimeout = 10 * time.Second
+	SASLModeTerminate       = "terminate"
+	SASLModePassthrough     = "passthrough"
+)
+
+// DefaultSASLMechanisms are enabled when listeners.sasl.mechanisms is left
+// out. PLAIN is not among them: it sends the password itself, so it must
+// be asked for (and should only be used behind TLS).
+func DefaultSASLMechanisms() []string { return []string{auth.ScramSHA512, auth.ScramSHA256} }
+
+// ListenerTLS is listeners.tls: kproxy's listeners speak TLS when set.
+// The key pair and the client CA bundle are reloaded when their files
+// change.
+type ListenerTLS struct {
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// ClientAuth is none (default), request (verify a certificate if the
+	// client sends one) or require.
+	ClientAuth   string `yaml:"client_auth"`
+	ClientCAFile string `yaml:"client_ca_file"`
+	// PrincipalFrom names clients by their certificate: cn, san:dns,
+	// san:email or san:uri (the first such SAN). Empty: certificates do
+	// not name the client.
+	PrincipalFrom string `yaml:"principal_from"`
+}
+
+// ListenerSASL is listeners.sasl: clients must authenticate with SASL.
+type ListenerSASL struct {
+	// Mode is terminate (default: kproxy verifies clients against Users and
+	// logs in upstream with upstream.sasl, if any) or passthrough (the
+	// exchange is relayed to the upstream, which verifies it).
+	Mode string `yaml:"mode"`
+	// Mechanisms enabled for clients; see DefaultSASLMechanisms.
+	Mechanisms []string `yaml:"mechanisms"`
+	// SessionLifetime, when set (terminate mode), ends every client's SASL
+	// session that long after each (re-)authentication, as Kafka's
+	// connections.max.reauth.ms: clients that support KIP-368 are told
+	// and re-authenticate; others are closed at their next request.
+	SessionLifetime time.Duration `yaml:"session_lifetime"`
+	Users           []SASLUser    `yaml:"users"`
+}
+
+// SASLUser is one entry of listeners.sasl.users.
+type SASLUser struct {
+	Name string `yaml:"name"`
+	// Credentials are salted SCRAM credentials from `kproxy hash-password`,
+	// at most one per SCRAM mechanism; PLAIN logins are checked against
+	// them too. Passwords are never written in the file.
+	Credentials []string `yaml:"credentials"`
+}
+
+// UpstreamTLS is upstream.tls: kproxy reaches the brokers over TLS.
+type UpstreamTLS struct {
+	// CAFile is the PEM bundle of CAs to trust; empty: the system roots.
+	CAFile string `yaml:"ca_file"`
+	// ServerName overrides the name verified; empty: each broker's host.
+	ServerName string `yaml:"server_name"`
+	// CertFile and KeyFile, both or neither: a client certificate.
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// InsecureSkipVerify trusts any certificate: for tests only.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// UpstreamSASL is upstream.sasl: kproxy's own login to the brokers. The
+// password is given in exactly one of three ways; password_file and
+// password_env keep it out of the configuration file.
+type UpstreamSASL struct {
+	Mechanism    string `yaml:"mechanism"`
+	Username     string `yaml:"username"`
+	Password     string `yaml:"password"`
+	PasswordFile string `yaml:"password_file"`
+	PasswordEnv  string `yaml:"password_env"`
+}
+
+// ConnectionLimits are the limits keys about accepting connections. They
+// live directly under limits (embedded inline in Limits).
+type ConnectionLimits struct {
+	// HandshakeTimeout bounds the TLS handshake and SASL authentication of
+	// a new client connection.
+	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
+	// MaxConnections caps open client connections; 0: no cap.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxConnectionsPerIP caps open client connections from one address;
+	// 0: no cap.
+	MaxConnectionsPerIP int `yaml:"max_connections_per_ip"`
+}
+
+// Security gathers the security sections, wherever they sit in Config,
+// so that their defaults and cross-checks live in one place. Nil means
+// the section is absent.
+type Security struct {
+	ListenerTLS  *ListenerTLS
+	ListenerSASL *ListenerSASL
+	UpstreamTLS  *UpstreamTLS
+	UpstreamSASL *UpstreamSASL
+	Limits       *ConnectionLimits
+}
+
+// applyDefaults fills keys left out of present sections.
+func (s *Security) applyDefaults() {
+	if t := s.ListenerTLS; t != nil && t.ClientAuth == "" {
+		t.ClientAuth = tlsconfig.ClientAuthNone
+	}
+	if l := s.ListenerSASL; l != nil {
+		if l.Mode == "" {
+			l.Mode = SASLModeTerminate
+		}
+		if len(l.Mechanisms) == 0 {
+			l.Mechanisms = DefaultSASLMechanisms()
+		}
+	}
+	if s.Limits != nil && s.Limits.HandshakeTimeout == 0 {
+		s.Limits.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+}
+
+// validate checks every security key, after applyDefaults, and returns one
+// error per problem, each starting with the key it is about. It reads no
+// files: those are read, with errors naming them, at start-up.
+func (s *Security) validate() []error {
+	var errs []error
+	if t := s.ListenerTLS; t != nil {
+		errs = append(errs, t.validate("listeners.tls")...)
+	}
+	if l := s.ListenerSASL; l != nil {
+		errs = append(errs, l.validate("listeners.sasl")...)
+		if l.Mode == SASLModePassthrough && s.UpstreamSASL != nil {
+			errs = append(errs, fmt.Errorf("upstream.sasl: not allowed with listeners.sasl.mode %s: each client's own login is relayed upstream", SASLModePassthrough))
+		}
+	}
+	if t := s.UpstreamTLS; t != nil {
+		errs = append(errs, t.validate("upstream.tls")...)
+	}
+	if u := s.UpstreamSASL; u != nil {
+		errs = append(errs, u.validate("upstream.sasl")...)
+	}
+	if l := s.Limits; l != nil {
+		errs = append(errs, l.validate("limits")...)
+	}
+	return errs
+}
+
+func (t *ListenerTLS) validate(key string) []error {
+	var errs []error
+	bad := func(k, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: %s", key, k, fmt.Sprintf(format, args...)))
+	}
+	if t.CertFile == "" {
+		bad("cert_file", "required: the PEM certificate (chain) the listeners serve")
+	}
+	if t.KeyFile == "" {
+		bad("key_file", "required: the PEM private key of cert_file")
+	}
+	verifies := false
+	switch t.ClientAuth {
+	case tlsconfig.ClientAuthNone:
+	case tlsconfig.ClientAuthRequest, tlsconfig.ClientAuthRequire:
+		verifies = true
+	default:
+		bad("client_auth", "%q: must be none, request or require", t.ClientAuth)
+	}
+	switch {
+	case verifies && t.ClientCAFile == "":
+		bad("client_ca_file", "required when client_auth is %s: the PEM bundle client certificates are verified against", t.ClientAuth)
+	case t.ClientAuth == tlsconfig.ClientAuthNone && t.ClientCAFile != "":
+		bad("client_ca_file", "set but client_auth is none, so no client certificate is asked for; set client_auth to request or require")
+	}
+	if t.PrincipalFrom != "" {
+		if !slices.Contains(auth.PrincipalRules(), t.PrincipalFrom) {
+			bad("principal_from", "%q: must be one of cn, san:dns, san:email, san:uri", t.PrincipalFrom)
+		} else if !verifies {
+			bad("principal_from", "needs client_auth request or require: without a verified certificate there is no principal")
+		}
+	}
+	return errs
+}
+
+func (l *ListenerSASL) validate(key string) []error {
+	var errs []error
+	bad := func(k, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s%s: %s", key, k, fmt.Sprintf(format, args...)))
+	}
+	switch l.Mode {
+	case SASLModeTerminate, SASLModePassthrough:
+	default:
+		bad(".mode", "%q: must be terminate or passthrough", l.Mode)
+	}
+	enabled := map[string]bool{}
+	for i, m := range l.Mechanisms {
+		switch {
+		case !auth.KnownMechanism(m):
+			bad(fmt.Sprintf(".mechanisms[%d]", i), "%q: must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (names are upper case)", m)
+		case enabled[m]:
+			bad(fmt.Sprintf(".mechanisms[%d]", i), "%s listed twice", m)
+		}
+		enabled[m] = true
+	}
+	if l.SessionLifetime < 0 || (l.SessionLifetime > 0 && l.SessionLifetime < time.Second) {
+		bad(".session_lifetime", "%s: must be 0 (sessions never expire) or at least 1s", l.SessionLifetime)
+	}
+	if l.Mode == SASLModePassthrough {
+		if len(l.Users) > 0 {
+			bad(".users", "not used in passthrough mode, where the upstream verifies clients; remove them or set mode: terminate")
+		}
+		if l.SessionLifetime != 0 {
+			bad(".session_lifetime", "not used in passthrough mode, where the upstream sets the session lifetime")
+		}
+		return errs
+	}
+	if l.Mode == SASLModeTerminate && len(l.Users) == 0 {
+		bad(".users", "required in terminate mode: at least one user with credentials from `kproxy hash-password`")
+	}
+	names := map[string]int{}
+	for i, u := range l.Users {
+		ukey := fmt.Sprintf(".users[%d]", i)
+		if err := auth.ValidUserName(u.Name); err != nil {
+			bad(ukey+".name", "%v", err)
+		} else if j, dup := names[u.Name]; dup {
+			bad(ukey+".name", "%q already defined at users[%d]", u.Name, j)
+		} else {
+			names[u.Name] = i
+		}
+		if len(u.Credentials) == 0 {
+			bad(ukey+".credentials", "required: run `kproxy hash-password` to make one")
+			continue
+		}
+		have := map[string]bool{}
+		for j, text := range u.Credentials {
+			ckey := fmt.Sprintf("%s.credentials[%d]", ukey, j)
+			c, err := auth.ParseCredential(text)
+			if err != nil {
+				// err never repeats the value, which is secret-equivalent.
+				bad(ckey, "%v; run `kproxy hash-password`", err)
+				continue
+			}
+			if have[c.Mechanism] {
+				bad(ckey, "a second %s credential; keep one per mechanism", c.Mechanism)
+			}
+			have[c.Mechanism] = true
+		}
+		if len(have) > 0 && !(enabled[auth.Plain] || slices.ContainsFunc(l.Mechanisms, func(m string) bool { return have[m] })) {
+			bad(ukey+".credentials", "none is for an enabled mechanism (%v), so user %q cannot log in", l.Mechanisms, u.Name)
+		}
+	}
+	return errs
+}
+
+func (t *UpstreamTLS) validate(key string) []error {
+	var errs []error
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		errs = append(errs, fmt.Errorf("%s: cert_file and key_file go together: set both for a client certificate, or neither", key))
+	}
+	if t.InsecureSkipVerify && (t.CAFile != "" || t.ServerName != "") {
+		errs = append(errs, fmt.Errorf("%s.insecure_skip_verify: true makes ca_file and server_name meaningless; unset one side", key))
+	}
+	return errs
+}
+
+func (u *UpstreamSASL) validate(key string) []error {
+	var errs []error
+	if !auth.KnownMechanism(u.Mechanism) {
+		errs = append(errs, fmt.Errorf("%s.mechanism: %q: must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", key, u.Mechanism))
+	}
+	if err := auth.ValidUserName(u.Username); err != nil {
+		errs = append(errs, fmt.Errorf("%s.username: %w", key, err))
+	}
+	n := 0
+	for _, s := range []string{u.Password, u.PasswordFile, u.PasswordEnv} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		// Never echo the password, even to say it is set.
+		errs = append(errs, fmt.Errorf("%s: set exactly one of password, password_file, password_env (%d set)", key, n))
+	}
+	return errs
+}
+
+func (l *ConnectionLimits) validate(key string) []error {
+	var errs []error
+	if l.HandshakeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%s.handshake_timeout: %s: must be positive", key, l.HandshakeTimeout))
+	}
+	if l.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("%s.max_connections: %d: must be 0 (no cap) or more", key, l.MaxConnections))
+	}
+	if l.MaxConnectionsPerIP < 0 {
+		errs = append(errs, fmt.Errorf("%s.max_connections_per_ip: %d: must be 0 (no cap) or more", key, l.MaxConnectionsPerIP))
+	}
+	if l.MaxConnections > 0 && l.MaxConnectionsPerIP > l.MaxConnections {
+		errs = append(errs, fmt.Errorf("%s.max_connections_per_ip: %d exceeds max_connections %d", key, l.MaxConnectionsPerIP, l.MaxConnections))
+	}
+	return errs
+}

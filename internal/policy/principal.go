@@ -1,0 +1,96 @@
+package policy
+
+import (
+	"net/netip"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/config"
+)
+
+// Anonymous is the user of a connection that has not authenticated, as
+// Kafka names it.
+const Anonymous = "ANONYMOUS"
+
+// Principal is who sent a request: the attributes rules match on.
+type Principal struct {
+	// User is the authenticated user, Anonymous until SASL or mTLS says
+	// otherwise.
+	User string
+	// ClientID is the client.id of the request's header.
+	ClientID string
+	// Addr is the client's IP address.
+	Addr netip.Addr
+	// Listener is the kproxy listener the connection came in on.
+	Listener string
+	// CN is the common name of a verified client certificate, if any.
+	CN string
+}
+
+// PrincipalOf returns the principal of a request on conn.
+func PrincipalOf(conn *filter.Conn) Principal {
+	p := Principal{
+		User:     conn.User,
+		ClientID: conn.ClientID,
+		Addr:     conn.Client.Addr().Unmap(),
+		Listener: conn.Listener,
+		CN:       conn.CertCN,
+	}
+	if p.User == "" {
+		p.User = Anonymous
+	}
+	return p
+}
+
+// String is the principal as Kafka writes it, "User:NAME".
+func (p Principal) String() string { return "User:" + p.User }
+
+// principalMatcher is one compiled entry of a rule's principals.
+type principalMatcher struct {
+	kind   string
+	m      matcher
+	prefix netip.Prefix
+}
+
+func compilePrincipals(list []string) ([]principalMatcher, error) {
+	out := make([]principalMatcher, 0, len(list))
+	for _, s := range list {
+		pm, err := config.ParsePrincipal(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, principalMatcher{kind: pm.Kind, m: compileMatcher(pm.Pattern, s), prefix: pm.Prefix})
+	}
+	return out, nil
+}
+
+func (pm *principalMatcher) match(p *Principal) bool {
+	switch pm.kind {
+	case config.PrincipalAny:
+		return true
+	case config.PrincipalUser:
+		return pm.m.match(p.User)
+	case config.PrincipalClientID:
+		return pm.m.match(p.ClientID)
+	case config.PrincipalCIDR:
+		return p.Addr.IsValid() && pm.prefix.Contains(p.Addr)
+	case config.PrincipalCN:
+		return p.CN != "" && pm.m.match(p.CN)
+	case config.PrincipalListener:
+		return pm.m.match(p.Listener)
+	}
+	return false
+}
+
+// anyPrincipal reports whether any matcher in list matches p; an empty list
+// matches everyone (governance scopes default to all principals).
+func anyPrincipal(list []principalMatcher, p *Principal) bool {
+	if len(list) == 0 {
+		return true
+	}
+	for i := range list {
+		if list[i].match(p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,77 @@
+package policy
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/kproxy/kproxy/internal/config"
+)
+
+// maxCachedSubjects bounds the per-policy cache of principals' Subjects; a
+// principal past it gets a Subject built per request.
+const maxCachedSubjects = 4096
+
+// state is one compiled policy: what a request is checked against. It is
+// immutable; a reload swaps in a new one, and a request keeps the state it
+// started with.
+type state struct {
+	engine     *Engine
+	gov        governance
+	auditOnly  bool // mode: audit
+	logAllowed bool // audit.log_allowed
+
+	// subjects caches each principal's Subject: principals are few (a user,
+	// a client id, an address, a listener), and narrowing a large policy to
+	// one costs more than all of a request's decisions. The cache belongs
+	// to this compiled policy, so a reload starts afresh.
+	mu       sync.RWMutex
+	subjects map[Principal]*Subject
+}
+
+// subject returns p's Subject of this policy's engine.
+func (st *state) subject(p *Principal) *Subject {
+	st.mu.RLock()
+	s, ok := st.subjects[*p]
+	st.mu.RUnlock()
+	if ok {
+		return s
+	}
+	built := st.engine.Subject(p)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if s, ok := st.subjects[*p]; ok {
+		return s
+	}
+	if len(st.subjects) < maxCachedSubjects {
+		st.subjects[*p] = &built
+	}
+	return &built
+}
+
+// compileState compiles a validated policy section and audit settings.
+func compileState(p *config.Policy, a *config.Audit) (*state, error) {
+	if p == nil {
+		return nil, nil
+	}
+	engine, err := Compile(*p)
+	if err != nil {
+		return nil, err
+	}
+	gov, err := compileGovernance(p)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{engine: engine, gov: gov, auditOnly: p.Mode == config.PolicyModeAudit, subjects: map[Principal]*Subject{}}
+	if a != nil {
+		st.logAllowed = a.LogAllowed
+	}
+	return st, nil
+}
+
+func (st *state) String() string {
+	mode := config.PolicyModeEnforce
+	if st.auditOnly {
+		mode = config.PolicyModeAudit
+	}
+	return fmt.Sprintf("%d rules, %d governance, mode %s", st.engine.Rules(), len(st.gov.rules), mode)
+}

@@ -1,0 +1,394 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/auth"
+)
+
+// Buffer sizes per connection direction. Frames larger than a buffer are
+// streamed through it, never held whole, unless a filter must decode them.
+const (
+	readBufSize  = 16 << 10
+	writeBufSize = 8 << 10
+	// keepDecodeBuf is the largest decode buffer a pair keeps between
+	// responses; larger ones are dropped so idle pairs stay small.
+	keepDecodeBuf = 1 << 20
+	// drainPoll is how often a draining pair re-checks a half-read frame.
+	drainPoll = 50 * time.Millisecond
+)
+
+// pending is one response the client is owed, in the order it asked.
+type pending struct {
+	correlationID int32
+	key, version  int16
+	// local, when set, is a whole response frame kproxy answers itself; the
+	// upstream is not read for it.
+	local []byte
+	// onResponse, when set, sees the decoded upstream response first.
+	onResponse func(kmsg.Response) error
+	// raw marks an unframed SASL token exchange (after a v0 handshake):
+	// there is no correlation id to check.
+	raw bool
+	// closeAfter, when set, closes the pair once this response is
+	// delivered: the client must read why before the connection ends.
+	closeAfter error
+	// own, when set, marks a request kproxy sent itself (an upstream
+	// re-authentication): its response goes to own, not to the client.
+	own chan<- ownResponse
+	// charged is memory budget held for the request until its response
+	// is handled (its hooks read the decoded request).
+	charged int64
+}
+
+// pair is one client connection and its upstream connection.
+type pair struct {
+	s        *Server
+	id       uint64
+	nodeID   int32
+	listener string
+	// log is the pair's logger; it gains a user field when the client
+	// authenticates, on the request loop, while other goroutines (the
+	// response loop, the handshake timer, Shutdown) log through it: hence
+	// an atomic pointer, read with logger and replaced with setLogger.
+	log atomic.Pointer[zerolog.Logger]
+	// raw is the accepted socket, for closing and deadlines from any
+	// goroutine; client is what the request loop reads (TLS over raw, or
+	// raw itself) and is set before the loops start.
+	raw      net.Conn
+	client   net.Conn
+	upstream net.Conn // set once by the request loop, under upstreamMu
+	// upstreamMu orders setting upstream with close, which may run on
+	// another goroutine (shutdown, handshake timer).
+	upstreamMu sync.Mutex
+	// conn is what filters know of this connection; the request loop
+	// updates ClientID per request.
+	conn filter.Conn
+
+	inflight     *owedQueue
+	upstreamWait upstreamWait
+	// activity counts frames in both directions; the idle check compares it
+	// across one idle period.
+	activity atomic.Uint64
+	// owed counts responses queued and not yet delivered, including the one
+	// the response loop is waiting for, which has left the queue.
+	owed atomic.Int64
+	// idleSeen is activity when the idle deadline was last set (request
+	// loop only).
+	idleSeen   uint64
+	draining   atomic.Bool
+	atBoundary atomic.Bool // the request loop is between frames
+
+	// SASL: authn terminates the client's exchange, passthrough watches it
+	// go upstream; at most one is set. authDone is set once authenticated
+	// (read by the handshake timer).
+	authn       *auth.Authenticator
+	passthrough *passthroughSASL
+	authDone    atomic.Bool
+	// upstreamSession is kproxy's own upstream login, upstreamExpiry when
+	// it ends (KIP-368) and upstreamReauthAt when kproxy re-authenticates
+	// it, zero if never; ownCorrelation numbers kproxy's own requests.
+	// Request loop only.
+	upstreamSession  auth.UpstreamSession
+	upstreamExpiry   time.Time
+	upstreamReauthAt time.Time
+	ownCorrelation   int32
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	// budget is this pair's share of limits.max_buffered_bytes.
+	budget budgetAccount
+
+	decodeBuf []byte // response loop only
+	encodeBuf []byte // response loop only
+}
+
+func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
+	id := s.nextID.Add(1)
+	clientAddr, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
+	p := &pair{
+		conn:     filter.Conn{ID: id, Listener: listener, Client: clientAddr},
+		s:        s,
+		id:       id,
+		nodeID:   nodeID,
+		listener: listener,
+		raw:      conn,
+		client:   conn,
+		inflight: newOwedQueue(s.cfg.Limits.MaxInFlight),
+		closed:   make(chan struct{}),
+	}
+	p.setLogger(s.log.With().Uint64("conn", id).Str("listener", listener).
+		Str("client", conn.RemoteAddr().String()).Logger())
+	return p
+}
+
+// logger is the pair's current logger, safe from any goroutine.
+func (p *pair) logger() *zerolog.Logger { return p.log.Load() }
+
+// setLogger replaces the pair's logger (to add the authenticated user).
+func (p *pair) setLogger(l zerolog.Logger) { p.log.Store(&l) }
+
+// pairError says why a pair ended; reason is a metric label.
+
+type pairError struct {
+	reason string
+	err    error
+	// deliverFirst: answer what is owed before closing.
+	deliverFirst bool
+}
+
+func (e *pairError) Error() string { return e.reason + ": " + e.err.Error() }
+func (e *pairError) Unwrap() error { return e.err }
+
+func fail(reason string, err error) error { return &pairError{reason: reason, err: err} }
+
+// failAfterDelivery ends the request loop but lets owed responses through.
+func failAfterDelivery(reason string, err error) error {
+	return &pairError{reason: reason, err: err, deliverFirst: true}
+}
+
+// Reasons a pair ends.
+const (
+	reasonClientClosed   = "client_closed"
+	reasonUpstreamClosed = "upstream_closed"
+	// reasonUpstreamIdle: the upstream closed while nothing was owed, as a
+	// broker does after connections.max.idle.ms. Nothing is lost; the
+	// client reconnects through kproxy.
+	reasonUpstreamIdle = "upstream_closed_idle"
+	reasonIdle         = "idle_timeout"
+	reasonDrained      = "drained"
+	reasonProtocol     = "protocol_error"
+	reasonDial         = "upstream_unreachable"
+	reasonRewrite      = "rewrite_failed"
+	reasonFilter       = "filter_closed"
+	reasonTLS          = "tls_failed"
+	reasonAuth         = "sasl_failed"
+	reasonLimit        = "connection_limit"
+)
+
+var (
+	errIdle     = errors.New("no traffic for limits.idle_timeout")
+	errDraining = errors.New("kproxy is shutting down")
+)
+
+// run serves the pair until either side ends it.
+func (p *pair) run() {
+	defer p.s.pairDone(p)
+	if err := p.start(); err != nil {
+		p.inflight.close()
+		p.close(err)
+		return
+	}
+	p.client.SetReadDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
+
+	var responses sync.WaitGroup
+	err := p.forwardRequests(&responses)
+	var pe *pairError
+	deliver := errors.As(err, &pe) && (pe.reason == reasonDrained || pe.deliverFirst) && p.upstream != nil
+	if !deliver {
+		p.close(err) // first, so the log and metric name the request loop's reason
+	}
+	p.inflight.close() // the request loop is the only sender
+	p.wakeResponses()
+	responses.Wait() // when delivering: until every owed response is out
+	p.close(err)
+	for owed, ok := p.inflight.pop(); ok; owed, ok = p.inflight.pop() {
+		p.s.budget.release(&p.budget, owed.charged) // never answered
+	}
+}
+
+// start secures a new client connection: TLS handshake, SASL state, and
+// the deadline by which a SASL client must have authenticated.
+func (p *pair) start() error {
+	if p.s.sec.listenerTLS != nil {
+		if err := p.handshakeTLS(); err != nil {
+			return err
+		}
+	}
+	if err := p.newSASLState(); err != nil {
+		return err
+	}
+	if p.authn != nil || p.passthrough != nil {
+		timeout := p.s.cfg.Limits.HandshakeTimeout
+		t := time.AfterFunc(timeout, func() {
+			if !p.authDone.Load() {
+				p.close(fail(reasonAuth, fmt.Errorf("not authenticated within limits.handshake_timeout (%s)", timeout)))
+			}
+		})
+		go func() { <-p.closed; t.Stop() }()
+	}
+	return nil
+}
+
+// close ends the pair once, logging why.
+func (p *pair) close(err error) {
+	p.closeOnce.Do(func() {
+		close(p.closed)
+		reason := "unknown"
+		var pe *pairError
+		if errors.As(err, &pe) {
+			reason = pe.reason
+		}
+		log := p.logger()
+		ev := log.Warn()
+		switch reason {
+		case reasonClientClosed, reasonDrained, reasonIdle, reasonUpstreamIdle:
+			ev = log.Debug()
+		case reasonDial:
+			if healthReported(err) { // upstreamHealth logs it, aggregated
+				ev = log.Debug()
+			}
+		}
+		ev.Str("reason", reason).AnErr("cause", err).Msg("connection closed")
+		p.s.metrics.connsClosed.WithLabelValues(reason).Inc()
+		p.raw.Close()
+		p.upstreamMu.Lock()
+		if p.upstream != nil {
+			p.upstream.Close()
+		}
+		p.upstreamMu.Unlock()
+	})
+}
+
+// drain asks the pair to stop reading requests at the next frame boundary
+// and to close once every forwarded request is answered.
+func (p *pair) drain() {
+	p.draining.Store(true)
+	p.raw.SetReadDeadline(time.Now())
+}
+
+// connect dials the upstream, starts the response loop, and returns the
+// client-to-upstream direction that reads through cr. Request loop only,
+// and only for a request that must reach the upstream: in SASL terminate
+// mode, once the client has authenticated.
+func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
+	defer cancel()
+	conn, err := p.s.dialUpstream(ctx, p.nodeID)
+	if err != nil {
+		return nil, fail(reasonDial, err)
+	}
+	if p.s.sec.upstreamMech != nil {
+		start := time.Now()
+		session, err := auth.AuthenticateConn(ctx, conn, p.s.sec.upstreamMech, "kproxy")
+		if err != nil {
+			conn.Close()
+			return nil, fail(reasonDial, fmt.Errorf("upstream SASL: %w", err))
+		}
+		p.scheduleReauth(start, session)
+	}
+	if p.authn != nil && p.s.apiVersions.claimRefresh(p.nodeID) {
+		// Nothing of the client's is on the connection yet: kproxy's own
+		// request keeps the answer for unauthenticated clients current.
+		resp, err := p.s.requestAPIVersions(ctx, conn)
+		p.s.apiVersions.refreshDone(p.nodeID)
+		if err != nil {
+			conn.Close()
+			return nil, fail(reasonDial, err)
+		}
+		p.s.apiVersions.store(p.nodeID, resp)
+	}
+	p.upstreamMu.Lock()
+	p.upstream = conn
+	p.upstreamMu.Unlock()
+	select {
+	case <-p.closed: // closed while dialling: close() could not see conn
+		conn.Close()
+		return nil, fail(reasonClientClosed, errors.New("closed while connecting upstream"))
+	default:
+	}
+	p.logger().Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
+	if !p.upstreamReauthAt.IsZero() {
+		p.client.SetReadDeadline(p.readDeadline())
+	}
+
+	up := newDirection(cr, p.client, conn)
+	up.onReadTimeout = func() { p.client.SetReadDeadline(p.midFrameDeadline()) }
+	down := newDirection(bufio.NewReaderSize(conn, readBufSize), conn, p.client)
+	responses.Add(1)
+	go func() {
+		defer responses.Done()
+		if err := p.forwardResponses(down); err != nil {
+			p.close(err)
+		}
+	}()
+	return up, nil
+}
+
+// answerDirect writes a local answer to the client from the request loop,
+// while there is no upstream connection and so no response loop: nothing
+// else is owed, so nothing can overtake it. It returns owed.closeAfter once
+// the answer is written.
+func (p *pair) answerDirect(owed pending) error {
+	p.client.SetWriteDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
+	_, err := p.client.Write(owed.local)
+	p.client.SetWriteDeadline(time.Time{})
+	if err != nil {
+		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+	}
+	p.activity.Add(1)
+	return owed.closeAfter
+}
+
+// clientReader reads from the client, turning read deadlines into the idle
+// timeout and the shutdown drain.
+type clientReader struct{ p *pair }
+
+func (r clientReader) Read(b []byte) (int, error) {
+	p := r.p
+	for {
+		n, err := p.client.Read(b)
+		if n > 0 || err == nil || !isTimeout(err) {
+			return n, err
+		}
+		switch {
+		case p.draining.Load() && p.atBoundary.Load():
+			return 0, errDraining
+		case p.draining.Load():
+			p.client.SetReadDeadline(time.Now().Add(drainPoll))
+		case p.reauthDue() && p.atBoundary.Load():
+			return 0, errReauthDue
+		case p.reauthDue():
+			// Mid-frame: the request loop re-authenticates once the frame
+			// is through; until then poll, as when draining.
+			p.client.SetReadDeadline(time.Now().Add(drainPoll))
+		case p.activity.Load() != p.idleSeen || p.owed.Load() > 0:
+			p.idleSeen = p.activity.Load()
+			p.client.SetReadDeadline(p.readDeadline())
+		default:
+			return 0, errIdle
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// clientReadError classifies an error from reading the client.
+func clientReadError(err error) error {
+	switch {
+	case errors.Is(err, errDraining):
+		return fail(reasonDrained, err)
+	case errors.Is(err, errIdle):
+		return fail(reasonIdle, err)
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return fail(reasonClientClosed, err)
+	}
+	return fail(reasonClientClosed, fmt.Errorf("read client: %w", err))
+}

@@ -1,0 +1,287 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/internal/testkit"
+)
+
+// rawClient speaks the Kafka wire protocol over one connection, one request
+// at a time unless the test pipelines by hand.
+type rawClient struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+	corr int32
+}
+
+func dialRaw(t *testing.T, addr string) *rawClient {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &rawClient{t: t, conn: conn, r: bufio.NewReader(conn)}
+}
+
+func (c *rawClient) send(req kmsg.Request) int32 {
+	c.t.Helper()
+	c.corr++
+	frame := protocol.AppendRequestFrame(nil, protocol.RequestHeader{CorrelationID: c.corr, ClientID: "raw"}, req)
+	if _, err := c.conn.Write(frame); err != nil {
+		c.t.Fatalf("write %s: %v", protocol.APIName(req.Key()), err)
+	}
+	return c.corr
+}
+
+// recvRaw is recv for a response that must arrive: it also returns the
+// frame's bytes.
+func (c *rawClient) recvRaw(req kmsg.Request, corr int32) ([]byte, kmsg.Response) {
+	c.t.Helper()
+	frame, resp, err := c.recvFrame(req, corr)
+	if err != nil {
+		c.t.Fatalf("read %s response: %v", protocol.APIName(req.Key()), err)
+	}
+	return frame, resp
+}
+
+// recv reads one response to req, sent with correlation id corr.
+func (c *rawClient) recv(req kmsg.Request, corr int32) (kmsg.Response, error) {
+	_, resp, err := c.recvFrame(req, corr)
+	return resp, err
+}
+
+func (c *rawClient) recvFrame(req kmsg.Request, corr int32) ([]byte, kmsg.Response, error) {
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var size [4]byte
+	if _, err := io.ReadFull(c.r, size[:]); err != nil {
+		return nil, nil, err
+	}
+	frame := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c.r, frame); err != nil {
+		return nil, nil, err
+	}
+	if got, _ := protocol.ResponseCorrelationID(frame); got != corr {
+		c.t.Fatalf("response correlation id %d, want %d", got, corr)
+	}
+	body, err := protocol.SkipResponseHeader(req.Key(), req.GetVersion(), frame)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp, err := protocol.DecodeResponse(req.Key(), req.GetVersion(), body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return frame, resp, nil
+}
+
+// expectClosed asserts the connection is closed by kproxy within d.
+func (c *rawClient) expectClosed(d time.Duration) {
+	c.t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(d))
+	_, err := c.r.ReadByte()
+	if err == nil {
+		c.t.Fatal("connection still open: read a byte")
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.t.Fatalf("connection still open after %s", d)
+	}
+}
+
+func longPollFetch(topic string, wait time.Duration) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(11) // topic names, not ids
+	req.MaxWaitMillis = int32(wait.Milliseconds())
+	req.MinBytes = 1
+	req.MaxBytes = 1 << 20
+	part := kmsg.NewFetchRequestTopicPartition()
+	part.PartitionMaxBytes = 1 << 20
+	part.CurrentLeaderEpoch = -1
+	req.Topics = []kmsg.FetchRequestTopic{{Topic: topic, Partitions: []kmsg.FetchRequestTopicPartition{part}}}
+	return req
+}
+
+func TestShutdownAnswersInFlightRequestsThenCloses(t *testing.T) {
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "quiet"))
+	p := testkit.StartProxy(t, cluster.ListenAddrs(), "")
+	addr, ok := p.BrokerAddr(0)
+	if !ok {
+		t.Fatal("no listener for node 0")
+	}
+	c := dialRaw(t, addr)
+	fetch := longPollFetch("quiet", 1500*time.Millisecond)
+	corr := c.send(fetch)
+	time.Sleep(200 * time.Millisecond) // the fetch is now parked upstream
+
+	start := time.Now()
+	shutdownDone := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shutdownDone <- p.Shutdown(ctx)
+	}()
+
+	resp, err := c.recv(fetch, corr)
+	if err != nil {
+		t.Fatalf("in-flight fetch lost at shutdown: %v", err)
+	}
+	if got := resp.(*kmsg.FetchResponse).Topics; len(got) != 1 || got[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("fetch answered with %+v", got)
+	}
+	if waited := time.Since(start); waited < time.Second {
+		t.Errorf("fetch answered after %s: shutdown cut the long poll short", waited)
+	}
+	c.expectClosed(5 * time.Second)
+	if err := <-shutdownDone; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		t.Error("a new connection was accepted after shutdown")
+	}
+}
+
+func TestIdleConnectionIsClosedButLongPollIsNot(t *testing.T) {
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "quiet"))
+	p := testkit.StartProxy(t, cluster.ListenAddrs(), "limits: {idle_timeout: 300ms}")
+	addr, _ := p.BrokerAddr(0)
+
+	idle := dialRaw(t, p.BootstrapAddr())
+	idle.expectClosed(3 * time.Second)
+
+	// A fetch parked for longer than the idle timeout keeps its pair.
+	busy := dialRaw(t, addr)
+	fetch := longPollFetch("quiet", time.Second)
+	corr := busy.send(fetch)
+	if _, err := busy.recv(fetch, corr); err != nil {
+		t.Fatalf("long poll longer than idle_timeout was cut: %v", err)
+	}
+	busy.expectClosed(3 * time.Second) // and then idleness closes it
+
+	closed := metricValue(t, p, "kproxy_connections_closed_total", "reason", "idle_timeout")
+	if closed < 2 {
+		t.Errorf("kproxy_connections_closed_total{reason=idle_timeout} = %v, want 2", closed)
+	}
+}
+
+func TestNewerApiVersionsIsAnsweredInV0Layout(t *testing.T) {
+	cluster := testkit.Cluster(t, 1)
+	p := testkit.StartProxy(t, cluster.ListenAddrs(), "")
+	c := dialRaw(t, p.BootstrapAddr())
+
+	// A version newer than kmsg knows, as the first request on the
+	// connection: kproxy answers UNSUPPORTED_VERSION in the v0 layout.
+	newer := kmsg.NewPtrApiVersionsRequest()
+	newer.SetVersion(protocol.MaxVersion(protocol.APIVersionsKey) + 1)
+	newer.ClientSoftwareName, newer.ClientSoftwareVersion = "raw", "1"
+	corr := c.send(newer)
+	v0 := kmsg.NewPtrApiVersionsRequest()
+	v0.SetVersion(0)
+	resp, err := c.recv(v0, corr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	av := resp.(*kmsg.ApiVersionsResponse)
+	if av.ErrorCode != protocol.ErrCodeUnsupportedVersion {
+		t.Fatalf("error code %d, want UNSUPPORTED_VERSION", av.ErrorCode)
+	}
+	if len(av.ApiKeys) != 1 || av.ApiKeys[0].MaxVersion != protocol.MaxVersion(protocol.APIVersionsKey) {
+		t.Fatalf("fallback lists %+v, want ApiVersions up to v%d", av.ApiKeys, protocol.MaxVersion(protocol.APIVersionsKey))
+	}
+
+	// The retry at a supported version gets the upstream's list, clamped.
+	retry := kmsg.NewPtrApiVersionsRequest()
+	retry.SetVersion(3)
+	retry.ClientSoftwareName, retry.ClientSoftwareVersion = "raw", "1"
+	corr = c.send(retry)
+	resp, err = c.recv(retry, corr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := resp.(*kmsg.ApiVersionsResponse).ApiKeys
+	if len(keys) < 10 {
+		t.Fatalf("only %d API keys advertised", len(keys))
+	}
+	for _, k := range keys {
+		if !protocol.KnownAPI(k.ApiKey) || k.MaxVersion > protocol.MaxVersion(k.ApiKey) {
+			t.Errorf("advertised %s up to v%d, beyond what kproxy decodes (v%d)", protocol.APIName(k.ApiKey), k.MaxVersion, protocol.MaxVersion(k.ApiKey))
+		}
+	}
+}
+
+// misnumberingUpstream answers every request with the wrong correlation id.
+func misnumberingUpstream(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				var hdr [12]byte
+				for {
+					if _, err := io.ReadFull(conn, hdr[:]); err != nil {
+						return
+					}
+					io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint32(hdr[:]))-8)
+					corr := binary.BigEndian.Uint32(hdr[8:])
+					conn.Write(binary.BigEndian.AppendUint32([]byte{0, 0, 0, 6}, corr+1))
+					conn.Write([]byte{0, 0})
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestCorrelationMismatchClosesOnlyThatPair(t *testing.T) {
+	p := testkit.StartProxyNoWait(t, []string{misnumberingUpstream(t)}, time.Second, "")
+	c := dialRaw(t, p.BootstrapAddr())
+	req := kmsg.NewPtrListGroupsRequest()
+	c.send(req)
+	c.expectClosed(5 * time.Second)
+	if got := metricValue(t, p, "kproxy_connections_closed_total", "reason", "protocol_error"); got != 1 {
+		t.Errorf("kproxy_connections_closed_total{reason=protocol_error} = %v, want 1", got)
+	}
+}
+
+// metricValue reads one labelled series of a counter from the proxy's
+// registry, or 0 if it has not been created.
+func metricValue(t *testing.T, p *testkit.Proxy, name, label, value string) float64 {
+	t.Helper()
+	families, err := p.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,363 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/protocol"
+)
+
+// forwardRequests is the request loop: it reads each client frame, decides
+// what response the client is owed, and relays the frame upstream. It
+// returns why it stopped.
+func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
+	maxFrame := int32(p.s.cfg.Limits.MaxFrameBytes)
+	cr := bufio.NewReaderSize(clientReader{p}, readBufSize)
+	var up *direction // client to upstream, once connected
+	var held int64    // memory budget charged for the request in hand
+	defer func() { p.s.budget.release(&p.budget, held) }()
+	for {
+		if up != nil && p.reauthDue() { // at a frame boundary: nothing half-written upstream
+			if err := p.reauthenticateUpstream(up); err != nil {
+				return err
+			}
+		}
+		p.atBoundary.Store(true)
+		prefix, err := cr.Peek(protocol.FrameSizeLen)
+		if errors.Is(err, errReauthDue) {
+			continue
+		}
+		if err != nil {
+			return clientReadError(err)
+		}
+		p.atBoundary.Store(false)
+		limit := maxFrame
+		if p.authn != nil && !p.authDone.Load() {
+			limit = min(limit, maxUnauthenticatedFrame)
+		}
+		size, err := protocol.ParseFrameSize(prefix, limit)
+		if err != nil {
+			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		frameLen := protocol.FrameSizeLen + int(size)
+		if handled, err := p.saslStep(cr, frameLen, &up, responses); handled {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		head, err := cr.Peek(min(frameLen, cr.Size()))
+		if err != nil {
+			return clientReadError(err)
+		}
+		h, clientID, err := protocol.PeekRequestHeader(head[protocol.FrameSizeLen:])
+		if err != nil {
+			if errors.Is(err, protocol.ErrShortBuffer) && len(head) < frameLen {
+				err = fmt.Errorf("request header longer than %d bytes: %w", cr.Size(), err)
+			}
+			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		p.s.metrics.countRequest(h.APIKey)
+		p.activity.Add(1)
+
+		owed, expected, err := p.responseOwed(h, head[protocol.FrameSizeLen+h.Len:])
+		if err != nil {
+			return err
+		}
+		var frame []byte    // the whole frame, when SASL or a filter had to read it
+		var recycle *[]byte // frame's pooled buffer, once it is written
+		var charge requestCharge
+		if p.authn != nil || p.passthrough != nil {
+			if frame, err = p.saslRequest(h, cr, frameLen, &owed); err != nil {
+				return err
+			}
+		}
+		if !p.upstreamExpiry.IsZero() && time.Now().After(p.upstreamExpiry) {
+			return p.upstreamSessionExpired()
+		}
+		if owed.local == nil && frame == nil {
+			if filters := p.s.requestFilters.lookup(h.APIKey); len(filters) > 0 {
+				if string(clientID) != p.conn.ClientID {
+					p.conn.ClientID = string(clientID)
+				}
+				frame, recycle, charge, err = p.filterRequest(h, cr, frameLen, &owed, filters)
+				held = charge.afterWrite + charge.afterResponse
+				if err != nil {
+					return err
+				}
+				if !expected && owed.local != nil {
+					// No response can carry the refusal: close, as a broker
+					// does for a failed acks=0 produce.
+					return fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
+				}
+			}
+		}
+		if up == nil && owed.local != nil {
+			// Nothing is owed from an upstream not dialled yet: answer
+			// directly. The upstream is dialled for the first request that
+			// must reach it, so in SASL terminate mode never before the
+			// client authenticated.
+			if frame == nil {
+				if _, err := cr.Discard(frameLen); err != nil {
+					return clientReadError(err)
+				}
+			}
+			p.s.frames.put(recycle)
+			p.s.budget.release(&p.budget, held)
+			held = 0
+			if err := p.answerDirect(owed); err != nil {
+				return err
+			}
+			continue
+		}
+		if up == nil {
+			if up, err = p.connect(cr, responses); err != nil {
+				return err
+			}
+		}
+		if expected {
+			// Queued before the request is written, so its response can
+			// never arrive first.
+			owed.charged = charge.afterResponse
+			if err := p.owe(owed); err != nil {
+				return err
+			}
+			held -= charge.afterResponse // the response loop releases it
+
+			if owed.closeAfter != nil {
+				return failAfterDelivery(reasonAuth, owed.closeAfter)
+			}
+		}
+		switch {
+		case owed.local != nil: // answered by kproxy: never reaches the upstream
+			if frame == nil {
+				if _, err := cr.Discard(frameLen); err != nil {
+					return clientReadError(err)
+				}
+			}
+		case frame != nil:
+			if _, err := up.w.Write(frame); err != nil {
+				return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
+			}
+		default:
+			if err := up.stream(frameLen); err != nil {
+				if errors.Is(err, errWriteSide) {
+					return fail(reasonUpstreamClosed, err)
+				}
+				return clientReadError(err)
+			}
+		}
+		p.s.frames.put(recycle)
+		p.s.budget.release(&p.budget, held)
+		held = 0
+		if err := flushIfIdle(cr, up); err != nil {
+			return err
+		}
+	}
+}
+
+// flushIfIdle sends buffered requests upstream once the client has nothing
+// more buffered: small pipelined requests go out together.
+func flushIfIdle(cr *bufio.Reader, up *direction) error {
+	if cr.Buffered() > 0 {
+		return nil
+	}
+	if err := up.w.Flush(); err != nil {
+		return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
+	}
+	return nil
+}
+
+// upstreamSessionExpired ends a pair whose upstream SASL session (KIP-368)
+// is over, once nothing is owed, so the client reconnects and kproxy
+// authenticates afresh. kproxy re-authenticates before the end
+// (reauthenticateUpstream); this is for a session that ended anyway, say
+// while one client frame took longer than what was left of it. The request
+// just read was not forwarded: the client retries it on the new connection.
+func (p *pair) upstreamSessionExpired() error {
+	for deadline := time.Now().Add(p.s.cfg.Limits.ShutdownTimeout); p.owed.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fail(reasonUpstreamClosed, errors.New("upstream SASL session lifetime over; closing so the client reconnects"))
+}
+
+// responseOwed says which response the client expects for a request with
+// header h whose body starts with bodyPrefix (as much of the body as the
+// read buffer holds). expected is false for a request that gets no response
+// (Produce with acks=0). An error means kproxy must not forward the request.
+func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed pending, expected bool, err error) {
+	owed = pending{correlationID: h.CorrelationID, key: h.APIKey, version: h.APIVersion}
+	if !protocol.SupportedVersion(h.APIKey, h.APIVersion) {
+		if h.APIKey != protocol.APIVersionsKey {
+			return owed, false, fail(reasonProtocol, fmt.Errorf("client request %s v%d: %w (kproxy decodes up to v%d)",
+				protocol.APIName(h.APIKey), h.APIVersion, protocol.ErrUnsupportedVersion, protocol.MaxVersion(h.APIKey)))
+		}
+		// As a broker does (KIP-511): answer in the v0 layout with the
+		// versions we do support, and the client retries within them.
+		owed.local = unsupportedAPIVersionsFrame(h.CorrelationID)
+		return owed, true, nil
+	}
+	if h.APIKey == protocol.ProduceKey {
+		acks, err := protocol.ProduceAcks(h.APIVersion, bodyPrefix)
+		if err != nil {
+			return owed, false, fail(reasonProtocol, fmt.Errorf("client produce request: %w", err))
+		}
+		if acks == 0 {
+			return owed, false, nil
+		}
+	}
+	return owed, true, nil
+}
+
+// requestCharge is the memory budget a request read whole holds: until
+// it is written upstream, and until its response is handled (when a hook
+// reads the decoded request then).
+type requestCharge struct{ afterWrite, afterResponse int64 }
+
+// filterRequest reads the whole request frame from cr and passes it
+// through filters: to a filter.RequestInspector as raw bytes first, and
+// decoded (once, for the first filter that needs it) to the rest. It
+// returns the frame to forward (the original bytes, or a re-encoding if a
+// filter changed the request) and fills in owed: a local answer, or a hook
+// for the upstream's response. The caller must not read the frame from cr
+// again, and gives recycle (when not nil) back to the frame pool once the
+// frame is written.
+//
+// The frame (as its bytes arrive), its decoding and a re-encoding are each
+// charged to limits.max_buffered_bytes before they are allocated (waiting
+// for room); the caller releases charge, also when err is set.
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
+	reserve := func(n int) error {
+		if err := p.s.budget.acquire(&p.budget, int64(n), p.closed); err != nil {
+			return fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(n)
+		return nil
+	}
+	buf := p.s.frames.get(frameLen)
+	if *buf, err = readFrameReserving(*buf, cr, frameLen, reserve); err != nil {
+		return nil, nil, charge, err
+	}
+	frame = *buf
+	body := frame[protocol.FrameSizeLen+h.Len:]
+	var req kmsg.Request // decoded for the first filter that cannot decide from body
+	decode := func() error {
+		decoded, err := protocol.DecodedSize(h.APIKey, h.APIVersion, body, false)
+		if err != nil {
+			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		// The walk found what decoding allocates beyond the body: charge
+		// it before kmsg allocates it.
+		if err := p.s.budget.acquire(&p.budget, int64(decoded-len(body)), p.closed); err != nil {
+			return fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(decoded - len(body))
+		if req, err = protocol.DecodeRequest(h.APIKey, h.APIVersion, body); err != nil {
+			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		return nil
+	}
+	var modified bool
+	var hooks []func(kmsg.Response) error
+	for _, f := range filters {
+		v, decided := filter.Verdict{}, false
+		if req == nil {
+			v, decided = p.inspectRequest(f, h, body)
+		}
+		if !decided {
+			if req == nil {
+				if err := decode(); err != nil {
+					return nil, nil, charge, err
+				}
+			}
+			v = f.FilterRequest(&p.conn, req)
+		}
+		if v.Close != nil {
+			return nil, nil, charge, fail(reasonFilter, v.Close)
+		}
+		if v.Respond != nil {
+			owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, v.Respond)
+			return frame, buf, charge, nil
+		}
+		modified = modified || v.Modified
+		if v.OnResponse != nil {
+			hooks = append(hooks, v.OnResponse)
+		}
+	}
+	switch len(hooks) {
+	case 0:
+	case 1:
+		owed.onResponse = hooks[0]
+	default:
+		owed.onResponse = func(resp kmsg.Response) error {
+			for _, hook := range hooks {
+				if err := hook(resp); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if len(hooks) > 0 {
+		// The decoded request aliases buf and a hook may read it when the
+		// response comes: buf stays with the hook, for the collector, and
+		// so does its charge.
+		buf = nil
+		charge.afterResponse, charge.afterWrite = charge.afterWrite, 0
+	}
+	if modified {
+		// The re-encoding is about the frame's size.
+		if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+			return nil, nil, charge, fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(frameLen)
+		out := p.s.frames.get(frameLen)
+		h.ClientID = p.conn.ClientID
+		*out = protocol.AppendRequestFrame(*out, h, req)
+		p.s.frames.put(buf) // only now: req, just encoded, aliases it
+		return *out, out, charge, nil
+	}
+	return frame, buf, charge, nil
+}
+
+// owe queues a response the client is owed, waiting while max_in_flight
+// responses are already owed: back-pressure instead of unbounded buffering.
+func (p *pair) owe(owed pending) error {
+	p.owed.Add(1)
+	if !p.inflight.push(owed, p.closed) {
+		return fail(reasonUpstreamClosed, errors.New("pair closed while queueing a request"))
+	}
+	if owed.local != nil {
+		p.wakeResponses() // no upstream bytes will come for it
+	}
+	return nil
+}
+
+// midFrameDeadline is where to push the client's read deadline while a
+// frame is still arriving: briefly when draining or when the upstream
+// session is due for re-authentication (both wait for the frame's end),
+// else the idle timeout or the re-authentication, whichever comes first.
+func (p *pair) midFrameDeadline() time.Time {
+	if p.draining.Load() || p.reauthDue() {
+		return time.Now().Add(drainPoll)
+	}
+	return p.readDeadline()
+}
+
+func unsupportedAPIVersionsFrame(correlationID int32) []byte {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(0)
+	resp.ErrorCode = protocol.ErrCodeUnsupportedVersion
+	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{
+		ApiKey:     protocol.APIVersionsKey,
+		MinVersion: 0,
+		MaxVersion: protocol.MaxVersion(protocol.APIVersionsKey),
+	}}
+	return protocol.AppendResponseFrame(nil, correlationID, resp)
+}

@@ -1,0 +1,218 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/protocol"
+)
+
+// forwardResponses is the response loop: for each owed response, in the
+// order the client asked, it writes kproxy's own answer or relays the
+// upstream's, checking the correlation id. It returns nil once the request
+// loop has stopped and every owed response is delivered; the request loop's
+// reason then closes the pair.
+func (p *pair) forwardResponses(down *direction) error {
+	for {
+		if down.r.Buffered() == 0 { // else the next response is already here
+			if err := p.awaitUpstream(down); err != nil {
+				return err
+			}
+		}
+		owed, ok := p.inflight.pop()
+		if !ok {
+			break
+		}
+		var err error
+		switch {
+		case owed.own != nil:
+			err = p.consumeOwnResponse(owed, down)
+		case owed.raw && owed.local == nil:
+			err = p.relayRawToken(down)
+		case owed.local != nil:
+			if _, werr := down.w.Write(owed.local); werr != nil {
+				err = fail(reasonClientClosed, fmt.Errorf("write client: %w", werr))
+			}
+		default:
+			err = p.relayResponse(owed, down)
+		}
+		p.s.budget.release(&p.budget, owed.charged) // its hooks have run
+		if err != nil {
+			return err
+		}
+		if owed.closeAfter != nil {
+			down.w.Flush()
+			return owed.closeAfter
+		}
+		p.owed.Add(-1)
+		p.activity.Add(1)
+		// Flush before anything that may block: waiting for the next owed
+		// response, or for bytes of the next upstream frame.
+		if p.inflight.len() == 0 || down.r.Buffered() < protocol.FrameSizeLen {
+			if err := down.w.Flush(); err != nil {
+				return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+			}
+		}
+	}
+	if err := down.w.Flush(); err != nil {
+		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+	}
+	return nil // the request loop stopped and all it owed is delivered
+}
+
+// relayRawToken relays one unframed SASL token the upstream sends back in
+// a passthrough v0 exchange: a size and bytes, no correlation id.
+func (p *pair) relayRawToken(down *direction) error {
+	prefix, err := down.r.Peek(protocol.FrameSizeLen)
+	if err != nil {
+		return upstreamReadError(err)
+	}
+	size := int(binary.BigEndian.Uint32(prefix))
+	if size < 0 || size > maxUnauthenticatedFrame {
+		return fail(reasonProtocol, fmt.Errorf("upstream SASL token of %d bytes", size))
+	}
+	return streamError(copyFrame(down.w, down.r, protocol.FrameSizeLen+size))
+}
+
+// relayResponse reads the upstream's response to owed and writes it to the
+// client: streamed when no filter needs it, otherwise decoded once, passed
+// through the filters, and encoded once.
+func (p *pair) relayResponse(owed pending, down *direction) error {
+	prefix, err := down.r.Peek(protocol.FrameSizeLen + 4)
+	if err != nil {
+		return upstreamReadError(err)
+	}
+	size, err := protocol.ParseFrameSize(prefix, int32(p.s.cfg.Limits.MaxFrameBytes))
+	if err != nil {
+		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+	}
+	corr, _ := protocol.ResponseCorrelationID(prefix[protocol.FrameSizeLen:])
+	if corr != owed.correlationID {
+		return fail(reasonProtocol, fmt.Errorf("upstream response has correlation id %d, expected %d for %s v%d",
+			corr, owed.correlationID, protocol.APIName(owed.key), owed.version))
+	}
+	frameLen := protocol.FrameSizeLen + int(size)
+
+	need := p.s.responseNeed(owed.key, owed.version)
+	if owed.onResponse != nil {
+		need = filter.Decode
+	}
+	if need == filter.DropTopLevelTags {
+		return p.streamDroppingTags(owed, down, frameLen)
+	}
+	if need == filter.Stream {
+		if err := down.stream(frameLen); err != nil {
+			if errors.Is(err, errWriteSide) {
+				return fail(reasonClientClosed, err)
+			}
+			return upstreamReadError(err)
+		}
+		return nil
+	}
+
+	// The frame, its decoding and its re-encoding are charged to
+	// limits.max_buffered_bytes before they are allocated; waiting here
+	// leaves the response in the upstream socket.
+	var charged int64
+	defer func() { p.s.budget.release(&p.budget, charged) }()
+	if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+		return fail(reasonClientClosed, err)
+	}
+	charged = int64(frameLen)
+	frame := p.decodeBuffer(frameLen)
+	if _, err := io.ReadFull(down.r, frame); err != nil {
+		return upstreamReadError(err)
+	}
+	body, err := protocol.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
+	if err != nil {
+		return fail(reasonProtocol, fmt.Errorf("upstream %s response: %w", protocol.APIName(owed.key), err))
+	}
+	filters := p.s.responseFilters.lookup(owed.key)
+	if need == filter.Inspect && !inspectWants(filters, owed.key, owed.version, body) {
+		_, err := down.w.Write(frame)
+		p.releaseBuffers()
+		if err != nil {
+			return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+		}
+		return nil
+	}
+
+	decoded, err := protocol.DecodedSize(owed.key, protocol.ResponseBodyVersion(owed.key, owed.version, body), body, true)
+	if err != nil {
+		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+	}
+	if err := p.s.budget.acquire(&p.budget, int64(decoded-len(body)+frameLen), p.closed); err != nil {
+		return fail(reasonClientClosed, err)
+	}
+	charged += int64(decoded - len(body) + frameLen)
+	resp, err := protocol.DecodeResponse(owed.key, owed.version, body)
+	if err != nil {
+		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+	}
+	if owed.onResponse != nil {
+		if err := owed.onResponse(resp); err != nil {
+			return fail(reasonFilter, err)
+		}
+	}
+	for _, f := range filters {
+		if err := f.FilterResponse(resp); err != nil {
+			return fail(reasonRewrite, err)
+		}
+	}
+	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.authn != nil && owed.onResponse == nil {
+		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
+	}
+	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], corr, resp)
+	_, err = down.w.Write(p.encodeBuf)
+	p.releaseBuffers()
+	if err != nil {
+		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+	}
+	return nil
+}
+
+// inspectWants asks the filters that inspect this response whether any of
+// them needs it decoded.
+func inspectWants(filters []filter.ResponseFilter, key, version int16, body []byte) bool {
+	for _, f := range filters {
+		sel, ok := f.(filter.ResponseSelector)
+		if !ok {
+			return true
+		}
+		switch sel.ResponseNeed(key, version) {
+		case filter.Decode:
+			return true
+		case filter.Inspect, filter.DropTopLevelTags:
+			if sel.InspectResponse(key, version, body) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *pair) decodeBuffer(n int) []byte {
+	if cap(p.decodeBuf) < n {
+		p.decodeBuf = make([]byte, n)
+	}
+	return p.decodeBuf[:n]
+}
+
+// releaseBuffers drops buffers grown for one unusually large response.
+func (p *pair) releaseBuffers() {
+	if cap(p.decodeBuf) > keepDecodeBuf {
+		p.decodeBuf = nil
+	}
+	if cap(p.encodeBuf) > keepDecodeBuf {
+		p.encodeBuf = nil
+	}
+}
+
+func upstreamReadError(err error) error {
+	return fail(reasonUpstreamClosed, fmt.Errorf("read upstream: %w", err))
+}

@@ -1,0 +1,290 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/rewrite"
+)
+
+// Server is one kproxy instance: a bootstrap listener, one listener per
+// upstream node, and the connection pairs they accept.
+type Server struct {
+	cfg     *config.Config
+	log     zerolog.Logger
+	metrics *Metrics
+	routes  *routes
+	// health bounds how often kproxy dials an unreachable upstream, and
+	// closes the listener of a node while its upstream is down.
+	health *upstreamHealth
+	// requestFilters and responseFilters hold, per API key, the filters
+	// that want that key decoded; none means the frame is streamed.
+	requestFilters       filterTable[filter.RequestFilter]
+	responseFilters      filterTable[filter.ResponseFilter]
+	responseNeeds        responseNeeds
+	extraRequestFilters  []filter.RequestFilter
+	extraResponseFilters []filter.ResponseFilter
+	frames               framePool // buffers of requests read whole for filters
+	// apiVersions answers ApiVersions of clients not yet authenticated
+	// (SASL terminate mode); set in Start.
+	apiVersions *apiVersionsCache
+	budget      *memoryBudget
+
+	sec       security
+	bootstrap net.Listener
+	ready     atomic.Bool
+	nextID    atomic.Uint64
+
+	mu       sync.Mutex
+	pairs    map[*pair]struct{}
+	perIP    map[netip.Addr]int
+	draining bool
+	wg       sync.WaitGroup // accept loops and pairs
+
+	// stopDiscovery cancels the start-up metadata discovery, which closes
+	// discoveryDone when it has returned; Shutdown waits for it so that
+	// nothing runs (or logs, or marks the server ready) after Shutdown.
+	stopDiscovery context.CancelFunc
+	discoveryDone chan struct{}
+}
+
+// New builds a Server from a validated configuration. Metrics are
+// registered with reg. Nothing listens until Start.
+func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts ...Option) *Server {
+	s := &Server{
+		cfg:     cfg,
+		log:     log,
+		metrics: NewMetrics(reg),
+		pairs:   map[*pair]struct{}{},
+		perIP:   map[netip.Addr]int{},
+	}
+	s.budget = newMemoryBudget(cfg.Limits.MaxBufferedBytes, s.metrics.bufferedBytes, s.metrics.bufferedLimit)
+	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
+	s.health = newUpstreamHealth(healthSettings{
+		backoff:    cfg.Upstream.ReconnectBackoff,
+		maxBackoff: cfg.Upstream.ReconnectBackoffMax,
+		logEvery:   downLogInterval,
+		probe:      s.probeUpstream,
+		changed:    s.upstreamChanged,
+	}, log, s.metrics)
+	s.routes.upstreamDown = s.health.down
+	s.routes.paused = s.nodeListenerPaused
+	for _, opt := range opts {
+		opt(s)
+	}
+	s.requestFilters = buildFilterTable(filter.RequestFilter.RequestKeys, s.extraRequestFilters...)
+	s.responseFilters = buildFilterTable(filter.ResponseFilter.ResponseKeys, s.responseFilterList()...)
+	s.responseNeeds = buildResponseNeeds(s.responseFilters)
+	return s
+}
+
+// Start binds the bootstrap listener and starts serving it, then fetches
+// upstream metadata in the background to open every node's listener and
+// become ready. It returns once the bootstrap listener is bound.
+func (s *Server) Start(ctx context.Context) error {
+	if err := s.setupSecurity(); err != nil {
+		return err
+	}
+	if s.sec.saslMode == config.SASLModeTerminate {
+		s.responseFilters = buildFilterTable(filter.ResponseFilter.ResponseKeys,
+			append(s.responseFilterList(), saslVersions{})...)
+		s.responseNeeds = buildResponseNeeds(s.responseFilters)
+	}
+	l := s.cfg.Listeners
+	addr := net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("bootstrap listener %s: %w", addr, err)
+	}
+	s.bootstrap = ln
+	s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Msg("listening")
+	dctx, stop := context.WithCancel(ctx)
+	s.stopDiscovery, s.discoveryDone = stop, make(chan struct{})
+	s.apiVersions = newAPIVersionsCache(dctx)
+	s.serve(ln, bootstrapNode)
+	go func() {
+		defer close(s.discoveryDone)
+		s.discoverBrokers(dctx)
+		if s.sec.saslMode == config.SASLModeTerminate {
+			s.warmAPIVersions(dctx)
+		}
+	}()
+	return nil
+}
+
+// responseFilterList is the response filters in the order they run: the
+// ApiVersions clamp first, features next, address rewriting last, so it
+// sees every address a feature may add.
+func (s *Server) responseFilterList() []filter.ResponseFilter {
+	fs := append([]filter.ResponseFilter{rewrite.APIVersionsClamp{}}, s.extraResponseFilters...)
+	return append(fs, rewrite.Addresses{Mapper: s.routes})
+}
+
+// BootstrapAddr is the bound address of the bootstrap listener.
+func (s *Server) BootstrapAddr() string { return s.bootstrap.Addr().String() }
+
+// BrokerAddr is the address clients are told for upstream node nodeID.
+func (s *Server) BrokerAddr(nodeID int32) (string, bool) { return s.routes.advertised(nodeID) }
+
+// Ready reports whether listeners are bound and upstream metadata was seen.
+func (s *Server) Ready() bool { return s.ready.Load() }
+
+// WaitReady blocks until the server is ready or ctx ends.
+func (s *Server) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !s.Ready() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for kproxy readiness: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+func (s *Server) openNodeListener(nodeID int32, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info().Int32("node_id", nodeID).Str("addr", ln.Addr().String()).Msg("listening for broker")
+	s.metrics.brokerListens.Inc()
+	s.serve(ln, nodeID)
+	return ln, nil
+}
+
+// serve accepts connections on ln until it is closed.
+func (s *Server) serve(ln net.Listener, nodeID int32) {
+	name := listenerName(nodeID)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				if !errors.Is(err, net.ErrClosed) {
+					s.log.Error().Err(err).Str("listener", name).Msg("accept failed; listener stopped")
+				}
+				return
+			}
+			p := s.newPair(conn, nodeID, name)
+			if p == nil {
+				continue
+			}
+			go p.run()
+		}
+	}()
+}
+
+// newPair registers a pair for conn, or closes conn if kproxy is draining.
+func (s *Server) newPair(conn net.Conn, nodeID int32, listener string) *pair {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		conn.Close()
+		return nil
+	}
+	if reason := s.overLimit(conn); reason != "" {
+		s.log.Warn().Str("client", conn.RemoteAddr().String()).Str("listener", listener).Msg(reason)
+		s.metrics.connsClosed.WithLabelValues(reasonLimit).Inc()
+		conn.Close()
+		return nil
+	}
+	p := newPair(s, conn, nodeID, listener)
+	s.pairs[p] = struct{}{}
+	s.perIP[p.conn.Client.Addr()]++
+	s.wg.Add(1)
+	s.metrics.connsTotal.WithLabelValues(listener).Inc()
+	s.metrics.connsActive.WithLabelValues(listener).Inc()
+	return p
+}
+
+// overLimit says why conn may not be served, or "" if it may. s.mu held.
+func (s *Server) overLimit(conn net.Conn) string {
+	lim := s.cfg.Limits.ConnectionLimits
+	if lim.MaxConnections > 0 && len(s.pairs) >= lim.MaxConnections {
+		return "connection refused: limits.max_connections reached"
+	}
+	if lim.MaxConnectionsPerIP > 0 {
+		addr, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
+		if s.perIP[addr.Addr()] >= lim.MaxConnectionsPerIP {
+			return "connection refused: limits.max_connections_per_ip reached for this address"
+		}
+	}
+	return ""
+}
+
+func (s *Server) pairDone(p *pair) {
+	s.mu.Lock()
+	delete(s.pairs, p)
+	ip := p.conn.Client.Addr()
+	if s.perIP[ip]--; s.perIP[ip] <= 0 {
+		delete(s.perIP, ip)
+	}
+	s.mu.Unlock()
+	s.metrics.connsActive.WithLabelValues(p.listener).Dec()
+	s.wg.Done()
+}
+
+// Shutdown stops accepting, lets every pair finish the requests it already
+// forwarded, and closes what is left when ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining = true
+	pairs := make([]*pair, 0, len(s.pairs))
+	for p := range s.pairs {
+		pairs = append(pairs, p)
+	}
+	s.mu.Unlock()
+
+	s.health.close() // no more probes, so no listener reopens
+	if s.stopDiscovery != nil {
+		s.stopDiscovery()
+		select {
+		case <-s.discoveryDone:
+		case <-ctx.Done():
+		}
+	}
+	if s.bootstrap != nil {
+		s.bootstrap.Close()
+	}
+	s.routes.closeAll()
+	s.ready.Store(false)
+	s.metrics.ready.Set(0)
+	for _, p := range pairs {
+		p.drain()
+	}
+
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		for _, p := range pairs {
+			p.close(fail("shutdown_timeout", errors.New("in-flight requests not answered within limits.shutdown_timeout")))
+		}
+		<-done
+		return fmt.Errorf("shutdown: %d connections still busy: %w", len(pairs), ctx.Err())
+	}
+}
+
+func listenerName(nodeID int32) string {
+	if nodeID == bootstrapNode {
+		return "bootstrap"
+	}
+	return "node-" + strconv.Itoa(int(nodeID))
+}

@@ -1,0 +1,248 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/config"
+)
+
+// bootstrapHeadStart is how long a bootstrap dial has to answer before the
+// next bootstrap server is dialed alongside it (RFC 8305's connection
+// attempt delay), so that a server that drops packets costs a client this
+// much, not upstream.dial_timeout.
+const bootstrapHeadStart = 250 * time.Millisecond
+
+// dialUpstream connects to the upstream that serves nodeID: the node's
+// advertised address, or for the bootstrap listener a reachable bootstrap
+// server. An upstream known down is not dialed: the error says so at once
+// (see upstreamHealth).
+func (s *Server) dialUpstream(ctx context.Context, nodeID int32) (net.Conn, error) {
+	if nodeID == bootstrapNode {
+		return s.dialBootstrap(ctx)
+	}
+	addr, ok := s.routes.upstreamFor(nodeID)
+	if !ok {
+		return nil, fmt.Errorf("node %d: upstream address not known yet", nodeID)
+	}
+	conn, err := s.dialTracked(ctx, addr, nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", nodeID, err)
+	}
+	return conn, nil
+}
+
+// dialTracked dials addr for nodeID unless its health says it is down, and
+// records the outcome there.
+func (s *Server) dialTracked(ctx context.Context, addr string, nodeID int32) (net.Conn, error) {
+	if err := s.health.admit(addr); err != nil {
+		return nil, err
+	}
+	conn, err := s.dialOne(ctx, addr)
+	if err = s.health.record(addr, nodeID, err); err != nil {
+		return nil, err
+	}
+	return conn, nil
+}
+
+// dialResult is one bootstrap dial's outcome.
+type dialResult struct {
+	conn net.Conn
+	err  error
+}
+
+// dialBootstrap connects to a bootstrap server. Servers known down are
+// skipped, and slow ones tried last; each dial gets bootstrapHeadStart to
+// answer before the next server is dialed alongside it, and the first to
+// connect wins. Dials that lose run on until they finish, so that their
+// outcome is recorded (a server that never answers is then known down and
+// skipped), and their connections are closed.
+func (s *Server) dialBootstrap(ctx context.Context) (net.Conn, error) {
+	addrs := s.health.order(s.cfg.Upstream.BootstrapServers)
+	if len(addrs) == 0 {
+		return nil, reportedError{fmt.Errorf("no bootstrap server reachable: all %d are down and in backoff",
+			len(s.cfg.Upstream.BootstrapServers))}
+	}
+	results := make(chan dialResult, len(addrs))
+	started := 0
+	start := func() bool {
+		addr := addrs[started]
+		ok := s.health.goBackground(func(hctx context.Context) {
+			dctx, cancel := context.WithTimeout(hctx, s.cfg.Upstream.DialTimeout)
+			defer cancel()
+			conn, err := s.dialTracked(dctx, addr, bootstrapNode)
+			results <- dialResult{conn, err}
+		})
+		if ok {
+			started++
+		}
+		return ok
+	}
+	if !start() {
+		return nil, errDraining
+	}
+	headStart := time.NewTimer(bootstrapHeadStart)
+	defer headStart.Stop()
+	var errs []error
+	for answered := 0; answered < started; {
+		select {
+		case r := <-results:
+			answered++
+			if r.err == nil {
+				go closeLosers(results, started-answered)
+				return r.conn, nil
+			}
+			errs = append(errs, r.err)
+			if started < len(addrs) && start() {
+				headStart.Reset(bootstrapHeadStart)
+			}
+		case <-headStart.C:
+			if started < len(addrs) {
+				s.health.markSlow(addrs[started-1])
+				if start() {
+					headStart.Reset(bootstrapHeadStart)
+				}
+			}
+		case <-ctx.Done():
+			go closeLosers(results, started-answered)
+			return nil, fmt.Errorf("no bootstrap server answered: %w", errors.Join(append(errs, ctx.Err())...))
+		}
+	}
+	err := fmt.Errorf("no bootstrap server reachable: %w", errors.Join(errs...))
+	if len(errs) > 0 && healthReported(errs[0]) {
+		err = reportedError{err}
+	}
+	return nil, err
+}
+
+// closeLosers closes the connections of the n bootstrap dials still
+// running when another one won.
+func closeLosers(results <-chan dialResult, n int) {
+	for range n {
+		if r := <-results; r.conn != nil {
+			r.conn.Close()
+		}
+	}
+}
+
+// probeUpstream dials addr once to see whether it is back.
+func (s *Server) probeUpstream(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Upstream.DialTimeout)
+	defer cancel()
+	conn, err := s.dialOne(ctx, addr)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// upstreamChanged is told by the health tracker that addr went down or
+// came back: the listeners of the nodes served there follow.
+func (s *Server) upstreamChanged(addr string) {
+	if err := s.routes.upstreamChanged(addr); err != nil {
+		s.log.Error().Err(err).Str("upstream", addr).Msg("broker listener not reopened; retried when metadata next names the node")
+	}
+}
+
+// nodeListenerPaused logs that a node's listener was closed because its
+// upstream is down.
+func (s *Server) nodeListenerPaused(nodeID int32, upstream string) {
+	s.metrics.brokerListens.Dec()
+	s.log.Info().Int32("node_id", nodeID).Str("upstream", upstream).
+		Msg("broker listener closed while its upstream is unreachable: clients are refused as by a dead broker")
+}
+
+// dialOne connects to addr and secures the connection as configured.
+func (s *Server) dialOne(ctx context.Context, addr string) (net.Conn, error) {
+	d := net.Dialer{KeepAlive: 30 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		deadline, _ := ctx.Deadline()
+		var secured net.Conn
+		if secured, err = s.secureUpstream(conn, addr, deadline); err == nil {
+			return secured, nil
+		}
+		conn.Close()
+	}
+	if !errors.Is(err, context.Canceled) {
+		s.metrics.dialErrors.Inc()
+	}
+	return nil, fmt.Errorf("dial upstream %s: %w", addr, err)
+}
+
+// discoverBrokers fetches cluster metadata until it succeeds, opening a
+// listener for every broker, then marks the server ready. Until then
+// /readyz fails, but the bootstrap listener already serves clients.
+func (s *Server) discoverBrokers(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for {
+		err := s.fetchBrokers(ctx)
+		if err == nil {
+			s.ready.Store(true)
+			s.metrics.ready.Set(1)
+			s.log.Info().Int("brokers", s.routes.count()).Msg("upstream metadata fetched; ready")
+			return
+		}
+		if ctx.Err() != nil {
+			return // stopped (Shutdown): not an upstream problem
+		}
+		s.log.Warn().Err(err).Str("retry_in", durationText(backoff)).Msg("upstream metadata not available yet")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (s *Server) fetchBrokers(ctx context.Context) error {
+	if s.sec.saslMode == config.SASLModePassthrough && s.sec.upstreamMech == nil {
+		// Only clients hold credentials: kproxy cannot ask for metadata, so
+		// it checks the upstream answers and opens each broker's listener
+		// when a client's metadata first names it.
+		dctx, cancel := context.WithTimeout(ctx, s.cfg.Upstream.DialTimeout)
+		defer cancel()
+		conn, err := s.dialUpstream(dctx, bootstrapNode)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(s.cfg.Upstream.BootstrapServers...),
+		kgo.DialTimeout(s.cfg.Upstream.DialTimeout),
+		kgo.RequestRetries(0),
+	}
+	if s.sec.upstreamTLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(s.sec.upstreamTLS.Clone()))
+	}
+	if s.sec.upstreamMech != nil {
+		opts = append(opts, kgo.SASL(s.sec.upstreamMech))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("upstream metadata client: %w", err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Upstream.DialTimeout+5*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // brokers only
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("upstream metadata: %w", err)
+	}
+	for _, b := range resp.Brokers {
+		if _, _, err := s.routes.MapBroker(b.NodeID, b.Host, b.Port); err != nil {
+			return err
+		}
+	}
+	return nil
+}

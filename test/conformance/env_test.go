@@ -1,0 +1,366 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testpki"
+)
+
+const (
+	partitions = 6
+	// SCRAM user kproxy's secure listener knows (SCRAM-SHA-512 and -256).
+	saslUser = "alice"
+	saslPass = "alice-secret"
+)
+
+// runID makes topic and group names unique per run, so that a real cluster
+// reused between runs never hands one run another's data.
+var runID = strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
+
+// realBootstrap is the real cluster's bootstrap list, or nil.
+func realBootstrap() []string {
+	v := strings.TrimSpace(os.Getenv("KPROXY_KAFKA_BOOTSTRAP"))
+	if v == "" {
+		return nil
+	}
+	var out []string
+	for _, a := range strings.Split(v, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func realDescription() string {
+	if b := realBootstrap(); b != nil {
+		return "Apache Kafka at " + strings.Join(b, ",")
+	}
+	return "no real cluster (KPROXY_KAFKA_BOOTSTRAP unset: its cells are SKIP)"
+}
+
+// pki is the listener certificate and the CA that clients trust.
+type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
+
+// env is one upstream with the kproxies in front of it.
+type env struct {
+	name     string // "kfake" or "kafka"
+	real     bool
+	upstream []string // the upstream's own listeners: never to be seen by a client
+	ports    map[int]bool
+	cluster  *kfake.Cluster // kfake only
+	plain    *testkit.Proxy
+	secure   *testkit.Proxy // TLS + SASL (SCRAM-SHA-512/256, PLAIN) terminated by kproxy
+	pki      pki
+	nodes    []int32 // upstream node ids
+	skip     string  // every cell of this upstream skips with this reason
+
+	mu     sync.Mutex
+	topics []string
+}
+
+// newEnv starts the upstream (kfake) or checks it (real) and starts kproxy
+// in front of it, both plaintext and secure.
+func newEnv(t *testing.T, name string) *env {
+	t.Helper()
+	e := &env{name: name, ports: map[int]bool{}}
+	switch name {
+	case "kfake":
+		e.cluster = testkit.Cluster(t, 3, kfake.DefaultNumPartitions(partitions))
+		e.upstream = e.cluster.ListenAddrs()
+	case "kafka":
+		e.real = true
+		e.upstream = realBootstrap()
+		if e.upstream == nil {
+			e.skip = "no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it)"
+			return e
+		}
+		for _, a := range e.upstream {
+			c, err := net.DialTimeout("tcp", a, 3*time.Second)
+			if err != nil {
+				t.Fatalf("KPROXY_KAFKA_BOOTSTRAP names %s, which does not answer: %v", a, err)
+			}
+			c.Close()
+		}
+	default:
+		t.Fatalf("unknown upstream %q", name)
+	}
+	for _, a := range e.upstream {
+		_, p, _ := net.SplitHostPort(a)
+		n, _ := strconv.Atoi(p)
+		e.ports[n] = true
+	}
+	e.plain = testkit.StartProxy(t, e.upstream, "")
+	e.pki = newPKI(t)
+	e.secure = testkit.StartProxyConfig(t, secureYAML(t, e.pki, e.upstream))
+	e.nodes = e.upstreamNodes(t)
+	if len(e.nodes) < 3 {
+		t.Fatalf("%s: upstream lists %d brokers (%v), want 3", name, len(e.nodes), e.nodes)
+	}
+	if e.real {
+		t.Cleanup(e.deleteTopics)
+	}
+	return e
+}
+
+func newPKI(t *testing.T) pki {
+	t.Helper()
+	var p pki
+	var err error
+	p.ca, p.serverCert, p.serverKey, p.clientCert, p.clientKey, err = testpki.WriteTestPKI(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// secureYAML: kproxy terminates TLS and SASL (SCRAM-SHA-512, SCRAM-SHA-256
+// and PLAIN for user alice) and reaches the upstream in plaintext.
+func secureYAML(t *testing.T, p pki, upstream []string) string {
+	t.Helper()
+	var creds []string
+	for _, m := range []string{auth.ScramSHA512, auth.ScramSHA256} {
+		c, err := auth.HashPassword(m, saslPass, 4096)
+		if err != nil {
+			t.Fatal(err)
+		}
+		creds = append(creds, strconv.Quote(c))
+	}
+	return fmt.Sprintf(`
+upstream:
+  bootstrap_servers: ["%s"]
+  dial_timeout: 5s
+listeners:
+  bind_host: 127.0.0.1
+  tls: {cert_file: %q, key_file: %q}
+  sasl:
+    mode: terminate
+    mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
+    users: [{name: %s, credentials: [%s]}]
+log: {level: warn}
+`, strings.Join(upstream, `", "`), p.serverCert, p.serverKey, saslUser, strings.Join(creds, ", "))
+}
+
+// bootstrap is the plaintext kproxy's bootstrap address.
+func (e *env) bootstrap() string { return e.plain.BootstrapAddr() }
+
+// kgoClient is a franz-go client through the plaintext kproxy, closed when
+// the test ends.
+func (e *env) kgoClient(t testing.TB, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.bootstrap())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func (e *env) admin(t testing.TB) *kadm.Client {
+	t.Helper()
+	return kadm.NewClient(e.kgoClient(t))
+}
+
+// upstreamNodes lists the upstream's node ids (through kproxy).
+func (e *env) upstreamNodes(t *testing.T) []int32 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.bootstrap()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	if err != nil {
+		t.Fatalf("%s: metadata through kproxy: %v", e.name, err)
+	}
+	var ids []int32
+	for _, b := range md.Brokers {
+		ids = append(ids, b.NodeID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+var nameRE = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// name makes a topic or group name unique to this cell and run.
+func name(c *cellCtx, suffix string) string {
+	n := fmt.Sprintf("conf-%s-%s-%s-%s", c.key.client, c.key.scenario, suffix, runID)
+	return nameRE.ReplaceAllString(n, "-")
+}
+
+// newTopic creates a topic with n partitions (replication factor: the
+// upstream's default) through kproxy and waits until every partition has a
+// leader. On the real cluster it is deleted at the end of the run.
+func (e *env) newTopic(t *testing.T, c *cellCtx, suffix string, n int32) string {
+	t.Helper()
+	topic := name(c, suffix)
+	adm := e.admin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	resp, err := adm.CreateTopic(ctx, n, -1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create topic %s through kproxy: %v", topic, err)
+	}
+	e.mu.Lock()
+	e.topics = append(e.topics, topic)
+	e.mu.Unlock()
+	e.waitTopic(t, ctx, adm, topic, n)
+	return topic
+}
+
+func (e *env) waitTopic(t *testing.T, ctx context.Context, adm *kadm.Client, topic string, n int32) {
+	t.Helper()
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == int(n) {
+				ok := true
+				for _, p := range td.Partitions {
+					if p.Leader < 0 || p.Err != nil {
+						ok = false
+					}
+				}
+				if ok {
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("topic %s never had %d partitions with leaders: %v", topic, n, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// deleteTopics deletes the run's topics from the real cluster.
+func (e *env) deleteTopics() {
+	e.mu.Lock()
+	topics := e.topics
+	e.mu.Unlock()
+	if len(topics) == 0 {
+		return
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.upstream...))
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kadm.NewClient(cl).DeleteTopics(ctx, topics...)
+}
+
+// committed sums group's committed offsets over topic's partitions.
+func (e *env) committed(t *testing.T, group, topic string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	offsets, err := e.admin(t).FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatalf("fetch offsets of %s: %v", group, err)
+	}
+	var sum int64
+	offsets.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic {
+			if o.Err != nil {
+				t.Errorf("group %s partition %d: %v", group, o.Partition, o.Err)
+			}
+			sum += o.At
+		}
+	})
+	return sum
+}
+
+// checkCommitted fails unless group's commits on topic add up to want.
+func (e *env) checkCommitted(t *testing.T, group, topic string, want int64) {
+	t.Helper()
+	// A client's last commit may still be in flight when it returns
+	// (kafka-go, librdkafka on close): allow it a moment.
+	var got int64
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if got = e.committed(t, group, topic); got == want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got != want {
+		t.Errorf("group %s: committed offsets on %s add up to %d, want %d", group, topic, got, want)
+	}
+}
+
+// proxyAddrs is every address proxy p serves: bootstrap and each node.
+func (e *env) proxyAddrs(p *testkit.Proxy) map[string]bool {
+	m := map[string]bool{p.BootstrapAddr(): true}
+	for _, id := range e.nodes {
+		if a, ok := p.BrokerAddr(id); ok {
+			m[a] = true
+		}
+	}
+	return m
+}
+
+// checkAddr fails t unless addr is an address kproxy p advertises for a
+// node (or, with bootstrapOK, its bootstrap address).
+func (e *env) checkAddr(t *testing.T, p *testkit.Proxy, what, addr string, bootstrapOK bool) {
+	t.Helper()
+	if slices.Contains(e.upstream, addr) {
+		t.Errorf("%s: client was told the upstream address %s", what, addr)
+		return
+	}
+	if bootstrapOK && addr == p.BootstrapAddr() {
+		return
+	}
+	for _, id := range e.nodes {
+		if a, _ := p.BrokerAddr(id); a == addr {
+			return
+		}
+	}
+	t.Errorf("%s: %s is not a kproxy broker address", what, addr)
+}
+
+// checkNodeAddr fails unless addr is what kproxy p advertises for node id.
+func (e *env) checkNodeAddr(t *testing.T, p *testkit.Proxy, what string, id int32, addr string) {
+	t.Helper()
+	want, ok := p.BrokerAddr(id)
+	if !ok || addr != want {
+		t.Errorf("%s: node %d at %s, but kproxy serves it at %q", what, id, addr, want)
+	}
+}
+
+// writeFile writes a file under t's temporary directory.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func ctxTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}

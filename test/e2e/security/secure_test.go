@@ -1,0 +1,167 @@
+package e2esecurity
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testpki"
+	"github.com/kproxy/kproxy/internal/tlsconfig"
+)
+
+type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
+
+func newPKI(t *testing.T) pki {
+	t.Helper()
+	var p pki
+	var err error
+	p.ca, p.serverCert, p.serverKey, p.clientCert, p.clientKey, err = testpki.WriteTestPKI(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// secureUpstream starts kfake requiring TLS and SCRAM-SHA-256 from kproxy.
+func secureUpstream(t *testing.T, p pki, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	serverTLS, _, err := tlsconfig.ServerConfig(p.serverCert, p.serverKey, "none", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testkit.Cluster(t, 3, append([]kfake.Opt{kfake.TLS(serverTLS), kfake.EnableSASL(), kfake.AllowAutoTopicCreation(),
+		kfake.Superuser("SCRAM-SHA-256", "kproxy-svc", "upstream-secret")}, opts...)...)
+}
+
+func proxyYAML(t *testing.T, p pki, bootstrap []string, clientAuth, saslMode string) string {
+	t.Helper()
+	cred, err := auth.HashPassword(auth.ScramSHA512, "alice-secret", 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pwFile := filepath.Join(t.TempDir(), "upstream-password")
+	os.WriteFile(pwFile, []byte("upstream-secret\n"), 0o600)
+	saslBlock := fmt.Sprintf(`
+  sasl:
+    mode: terminate
+    mechanisms: [SCRAM-SHA-512, PLAIN]
+    users: [{name: alice, credentials: ["%s"]}]`, cred)
+	upstreamSASL := fmt.Sprintf(`
+  sasl: {mechanism: SCRAM-SHA-256, username: kproxy-svc, password_file: %s}`, pwFile)
+	if saslMode == "passthrough" {
+		saslBlock = "\n  sasl: {mode: passthrough}"
+		upstreamSASL = ""
+	}
+	clientCA := ""
+	if clientAuth != "none" {
+		clientCA = ", client_ca_file: " + p.ca
+	}
+	y := fmt.Sprintf(`
+upstream:
+  bootstrap_servers: [%q]
+  dial_timeout: 5s
+  tls: {ca_file: %s}%s
+listeners:
+  bind_host: 127.0.0.1
+  tls: {cert_file: %s, key_file: %s, client_auth: %s%s}%s
+log: {level: warn}
+`, bootstrap[0], p.ca, upstreamSASL, p.serverCert, p.serverKey, clientAuth, clientCA, saslBlock)
+	return y
+}
+
+func clientTLS(t *testing.T, p pki, withCert bool) *tls.Config {
+	t.Helper()
+	cert, key := "", ""
+	if withCert {
+		cert, key = p.clientCert, p.clientKey
+	}
+	tc, err := tlsconfig.ClientConfig(p.ca, "", cert, key, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+func roundTrip(t *testing.T, opts ...kgo.Opt) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	topic := "secure-" + t.Name()
+	cl, err := kgo.NewClient(append(opts,
+		kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic(topic),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.RequestRetries(2), kgo.RetryTimeout(5*time.Second))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for i := range 100 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			return fmt.Errorf("produce: %w", err)
+		}
+	}
+	got := 0
+	for got < 100 {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			return fmt.Errorf("consume: %w", err)
+		}
+		got += fs.NumRecords()
+	}
+	return nil
+}
+
+// A franz-go client over TLS + SCRAM-SHA-512 to kproxy, kproxy over TLS +
+// SCRAM-SHA-256 to the upstream: produce and consume work, and the client
+// holds no upstream credential.
+func TestTLSAndSCRAMBothWays(t *testing.T) {
+	p := newPKI(t)
+	cluster := secureUpstream(t, p)
+	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
+	alice := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()
+	if err := roundTrip(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(alice)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
+	p := newPKI(t)
+	cluster := secureUpstream(t, p)
+	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
+	wrong := scram.Auth{User: "alice", Pass: "not-it"}.AsSha512Mechanism()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(wrong), kgo.RequestRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("wrong password: got %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
+}
+
+// In passthrough mode the client's own SCRAM exchange reaches the upstream.
+func TestSASLPassthrough(t *testing.T) {
+	p := newPKI(t)
+	cluster := secureUpstream(t, p)
+	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"))
+	svc := scram.Auth{User: "kproxy-svc", Pass: "upstream-secret"}.AsSha256Mechanism()
+	if err := roundTrip(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(svc)); err != nil {
+		t.Fatal(err)
+	}
+}
