@@ -192,16 +192,11 @@ func apiVersionsAnswer(cached *kmsg.ApiVersionsResponse, version int16, corr int
 func (s *Server) fetchAPIVersions(ctx context.Context, node int32) (*kmsg.ApiVersionsResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Upstream.DialTimeout)
 	defer cancel()
-	conn, err := s.dialUpstream(ctx, node)
+	conn, _, err := s.openUpstream(ctx, node)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	if s.sec.upstreamMech != nil {
-		if _, err := auth.AuthenticateConn(ctx, conn, s.sec.upstreamMech, "kproxy"); err != nil {
-			return nil, fmt.Errorf("upstream SASL: %w", err)
-		}
-	}
 	resp, err := s.requestAPIVersions(ctx, conn)
 	if err == nil {
 		s.log.Debug().Int32("node_id", node).Int("api_keys", len(resp.ApiKeys)).Msg("fetched upstream ApiVersions for unauthenticated clients")

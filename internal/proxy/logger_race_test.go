@@ -59,11 +59,12 @@ listeners: {bind_host: 127.0.0.1}
 	for range 20 {
 		client, server := net.Pipe()
 		p := newPair(s, server, bootstrapNode, "bootstrap")
-		p.authn = plainAuthenticated(t)
+		stage := &terminateAuth{saslProgress: saslProgress{p: p}, authn: plainAuthenticated(t)}
+		p.auth = stage
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); <-start; p.authenticated() }()
+		go func() { defer wg.Done(); <-start; stage.loggedIn() }()
 		go func() { defer wg.Done(); <-start; p.close(fail(reasonAuth, errors.New("handshake timer"))) }()
 		close(start)
 		wg.Wait()

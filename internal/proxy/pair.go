@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/auth"
 )
 
 // Buffer sizes per connection direction. Frames larger than a buffer are
@@ -30,29 +28,6 @@ const (
 	// drainPoll is how often a draining pair re-checks a half-read frame.
 	drainPoll = 50 * time.Millisecond
 )
-
-// pending is one response the client is owed, in the order it asked.
-type pending struct {
-	correlationID int32
-	key, version  int16
-	// local, when set, is a whole response frame kproxy answers itself; the
-	// upstream is not read for it.
-	local []byte
-	// onResponse, when set, sees the decoded upstream response first.
-	onResponse func(kmsg.Response) error
-	// raw marks an unframed SASL token exchange (after a v0 handshake):
-	// there is no correlation id to check.
-	raw bool
-	// closeAfter, when set, closes the pair once this response is
-	// delivered: the client must read why before the connection ends.
-	closeAfter error
-	// own, when set, marks a request kproxy sent itself (an upstream
-	// re-authentication): its response goes to own, not to the client.
-	own chan<- ownResponse
-	// charged is memory budget held for the request until its response
-	// is handled (its hooks read the decoded request).
-	charged int64
-}
 
 // pair is one client connection and its upstream connection.
 type pair struct {
@@ -92,20 +67,10 @@ type pair struct {
 	draining   atomic.Bool
 	atBoundary atomic.Bool // the request loop is between frames
 
-	// SASL: authn terminates the client's exchange, passthrough watches it
-	// go upstream; at most one is set. authDone is set once authenticated
-	// (read by the handshake timer).
-	authn       *auth.Authenticator
-	passthrough *passthroughSASL
-	authDone    atomic.Bool
-	// upstreamSession is kproxy's own upstream login, upstreamExpiry when
-	// it ends (KIP-368) and upstreamReauthAt when kproxy re-authenticates
-	// it, zero if never; ownCorrelation numbers kproxy's own requests.
-	// Request loop only.
-	upstreamSession  auth.UpstreamSession
-	upstreamExpiry   time.Time
-	upstreamReauthAt time.Time
-	ownCorrelation   int32
+	// auth is the client's authentication stage (authstage.go); session
+	// is kproxy's own login on the upstream connection (reauth.go).
+	auth    authStage
+	session upstreamSession
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -129,6 +94,7 @@ func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 		raw:      conn,
 		client:   conn,
 		inflight: newOwedQueue(s.cfg.Limits.MaxInFlight),
+		auth:     noAuth{},
 		closed:   make(chan struct{}),
 	}
 	p.setLogger(s.log.With().Uint64("conn", id).Str("listener", listener).
@@ -211,26 +177,20 @@ func (p *pair) run() {
 	}
 }
 
-// start secures a new client connection: TLS handshake, SASL state, and
-// the deadline by which a SASL client must have authenticated.
+// start secures a new client connection: TLS handshake, the auth stage,
+// and the deadline by which a SASL client must have authenticated.
 func (p *pair) start() error {
 	if p.s.sec.listenerTLS != nil {
 		if err := p.handshakeTLS(); err != nil {
 			return err
 		}
 	}
-	if err := p.newSASLState(); err != nil {
+	auth, err := newAuthStage(p)
+	if err != nil {
 		return err
 	}
-	if p.authn != nil || p.passthrough != nil {
-		timeout := p.s.cfg.Limits.HandshakeTimeout
-		t := time.AfterFunc(timeout, func() {
-			if !p.authDone.Load() {
-				p.close(fail(reasonAuth, fmt.Errorf("not authenticated within limits.handshake_timeout (%s)", timeout)))
-			}
-		})
-		go func() { <-p.closed; t.Stop() }()
-	}
+	p.auth = auth
+	p.enforceHandshakeTimeout()
 	return nil
 }
 
@@ -271,36 +231,21 @@ func (p *pair) drain() {
 	p.raw.SetReadDeadline(time.Now())
 }
 
-// connect dials the upstream, starts the response loop, and returns the
-// client-to-upstream direction that reads through cr. Request loop only,
-// and only for a request that must reach the upstream: in SASL terminate
-// mode, once the client has authenticated.
+// connect opens the upstream connection, starts the response loop, and
+// returns the client-to-upstream direction that reads through cr. Request
+// loop only, and only for a request that must reach the upstream (see
+// forward): in SASL terminate mode, once the client has authenticated.
 func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
 	defer cancel()
-	conn, err := p.s.dialUpstream(ctx, p.nodeID)
+	conn, login, err := p.s.openUpstream(ctx, p.nodeID)
 	if err != nil {
 		return nil, fail(reasonDial, err)
 	}
-	if p.s.sec.upstreamMech != nil {
-		start := time.Now()
-		session, err := auth.AuthenticateConn(ctx, conn, p.s.sec.upstreamMech, "kproxy")
-		if err != nil {
-			conn.Close()
-			return nil, fail(reasonDial, fmt.Errorf("upstream SASL: %w", err))
-		}
-		p.scheduleReauth(start, session)
-	}
-	if p.authn != nil && p.s.apiVersions.claimRefresh(p.nodeID) {
-		// Nothing of the client's is on the connection yet: kproxy's own
-		// request keeps the answer for unauthenticated clients current.
-		resp, err := p.s.requestAPIVersions(ctx, conn)
-		p.s.apiVersions.refreshDone(p.nodeID)
-		if err != nil {
-			conn.Close()
-			return nil, fail(reasonDial, err)
-		}
-		p.s.apiVersions.store(p.nodeID, resp)
+	p.session.begin(login)
+	if err := p.auth.upstreamConnected(ctx, conn); err != nil {
+		conn.Close()
+		return nil, fail(reasonDial, err)
 	}
 	p.upstreamMu.Lock()
 	p.upstream = conn
@@ -312,7 +257,7 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 	default:
 	}
 	p.logger().Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
-	if !p.upstreamReauthAt.IsZero() {
+	if p.session.reauthenticates() {
 		p.client.SetReadDeadline(p.readDeadline())
 	}
 
@@ -329,19 +274,18 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 	return up, nil
 }
 
-// answerDirect writes a local answer to the client from the request loop,
-// while there is no upstream connection and so no response loop: nothing
-// else is owed, so nothing can overtake it. It returns owed.closeAfter once
-// the answer is written.
-func (p *pair) answerDirect(owed pending) error {
+// answerDirect writes kproxy's answer local to the client from the request
+// loop, while there is no upstream connection and so no response loop:
+// nothing else is owed, so nothing can overtake it.
+func (p *pair) answerDirect(local []byte) error {
 	p.client.SetWriteDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
-	_, err := p.client.Write(owed.local)
+	_, err := p.client.Write(local)
 	p.client.SetWriteDeadline(time.Time{})
 	if err != nil {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}
 	p.activity.Add(1)
-	return owed.closeAfter
+	return nil
 }
 
 // clientReader reads from the client, turning read deadlines into the idle
@@ -360,9 +304,9 @@ func (r clientReader) Read(b []byte) (int, error) {
 			return 0, errDraining
 		case p.draining.Load():
 			p.client.SetReadDeadline(time.Now().Add(drainPoll))
-		case p.reauthDue() && p.atBoundary.Load():
+		case p.session.reauthDue() && p.atBoundary.Load():
 			return 0, errReauthDue
-		case p.reauthDue():
+		case p.session.reauthDue():
 			// Mid-frame: the request loop re-authenticates once the frame
 			// is through; until then poll, as when draining.
 			p.client.SetReadDeadline(time.Now().Add(drainPoll))

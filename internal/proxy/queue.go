@@ -1,6 +1,35 @@
 package proxy
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// pending is one response the client is owed, in the order it asked: what
+// the response loop needs to deliver it.
+type pending struct {
+	correlationID int32
+	key, version  int16
+	// local, when set, is a whole response frame kproxy answers itself; the
+	// upstream is not read for it.
+	local []byte
+	// onResponse, when set, sees the decoded upstream response first.
+	onResponse func(kmsg.Response) error
+	// deliver, when set, delivers this response instead of the response
+	// loop: for what only a stage understands (a raw SASL token, the
+	// answer to a request kproxy sent itself, an answer after which the
+	// pair closes).
+	deliver deliverFunc
+	// charged is memory budget held for the request until its response
+	// is handled (its hooks read the decoded request).
+	charged int64
+}
+
+// deliverFunc delivers owed, reading what the upstream sends for it (if
+// anything) from down and writing what the client gets (if anything) to
+// it. Response loop only. An error ends the pair.
+type deliverFunc func(p *pair, owed pending, down *direction) error
 
 // owedQueue is the FIFO of responses a client is owed, from the request
 // loop (push) to the response loop (pop). Unlike a buffered channel it

@@ -54,22 +54,57 @@ type ownResponse struct {
 	err  error
 }
 
-// scheduleReauth records a completed upstream login that began at start
-// and whose session lasts lifetime (0: for ever). Request loop only.
-func (p *pair) scheduleReauth(start time.Time, session auth.UpstreamSession) {
-	p.upstreamSession = session
-	if session.Lifetime <= 0 {
-		p.upstreamExpiry, p.upstreamReauthAt = time.Time{}, time.Time{}
-		return
-	}
-	p.upstreamExpiry = start.Add(session.Lifetime)
-	p.upstreamReauthAt = start.Add(reauthAfter(session.Lifetime))
+// upstreamSession is kproxy's own SASL login on a pair's upstream
+// connection (upstream.sasl) and, when the broker gives it a lifetime
+// (KIP-368), when it ends and when kproxy logs in again. The zero value is
+// a connection without a session lifetime. Request loop only.
+type upstreamSession struct {
+	login auth.UpstreamSession
+	// expiry is when the session ends and reauthAt when kproxy
+	// re-authenticates it; zero if never.
+	expiry, reauthAt time.Time
+	// ownCorrelation numbers kproxy's own requests on the connection.
+	ownCorrelation int32
 }
 
-// reauthDue reports whether the upstream session must be re-authenticated
-// now. Request loop only.
-func (p *pair) reauthDue() bool {
-	return !p.upstreamReauthAt.IsZero() && !time.Now().Before(p.upstreamReauthAt)
+// upstreamLogin is one completed login: when it began and the session it
+// opened (zero without upstream.sasl).
+type upstreamLogin struct {
+	began   time.Time
+	session auth.UpstreamSession
+}
+
+// begin records a completed login and schedules its re-authentication.
+func (u *upstreamSession) begin(l upstreamLogin) {
+	u.login = l.session
+	if l.session.Lifetime <= 0 {
+		u.expiry, u.reauthAt = time.Time{}, time.Time{}
+		return
+	}
+	u.expiry = l.began.Add(l.session.Lifetime)
+	u.reauthAt = l.began.Add(reauthAfter(l.session.Lifetime))
+}
+
+// reauthenticates reports whether the session has a lifetime, so kproxy
+// re-authenticates it.
+func (u *upstreamSession) reauthenticates() bool { return !u.reauthAt.IsZero() }
+
+// reauthDue reports whether the session must be re-authenticated now.
+func (u *upstreamSession) reauthDue() bool {
+	return u.reauthenticates() && !time.Now().Before(u.reauthAt)
+}
+
+// expired reports whether the session is over.
+func (u *upstreamSession) expired() bool {
+	return !u.expiry.IsZero() && time.Now().After(u.expiry)
+}
+
+// nextCorrelation numbers one of kproxy's own requests. Negative: clients
+// count up from 0, so the ids in kproxy's log and the broker's never look
+// like a client's.
+func (u *upstreamSession) nextCorrelation() int32 {
+	u.ownCorrelation--
+	return u.ownCorrelation
 }
 
 // readDeadline is the client read deadline: the idle timeout, or earlier
@@ -77,8 +112,8 @@ func (p *pair) reauthDue() bool {
 // idle client's pair wakes up for it.
 func (p *pair) readDeadline() time.Time {
 	d := time.Now().Add(p.s.cfg.Limits.IdleTimeout)
-	if !p.upstreamReauthAt.IsZero() && p.upstreamReauthAt.Before(d) {
-		return p.upstreamReauthAt
+	if u := &p.session; u.reauthenticates() && u.reauthAt.Before(d) {
+		return u.reauthAt
 	}
 	return d
 }
@@ -87,14 +122,14 @@ func (p *pair) readDeadline() time.Time {
 // request boundary. Request loop only.
 func (p *pair) reauthenticateUpstream(up *direction) error {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Until(p.upstreamExpiry)+p.s.cfg.Upstream.DialTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Until(p.session.expiry)+p.s.cfg.Upstream.DialTimeout)
 	defer cancel()
 	rt := &ownRequests{p: p, up: up, ctx: ctx}
-	session, err := auth.Reauthenticate(ctx, rt, p.s.sec.upstreamMech, p.upstreamSession.AuthenticateVersion, p.upstream.RemoteAddr().String())
+	session, err := auth.Reauthenticate(ctx, rt, p.s.sec.upstreamMech, p.session.login.AuthenticateVersion, p.upstream.RemoteAddr().String())
 	if err != nil {
 		return fail(reasonDial, fmt.Errorf("upstream SASL re-authentication (KIP-368): %w", err))
 	}
-	p.scheduleReauth(start, session)
+	p.session.begin(upstreamLogin{began: start, session: session})
 	p.client.SetReadDeadline(p.readDeadline())
 	p.logger().Debug().Dur("took", time.Since(start)).Dur("session_lifetime", session.Lifetime).Msg("upstream SASL session re-authenticated")
 	return nil
@@ -111,12 +146,10 @@ type ownRequests struct {
 // RoundTrip implements auth.RoundTripper.
 func (r *ownRequests) RoundTrip(req kmsg.Request) (kmsg.Response, error) {
 	p := r.p
-	// Negative correlation ids: clients count up from 0, so the ids in
-	// kproxy's log and the broker's never look like a client's.
-	p.ownCorrelation--
-	corr := p.ownCorrelation
+	corr := p.session.nextCorrelation()
 	answer := make(chan ownResponse, 1)
-	if err := p.owe(pending{correlationID: corr, key: req.Key(), version: req.GetVersion(), own: answer}); err != nil {
+	deliver := func(p *pair, owed pending, down *direction) error { return p.consumeOwnResponse(owed, down, answer) }
+	if err := p.owe(pending{correlationID: corr, key: req.Key(), version: req.GetVersion(), deliver: deliver}); err != nil {
 		return nil, err
 	}
 	frame := protocol.AppendRequestFrame(nil, protocol.RequestHeader{CorrelationID: corr, ClientID: "kproxy"}, req)
@@ -137,9 +170,9 @@ func (r *ownRequests) RoundTrip(req kmsg.Request) (kmsg.Response, error) {
 }
 
 // consumeOwnResponse reads the upstream's response to one of kproxy's own
-// requests and hands it to the request loop; the client never sees it.
-// Response loop only.
-func (p *pair) consumeOwnResponse(owed pending, down *direction) error {
+// requests and hands it to the request loop on answer; the client never
+// sees it. Response loop only.
+func (p *pair) consumeOwnResponse(owed pending, down *direction, answer chan<- ownResponse) error {
 	prefix, err := down.r.Peek(protocol.FrameSizeLen + 4)
 	if err != nil {
 		return upstreamReadError(err)
@@ -162,6 +195,6 @@ func (p *pair) consumeOwnResponse(owed pending, down *direction) error {
 		res.resp, err = protocol.DecodeResponse(owed.key, owed.version, body)
 	}
 	res.err = err
-	owed.own <- res // buffered for this one response
+	answer <- res // buffered for this one response
 	return nil
 }

@@ -13,74 +13,48 @@ import (
 	"github.com/kproxy/kproxy/internal/protocol"
 )
 
-// forwardRequests is the request loop: it reads each client frame, decides
-// what response the client is owed, and relays the frame upstream. It
-// returns why it stopped.
+// forwardRequests is the request loop. Each client frame goes through the
+// stages in turn: framing (nextFrame), the auth stage (a raw SASL token,
+// then the request's own rules), the response it is owed, the request
+// filters, and forward, which answers it, queues its response and relays
+// it. It returns why it stopped.
 func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
-	maxFrame := int32(p.s.cfg.Limits.MaxFrameBytes)
 	cr := bufio.NewReaderSize(clientReader{p}, readBufSize)
 	var up *direction // client to upstream, once connected
 	var held int64    // memory budget charged for the request in hand
 	defer func() { p.s.budget.release(&p.budget, held) }()
 	for {
-		if up != nil && p.reauthDue() { // at a frame boundary: nothing half-written upstream
-			if err := p.reauthenticateUpstream(up); err != nil {
-				return err
-			}
-		}
-		p.atBoundary.Store(true)
-		prefix, err := cr.Peek(protocol.FrameSizeLen)
-		if errors.Is(err, errReauthDue) {
-			continue
-		}
-		if err != nil {
-			return clientReadError(err)
-		}
-		p.atBoundary.Store(false)
-		limit := maxFrame
-		if p.authn != nil && !p.authDone.Load() {
-			limit = min(limit, maxUnauthenticatedFrame)
-		}
-		size, err := protocol.ParseFrameSize(prefix, limit)
-		if err != nil {
-			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
-		}
-		frameLen := protocol.FrameSizeLen + int(size)
-		if handled, err := p.saslStep(cr, frameLen, &up, responses); handled {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		head, err := cr.Peek(min(frameLen, cr.Size()))
-		if err != nil {
-			return clientReadError(err)
-		}
-		h, clientID, err := protocol.PeekRequestHeader(head[protocol.FrameSizeLen:])
-		if err != nil {
-			if errors.Is(err, protocol.ErrShortBuffer) && len(head) < frameLen {
-				err = fmt.Errorf("request header longer than %d bytes: %w", cr.Size(), err)
-			}
-			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
-		}
-		p.s.metrics.countRequest(h.APIKey)
-		p.activity.Add(1)
-
-		owed, expected, err := p.responseOwed(h, head[protocol.FrameSizeLen+h.Len:])
+		frameLen, err := p.nextFrame(cr, up)
 		if err != nil {
 			return err
 		}
-		var frame []byte    // the whole frame, when SASL or a filter had to read it
-		var recycle *[]byte // frame's pooled buffer, once it is written
-		var charge requestCharge
-		if p.authn != nil || p.passthrough != nil {
-			if frame, err = p.saslRequest(h, cr, frameLen, &owed); err != nil {
-				return err
-			}
+		token, isToken, err := p.auth.token(cr, frameLen)
+		if err == nil && isToken {
+			err = p.forward(cr, &up, responses, token, &held)
 		}
-		if !p.upstreamExpiry.IsZero() && time.Now().After(p.upstreamExpiry) {
+		if err != nil {
+			return err
+		}
+		if isToken {
+			continue
+		}
+		h, clientID, bodyPrefix, err := p.requestHeader(cr, frameLen)
+		if err != nil {
+			return err
+		}
+		owed, expected, err := p.responseOwed(h, bodyPrefix)
+		if err != nil {
+			return err
+		}
+		frame, closeAfter, err := p.auth.request(h, cr, frameLen, &owed)
+		if err != nil {
+			return err
+		}
+		if p.session.expired() {
 			return p.upstreamSessionExpired()
 		}
+		var recycle *[]byte // frame's pooled buffer, once it is written
+		var charge requestCharge
 		if owed.local == nil && frame == nil {
 			if filters := p.s.requestFilters.lookup(h.APIKey); len(filters) > 0 {
 				if string(clientID) != p.conn.ClientID {
@@ -98,68 +72,166 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				}
 			}
 		}
-		if up == nil && owed.local != nil {
-			// Nothing is owed from an upstream not dialled yet: answer
-			// directly. The upstream is dialled for the first request that
-			// must reach it, so in SASL terminate mode never before the
-			// client authenticated.
-			if frame == nil {
-				if _, err := cr.Discard(frameLen); err != nil {
-					return clientReadError(err)
-				}
-			}
-			p.s.frames.put(recycle)
-			p.s.budget.release(&p.budget, held)
-			held = 0
-			if err := p.answerDirect(owed); err != nil {
-				return err
-			}
-			continue
-		}
-		if up == nil {
-			if up, err = p.connect(cr, responses); err != nil {
-				return err
-			}
-		}
-		if expected {
-			// Queued before the request is written, so its response can
-			// never arrive first.
-			owed.charged = charge.afterResponse
-			if err := p.owe(owed); err != nil {
-				return err
-			}
-			held -= charge.afterResponse // the response loop releases it
-
-			if owed.closeAfter != nil {
-				return failAfterDelivery(reasonAuth, owed.closeAfter)
-			}
-		}
-		switch {
-		case owed.local != nil: // answered by kproxy: never reaches the upstream
-			if frame == nil {
-				if _, err := cr.Discard(frameLen); err != nil {
-					return clientReadError(err)
-				}
-			}
-		case frame != nil:
-			if _, err := up.w.Write(frame); err != nil {
-				return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
-			}
-		default:
-			if err := up.stream(frameLen); err != nil {
-				if errors.Is(err, errWriteSide) {
-					return fail(reasonUpstreamClosed, err)
-				}
-				return clientReadError(err)
-			}
-		}
-		p.s.frames.put(recycle)
-		p.s.budget.release(&p.budget, held)
-		held = 0
-		if err := flushIfIdle(cr, up); err != nil {
+		r := clientRequest{frameLen: frameLen, owed: owed, expected: expected, frame: frame, recycle: recycle, charge: charge, closeAfter: closeAfter}
+		if err := p.forward(cr, &up, responses, r, &held); err != nil {
 			return err
 		}
 	}
+}
+
+// nextFrame waits for the client's next frame and returns its length,
+// size prefix included, once the prefix is in cr. Between frames, where
+// nothing is half-written upstream, it re-authenticates kproxy's upstream
+// session when that is due.
+func (p *pair) nextFrame(cr *bufio.Reader, up *direction) (int, error) {
+	for {
+		if up != nil && p.session.reauthDue() {
+			if err := p.reauthenticateUpstream(up); err != nil {
+				return 0, err
+			}
+		}
+		p.atBoundary.Store(true)
+		prefix, err := cr.Peek(protocol.FrameSizeLen)
+		if errors.Is(err, errReauthDue) {
+			continue
+		}
+		if err != nil {
+			return 0, clientReadError(err)
+		}
+		p.atBoundary.Store(false)
+		size, err := protocol.ParseFrameSize(prefix, p.auth.frameLimit(int32(p.s.cfg.Limits.MaxFrameBytes)))
+		if err != nil {
+			return 0, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		return protocol.FrameSizeLen + int(size), nil
+	}
+}
+
+// requestHeader parses the header of the request frame of frameLen bytes
+// at the front of cr, which stays unread, and counts the request. The
+// client id and bodyPrefix (as much of the body as cr buffers) alias cr's
+// buffer: they are valid until cr is read.
+func (p *pair) requestHeader(cr *bufio.Reader, frameLen int) (h protocol.RequestHeader, clientID, bodyPrefix []byte, err error) {
+	head, err := cr.Peek(min(frameLen, cr.Size()))
+	if err != nil {
+		return h, nil, nil, clientReadError(err)
+	}
+	h, clientID, err = protocol.PeekRequestHeader(head[protocol.FrameSizeLen:])
+	if err != nil {
+		if errors.Is(err, protocol.ErrShortBuffer) && len(head) < frameLen {
+			err = fmt.Errorf("request header longer than %d bytes: %w", cr.Size(), err)
+		}
+		return h, nil, nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+	}
+	p.s.metrics.countRequest(h.APIKey)
+	p.activity.Add(1)
+	return h, clientID, head[protocol.FrameSizeLen+h.Len:], nil
+}
+
+// clientRequest is one client frame once the stages have decided about
+// it, ready for forward.
+type clientRequest struct {
+	frameLen int
+	owed     pending
+	// expected is false for a request that gets no response (Produce with
+	// acks=0).
+	expected bool
+	// frame is the whole frame when a stage had to read it; nil: it is
+	// still in the client reader, to stream.
+	frame []byte
+	// recycle is frame's pooled buffer, given back once it is written.
+	recycle *[]byte
+	// charge is the memory budget held for it (the request loop's held).
+	charge requestCharge
+	// closeAfter, when set, ends the pair once owed.local is delivered:
+	// the client must read why before the connection ends.
+	closeAfter error
+}
+
+// forward hands r on. kproxy's own answer goes straight to the client
+// while no upstream is connected, nothing else being owed. Otherwise the
+// upstream is dialled if need be (here only, for the first request that
+// must reach it: in SASL terminate mode never before the client
+// authenticated), the response owed is queued before the request is
+// written, so that it can never arrive first, and the frame is relayed or,
+// when kproxy answers it, dropped. held is the budget the request loop
+// holds for r: forward releases it, or leaves what is not released yet
+// when it fails.
+func (p *pair) forward(cr *bufio.Reader, up **direction, responses *sync.WaitGroup, r clientRequest, held *int64) error {
+	if *up == nil && r.owed.local != nil {
+		if err := discardUnread(cr, r); err != nil {
+			return err
+		}
+		p.releaseRequest(r, held)
+		if err := p.answerDirect(r.owed.local); err != nil {
+			return err
+		}
+		return r.closeAfter
+	}
+	if *up == nil {
+		var err error
+		if *up, err = p.connect(cr, responses); err != nil {
+			return err
+		}
+	}
+	if r.expected {
+		r.owed.charged = r.charge.afterResponse
+		if r.closeAfter != nil {
+			r.owed.deliver = closeAfterAnswer(r.closeAfter)
+		}
+		if err := p.owe(r.owed); err != nil {
+			return err
+		}
+		*held -= r.charge.afterResponse // the response loop releases it
+		if r.closeAfter != nil {
+			return failAfterDelivery(reasonAuth, r.closeAfter)
+		}
+	}
+	if err := p.relay(cr, *up, r); err != nil {
+		return err
+	}
+	p.releaseRequest(r, held)
+	return flushIfIdle(cr, *up)
+}
+
+// relay writes r upstream, whole when a stage read it, else streamed from
+// cr; a request kproxy answered is dropped from cr instead.
+func (p *pair) relay(cr *bufio.Reader, up *direction, r clientRequest) error {
+	switch {
+	case r.owed.local != nil: // answered by kproxy: never reaches the upstream
+		return discardUnread(cr, r)
+	case r.frame != nil:
+		if _, err := up.w.Write(r.frame); err != nil {
+			return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
+		}
+	default:
+		if err := up.stream(r.frameLen); err != nil {
+			if errors.Is(err, errWriteSide) {
+				return fail(reasonUpstreamClosed, err)
+			}
+			return clientReadError(err)
+		}
+	}
+	return nil
+}
+
+// discardUnread drops r's frame from cr unless a stage read it already.
+func discardUnread(cr *bufio.Reader, r clientRequest) error {
+	if r.frame != nil {
+		return nil
+	}
+	if _, err := cr.Discard(r.frameLen); err != nil {
+		return clientReadError(err)
+	}
+	return nil
+}
+
+// releaseRequest gives back what the request loop holds for r once its
+// frame is written: the pooled buffer and the budget.
+func (p *pair) releaseRequest(r clientRequest, held *int64) {
+	p.s.frames.put(r.recycle)
+	p.s.budget.release(&p.budget, *held)
+	*held = 0
 }
 
 // flushIfIdle sends buffered requests upstream once the client has nothing
@@ -344,7 +416,7 @@ func (p *pair) owe(owed pending) error {
 // session is due for re-authentication (both wait for the frame's end),
 // else the idle timeout or the re-authentication, whichever comes first.
 func (p *pair) midFrameDeadline() time.Time {
-	if p.draining.Load() || p.reauthDue() {
+	if p.draining.Load() || p.session.reauthDue() {
 		return time.Now().Add(drainPoll)
 	}
 	return p.readDeadline()

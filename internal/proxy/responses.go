@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -30,10 +29,8 @@ func (p *pair) forwardResponses(down *direction) error {
 		}
 		var err error
 		switch {
-		case owed.own != nil:
-			err = p.consumeOwnResponse(owed, down)
-		case owed.raw && owed.local == nil:
-			err = p.relayRawToken(down)
+		case owed.deliver != nil:
+			err = owed.deliver(p, owed, down)
 		case owed.local != nil:
 			if _, werr := down.w.Write(owed.local); werr != nil {
 				err = fail(reasonClientClosed, fmt.Errorf("write client: %w", werr))
@@ -44,10 +41,6 @@ func (p *pair) forwardResponses(down *direction) error {
 		p.s.budget.release(&p.budget, owed.charged) // its hooks have run
 		if err != nil {
 			return err
-		}
-		if owed.closeAfter != nil {
-			down.w.Flush()
-			return owed.closeAfter
 		}
 		p.owed.Add(-1)
 		p.activity.Add(1)
@@ -63,20 +56,6 @@ func (p *pair) forwardResponses(down *direction) error {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}
 	return nil // the request loop stopped and all it owed is delivered
-}
-
-// relayRawToken relays one unframed SASL token the upstream sends back in
-// a passthrough v0 exchange: a size and bytes, no correlation id.
-func (p *pair) relayRawToken(down *direction) error {
-	prefix, err := down.r.Peek(protocol.FrameSizeLen)
-	if err != nil {
-		return upstreamReadError(err)
-	}
-	size := int(binary.BigEndian.Uint32(prefix))
-	if size < 0 || size > maxUnauthenticatedFrame {
-		return fail(reasonProtocol, fmt.Errorf("upstream SASL token of %d bytes", size))
-	}
-	return streamError(copyFrame(down.w, down.r, protocol.FrameSizeLen+size))
 }
 
 // relayResponse reads the upstream's response to owed and writes it to the
@@ -164,7 +143,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 			return fail(reasonRewrite, err)
 		}
 	}
-	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.authn != nil && owed.onResponse == nil {
+	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.s.sec.terminatesSASL() && owed.onResponse == nil {
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
 	}
 	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], corr, resp)

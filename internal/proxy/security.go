@@ -28,6 +28,10 @@ type security struct {
 	upstreamMech sasl.Mechanism
 }
 
+// terminatesSASL reports whether kproxy is its clients' SASL server
+// (listeners.sasl.mode terminate).
+func (sec *security) terminatesSASL() bool { return sec.saslMode == config.SASLModeTerminate }
+
 func (s *Server) setupSecurity() error {
 	cfg := s.cfg
 	if t := cfg.Listeners.TLS; t != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
 )
 
@@ -36,6 +37,25 @@ func (s *Server) dialUpstream(ctx context.Context, nodeID int32) (net.Conn, erro
 		return nil, fmt.Errorf("node %d: %w", nodeID, err)
 	}
 	return conn, nil
+}
+
+// openUpstream opens a connection for clients' requests (or kproxy's own)
+// to the upstream that serves nodeID: dialUpstream, then, with
+// upstream.sasl, kproxy's own login. Every upstream connection kproxy
+// sends requests on is opened here.
+func (s *Server) openUpstream(ctx context.Context, nodeID int32) (net.Conn, upstreamLogin, error) {
+	conn, err := s.dialUpstream(ctx, nodeID)
+	if err != nil {
+		return nil, upstreamLogin{}, err
+	}
+	login := upstreamLogin{began: time.Now()}
+	if s.sec.upstreamMech != nil {
+		if login.session, err = auth.AuthenticateConn(ctx, conn, s.sec.upstreamMech, "kproxy"); err != nil {
+			conn.Close()
+			return nil, upstreamLogin{}, fmt.Errorf("upstream SASL: %w", err)
+		}
+	}
+	return conn, login, nil
 }
 
 // dialTracked dials addr for nodeID unless its health says it is down, and

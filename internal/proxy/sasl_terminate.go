@@ -1,0 +1,193 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/protocol"
+)
+
+// terminateAuth is the auth stage in SASL terminate mode: kproxy is the
+// client's SASL server (auth.Authenticator). It answers SaslHandshake and
+// SaslAuthenticate itself, also for KIP-368 re-authentications and for raw
+// tokens after a v0 handshake, and until the client has authenticated it
+// answers ApiVersions from the node's cached answer (apiVersionsCache) and
+// refuses anything else: nothing an unauthenticated client sends reaches
+// the upstream, which is dialled only for the first request that must
+// reach it.
+type terminateAuth struct {
+	saslProgress
+	authn *auth.Authenticator
+}
+
+// frameLimit bounds frames to a token plus a header until the client
+// first authenticated.
+func (t *terminateAuth) frameLimit(configured int32) int32 {
+	if !t.done.Load() {
+		return min(configured, maxUnauthenticatedFrame)
+	}
+	return configured
+}
+
+func (t *terminateAuth) token(cr *bufio.Reader, frameLen int) (clientRequest, bool, error) {
+	if !t.authn.ExpectUnframed() {
+		return clientRequest{}, false, nil
+	}
+	if err := checkSASLFrame(frameLen); err != nil {
+		return clientRequest{}, true, err
+	}
+	token, err := readFrame(nil, cr, frameLen)
+	if err != nil {
+		return clientRequest{}, true, err
+	}
+	out, done, err := t.authn.Unframed(token[protocol.FrameSizeLen:])
+	if err != nil {
+		// A v0 client cannot be told why: close, as a broker does.
+		return clientRequest{}, true, fail(reasonAuth, fmt.Errorf("SASL (v0 handshake): %w", err))
+	}
+	if done {
+		t.loggedIn()
+	}
+	answer := append(protocol.AppendFrameSize(nil, len(out)), out...)
+	return clientRequest{frameLen: frameLen, frame: token, owed: pending{local: answer}, expected: true}, true, nil
+}
+
+// request answers SaslHandshake and SaslAuthenticate, and ApiVersions
+// before authentication; other requests pass only when the Authenticator
+// admits them: not before authentication, during a re-authentication or
+// after the session lifetime (KIP-368, any client version), as a broker
+// does.
+func (t *terminateAuth) request(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error, error) {
+	switch h.APIKey {
+	case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
+		return t.answerSASL(h, cr, frameLen, owed)
+	case protocol.APIVersionsKey:
+		if !t.authn.Authenticated() && owed.local == nil {
+			frame, err := t.answerAPIVersions(h, cr, frameLen, owed)
+			return frame, nil, err
+		}
+	}
+	if err := t.authn.Admit(h.APIKey); err != nil {
+		return nil, nil, fail(reasonAuth, err)
+	}
+	return nil, nil, nil
+}
+
+// answerSASL answers a SaslHandshake or SaslAuthenticate request. A
+// refused one closes the pair once the client has read why, as with a
+// broker.
+func (t *terminateAuth) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) (frame []byte, closeAfter, err error) {
+	frame, req, err := readSASLRequest(h, cr, frameLen)
+	if err != nil {
+		return nil, nil, err
+	}
+	var resp kmsg.Response
+	var failure error
+	switch r := req.(type) {
+	case *kmsg.SASLHandshakeRequest:
+		hs := t.authn.Handshake(r)
+		if hs.ErrorCode != 0 {
+			failure = fmt.Errorf("SaslHandshake for mechanism %q refused with error %d", r.Mechanism, hs.ErrorCode)
+		}
+		resp = hs
+	case *kmsg.SASLAuthenticateRequest:
+		ar, done, err := t.authn.Authenticate(r)
+		if err != nil {
+			failure = err
+		} else if done {
+			t.loggedIn()
+		}
+		resp = ar
+	}
+	owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
+	if failure != nil {
+		closeAfter = fail(reasonAuth, failure)
+	}
+	return frame, closeAfter, nil
+}
+
+// answerAPIVersions answers the ApiVersions request of a client that has
+// not authenticated from the node's cached answer, at the version it asked
+// for: nothing such a client sends reaches the upstream. It returns the
+// frame it read. As a broker does, a v3+ request whose client software
+// name or version is malformed gets INVALID_REQUEST.
+func (t *terminateAuth) answerAPIVersions(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
+	p := t.p
+	frame, req, err := readSASLRequest(h, cr, frameLen)
+	if err != nil {
+		return nil, err
+	}
+	if r := req.(*kmsg.ApiVersionsRequest); h.APIVersion >= 3 && !(validSoftwareField(r.ClientSoftwareName) && validSoftwareField(r.ClientSoftwareVersion)) {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(h.APIVersion)
+		resp.ErrorCode = protocol.ErrCodeInvalidRequest
+		owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
+		return frame, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
+	defer cancel()
+	go func() { // a pair that closes stops waiting
+		select {
+		case <-p.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	resp, err := p.s.apiVersions.get(ctx, p.nodeID, p.s.apiVersionsFetcher(p.nodeID))
+	if err != nil {
+		return nil, fail(reasonDial, fmt.Errorf("ApiVersions before SASL authentication: %w", err))
+	}
+	owed.local = apiVersionsAnswer(resp, h.APIVersion, h.CorrelationID)
+	return frame, nil
+}
+
+// upstreamConnected refreshes the node's cached ApiVersions answer when it
+// is stale: nothing of the client's is on the fresh connection yet, so
+// kproxy's own request keeps the answer for unauthenticated clients
+// current.
+func (t *terminateAuth) upstreamConnected(ctx context.Context, conn net.Conn) error {
+	s, node := t.p.s, t.p.nodeID
+	if !s.apiVersions.claimRefresh(node) {
+		return nil
+	}
+	resp, err := s.requestAPIVersions(ctx, conn)
+	s.apiVersions.refreshDone(node)
+	if err != nil {
+		return err
+	}
+	s.apiVersions.store(node, resp)
+	return nil
+}
+
+// loggedIn records a completed SASL exchange: the pair's user and its
+// logger follow it.
+func (t *terminateAuth) loggedIn() {
+	p := t.p
+	t.done.Store(true)
+	if p.conn.User != t.authn.User() {
+		p.conn.User = t.authn.User()
+		p.setLogger(p.logger().With().Str("user", p.conn.User).Logger())
+	}
+	p.logger().Debug().Str("mechanism", t.authn.Mechanism()).Msg("SASL authenticated")
+}
+
+// validSoftwareField is Kafka's rule for ApiVersions v3's client software
+// name and version (KIP-511): letters, digits, '-' and '.', starting and
+// ending with a letter or digit.
+func validSoftwareField(s string) bool {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	if s == "" || !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !alnum(c) && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
