@@ -31,13 +31,13 @@ type authStage interface {
 	// header, and returns it ready to forward. isToken false: the frame is
 	// a request, left unread in cr. When err is set the pair ends.
 	token(cr *bufio.Reader, frameLen int) (tok clientRequest, isToken bool, err error)
-	// request applies the stage's rules to a request with header h, before
-	// any filter sees it. It may answer the request itself (owed.local), in
-	// which case it returns the frame it read from cr (the caller must not
-	// read it again), and may want the pair closed once that answer is
-	// delivered (closeAfter: the client reads why first). err refuses the
-	// request: the pair ends.
-	request(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) (frame []byte, closeAfter, err error)
+	// request applies the stage's rules to r, a request with header h
+	// whose frame is still in cr, before any filter sees it, and returns it
+	// as it goes on. The stage may answer it itself (owed.local), reading
+	// its frame (r.frame: the caller must not read it again), and may want
+	// the pair closed once that answer is delivered (r.closeAfter: the
+	// client reads why first). err refuses the request: the pair ends.
+	request(h protocol.RequestHeader, cr *bufio.Reader, r clientRequest) (clientRequest, error)
 	// upstreamConnected runs on a fresh upstream connection, before any
 	// client request is written on it.
 	upstreamConnected(ctx context.Context, conn net.Conn) error
@@ -86,8 +86,8 @@ func (noAuth) token(*bufio.Reader, int) (clientRequest, bool, error) {
 	return clientRequest{}, false, nil
 }
 
-func (noAuth) request(protocol.RequestHeader, *bufio.Reader, int, *pending) ([]byte, error, error) {
-	return nil, nil, nil
+func (noAuth) request(_ protocol.RequestHeader, _ *bufio.Reader, r clientRequest) (clientRequest, error) {
+	return r, nil
 }
 
 func (noAuth) upstreamConnected(context.Context, net.Conn) error { return nil }

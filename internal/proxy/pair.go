@@ -32,7 +32,6 @@ const (
 // pair is one client connection and its upstream connection.
 type pair struct {
 	s        *Server
-	id       uint64
 	nodeID   int32
 	listener string
 	// log is the pair's logger; it gains a user field when the client
@@ -88,7 +87,6 @@ func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 	p := &pair{
 		conn:     filter.Conn{ID: id, Listener: listener, Client: clientAddr},
 		s:        s,
-		id:       id,
 		nodeID:   nodeID,
 		listener: listener,
 		raw:      conn,

@@ -46,13 +46,14 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err != nil {
 			return err
 		}
-		frame, closeAfter, err := p.auth.request(h, cr, frameLen, &owed)
+		r, err := p.auth.request(h, cr, clientRequest{frameLen: frameLen, owed: owed, expected: expected})
 		if err != nil {
 			return err
 		}
 		if p.session.expired() {
 			return p.upstreamSessionExpired()
 		}
+		owed, frame := r.owed, r.frame
 		var recycle *[]byte // frame's pooled buffer, once it is written
 		var charge requestCharge
 		if owed.local == nil && frame == nil {
@@ -72,7 +73,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 				}
 			}
 		}
-		r := clientRequest{frameLen: frameLen, owed: owed, expected: expected, frame: frame, recycle: recycle, charge: charge, closeAfter: closeAfter}
+		r.owed, r.frame, r.recycle, r.charge = owed, frame, recycle, charge
 		if err := p.forward(cr, &up, responses, r, &held); err != nil {
 			return err
 		}

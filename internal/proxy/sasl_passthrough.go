@@ -26,6 +26,21 @@ type passthroughAuth struct {
 
 func (*passthroughAuth) frameLimit(configured int32) int32 { return configured }
 
+// request watches SaslHandshake and SaslAuthenticate go by; any other
+// request but ApiVersions means the client believes it is authenticated
+// (an upstream that disagrees closes the connection): the handshake is
+// over.
+func (a *passthroughAuth) request(h protocol.RequestHeader, cr *bufio.Reader, r clientRequest) (clientRequest, error) {
+	switch h.APIKey {
+	case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
+		return a.watch(h, cr, r)
+	case protocol.APIVersionsKey:
+	default:
+		a.done.Store(true)
+	}
+	return r, nil
+}
+
 // token forwards a raw token of a v0 exchange; the upstream answers it
 // with a raw token too (relayRawToken).
 func (a *passthroughAuth) token(cr *bufio.Reader, frameLen int) (clientRequest, bool, error) {
@@ -49,58 +64,44 @@ func (a *passthroughAuth) token(cr *bufio.Reader, frameLen int) (clientRequest, 
 	return clientRequest{frameLen: frameLen, frame: token, owed: pending{deliver: relayRawToken}, expected: true}, true, nil
 }
 
-// request watches SaslHandshake and SaslAuthenticate go by; any other
-// request but ApiVersions means the client believes it is authenticated
-// (an upstream that disagrees closes the connection): the handshake is
-// over.
-func (a *passthroughAuth) request(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error, error) {
-	switch h.APIKey {
-	case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
-		return a.watch(h, cr, frameLen, owed)
-	case protocol.APIVersionsKey:
-	default:
-		a.done.Store(true)
-	}
-	return nil, nil, nil
-}
-
 func (*passthroughAuth) upstreamConnected(context.Context, net.Conn) error { return nil }
 
 // watch reads a SASL request that is forwarded unchanged, noting the
 // mechanism and the user name. A first message that does not name the
 // broker's principal is not forwarded: owed gets a
 // SASL_AUTHENTICATION_FAILED answer and the pair closes after it.
-func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) (frame []byte, closeAfter, err error) {
-	frame, req, err := readSASLRequest(h, cr, frameLen)
+func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, r clientRequest) (clientRequest, error) {
+	frame, req, err := readSASLRequest(h, cr, r.frameLen)
 	if err != nil {
-		return nil, nil, err
+		return r, err
 	}
-	switch r := req.(type) {
+	r.frame = frame
+	switch req := req.(type) {
 	case *kmsg.SASLHandshakeRequest:
-		a.mechanism = r.Mechanism
+		a.mechanism = req.Mechanism
 		if h.APIVersion == 0 {
 			// Raw tokens follow; their count depends on the mechanism.
-			switch r.Mechanism {
+			switch req.Mechanism {
 			case auth.Plain:
 				a.unframed = 1
 			case auth.ScramSHA256, auth.ScramSHA512:
 				a.unframed = 2
 			default:
-				return nil, nil, fail(reasonAuth, fmt.Errorf("passthrough of mechanism %q after a v0 SaslHandshake is not supported; use SaslHandshake v1", r.Mechanism))
+				return r, fail(reasonAuth, fmt.Errorf("passthrough of mechanism %q after a v0 SaslHandshake is not supported; use SaslHandshake v1", req.Mechanism))
 			}
 		}
 	case *kmsg.SASLAuthenticateRequest:
 		if !a.sawUser {
-			if err := a.learnUser(r.SASLAuthBytes); err != nil {
+			if err := a.learnUser(req.SASLAuthBytes); err != nil {
 				msg := "Authentication failed: kproxy cannot determine the principal of this SASL " + a.mechanism + " login"
-				owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, &kmsg.SASLAuthenticateResponse{
-					Version: r.Version, ErrorCode: protocol.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
+				r.owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, &kmsg.SASLAuthenticateResponse{
+					Version: req.Version, ErrorCode: protocol.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
 				})
-				closeAfter = err
+				r.closeAfter = err
 			}
 		}
 	}
-	return frame, closeAfter, nil
+	return r, nil
 }
 
 // learnUser takes the broker's principal from the client's first SASL

@@ -62,41 +62,40 @@ func (t *terminateAuth) token(cr *bufio.Reader, frameLen int) (clientRequest, bo
 // admits them: not before authentication, during a re-authentication or
 // after the session lifetime (KIP-368, any client version), as a broker
 // does.
-func (t *terminateAuth) request(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error, error) {
+func (t *terminateAuth) request(h protocol.RequestHeader, cr *bufio.Reader, r clientRequest) (clientRequest, error) {
 	switch h.APIKey {
 	case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
-		return t.answerSASL(h, cr, frameLen, owed)
+		return t.answerSASL(h, cr, r)
 	case protocol.APIVersionsKey:
-		if !t.authn.Authenticated() && owed.local == nil {
-			frame, err := t.answerAPIVersions(h, cr, frameLen, owed)
-			return frame, nil, err
+		if !t.authn.Authenticated() && r.owed.local == nil {
+			return t.answerAPIVersions(h, cr, r)
 		}
 	}
 	if err := t.authn.Admit(h.APIKey); err != nil {
-		return nil, nil, fail(reasonAuth, err)
+		return r, fail(reasonAuth, err)
 	}
-	return nil, nil, nil
+	return r, nil
 }
 
 // answerSASL answers a SaslHandshake or SaslAuthenticate request. A
 // refused one closes the pair once the client has read why, as with a
 // broker.
-func (t *terminateAuth) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) (frame []byte, closeAfter, err error) {
-	frame, req, err := readSASLRequest(h, cr, frameLen)
+func (t *terminateAuth) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, r clientRequest) (clientRequest, error) {
+	frame, req, err := readSASLRequest(h, cr, r.frameLen)
 	if err != nil {
-		return nil, nil, err
+		return r, err
 	}
 	var resp kmsg.Response
 	var failure error
-	switch r := req.(type) {
+	switch req := req.(type) {
 	case *kmsg.SASLHandshakeRequest:
-		hs := t.authn.Handshake(r)
+		hs := t.authn.Handshake(req)
 		if hs.ErrorCode != 0 {
-			failure = fmt.Errorf("SaslHandshake for mechanism %q refused with error %d", r.Mechanism, hs.ErrorCode)
+			failure = fmt.Errorf("SaslHandshake for mechanism %q refused with error %d", req.Mechanism, hs.ErrorCode)
 		}
 		resp = hs
 	case *kmsg.SASLAuthenticateRequest:
-		ar, done, err := t.authn.Authenticate(r)
+		ar, done, err := t.authn.Authenticate(req)
 		if err != nil {
 			failure = err
 		} else if done {
@@ -104,11 +103,12 @@ func (t *terminateAuth) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, f
 		}
 		resp = ar
 	}
-	owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
+	r.frame = frame
+	r.owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
 	if failure != nil {
-		closeAfter = fail(reasonAuth, failure)
+		r.closeAfter = fail(reasonAuth, failure)
 	}
-	return frame, closeAfter, nil
+	return r, nil
 }
 
 // answerAPIVersions answers the ApiVersions request of a client that has
@@ -116,18 +116,19 @@ func (t *terminateAuth) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, f
 // for: nothing such a client sends reaches the upstream. It returns the
 // frame it read. As a broker does, a v3+ request whose client software
 // name or version is malformed gets INVALID_REQUEST.
-func (t *terminateAuth) answerAPIVersions(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending) ([]byte, error) {
+func (t *terminateAuth) answerAPIVersions(h protocol.RequestHeader, cr *bufio.Reader, r clientRequest) (clientRequest, error) {
 	p := t.p
-	frame, req, err := readSASLRequest(h, cr, frameLen)
+	frame, req, err := readSASLRequest(h, cr, r.frameLen)
 	if err != nil {
-		return nil, err
+		return r, err
 	}
-	if r := req.(*kmsg.ApiVersionsRequest); h.APIVersion >= 3 && !(validSoftwareField(r.ClientSoftwareName) && validSoftwareField(r.ClientSoftwareVersion)) {
+	r.frame = frame
+	if req := req.(*kmsg.ApiVersionsRequest); h.APIVersion >= 3 && !(validSoftwareField(req.ClientSoftwareName) && validSoftwareField(req.ClientSoftwareVersion)) {
 		resp := kmsg.NewPtrApiVersionsResponse()
 		resp.SetVersion(h.APIVersion)
 		resp.ErrorCode = protocol.ErrCodeInvalidRequest
-		owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
-		return frame, nil
+		r.owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
+		return r, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.s.cfg.Upstream.DialTimeout)
 	defer cancel()
@@ -140,10 +141,10 @@ func (t *terminateAuth) answerAPIVersions(h protocol.RequestHeader, cr *bufio.Re
 	}()
 	resp, err := p.s.apiVersions.get(ctx, p.nodeID, p.s.apiVersionsFetcher(p.nodeID))
 	if err != nil {
-		return nil, fail(reasonDial, fmt.Errorf("ApiVersions before SASL authentication: %w", err))
+		return r, fail(reasonDial, fmt.Errorf("ApiVersions before SASL authentication: %w", err))
 	}
-	owed.local = apiVersionsAnswer(resp, h.APIVersion, h.CorrelationID)
-	return frame, nil
+	r.owed.local = apiVersionsAnswer(resp, h.APIVersion, h.CorrelationID)
+	return r, nil
 }
 
 // upstreamConnected refreshes the node's cached ApiVersions answer when it
