@@ -99,7 +99,7 @@ func (c *reqCtx) authorizedOps(rt ResourceType, name string) int32 {
 	var bits int32
 	for _, op := range opsOf(rt) {
 		if c.subj.Decide(op, rt, name).Allowed {
-			bits |= 1 << op.aclCode()
+			bits |= 1 << op.Code()
 		}
 	}
 	return bits

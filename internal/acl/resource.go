@@ -1,0 +1,84 @@
+package acl
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/protocol"
+)
+
+// ResourceType is a Kafka ACL resource type. Its values run from 0 to
+// NumResourceTypes-1, so tables can be arrays indexed by it.
+type ResourceType uint8
+
+// The resource types policy rules name.
+const (
+	Topic ResourceType = iota
+	Group
+	TransactionalID
+	Cluster
+	// NumResourceTypes is how many resource types there are.
+	NumResourceTypes
+)
+
+// allResourceTypes is every resource type, in order.
+var allResourceTypes = []ResourceType{Topic, Group, TransactionalID, Cluster}
+
+// ClusterName is the name of the one cluster resource, as in Kafka.
+const ClusterName = "kafka-cluster"
+
+// resourceTypes is the one table of every resource type: Kafka's name,
+// the configuration key a rule lists its patterns under, Kafka's
+// ResourceType code, and the error code Kafka answers when an operation on
+// a resource of the type is not authorized.
+var resourceTypes = [NumResourceTypes]struct {
+	kafka, config string
+	code          kmsg.ACLResourceType
+	denied        protocol.ErrorCode
+}{
+	Topic:           {"Topic", "topics", kmsg.ACLResourceTypeTopic, protocol.ErrCodeTopicAuthorizationFailed},
+	Group:           {"Group", "groups", kmsg.ACLResourceTypeGroup, protocol.ErrCodeGroupAuthorizationFailed},
+	TransactionalID: {"TransactionalId", "transactional_ids", kmsg.ACLResourceTypeTransactionalId, protocol.ErrCodeTransactionalIDAuthorizationFailed},
+	Cluster:         {"Cluster", "cluster", kmsg.ACLResourceTypeCluster, protocol.ErrCodeClusterAuthorizationFailed},
+}
+
+func (r ResourceType) valid() bool { return r < NumResourceTypes }
+
+// String is Kafka's name for the resource type ("TransactionalId").
+func (r ResourceType) String() string {
+	if r.valid() {
+		return resourceTypes[r].kafka
+	}
+	return fmt.Sprintf("ResourceType(%d)", uint8(r))
+}
+
+// ConfigKey is the key of a policy rule that names resources of the type
+// ("transactional_ids"; "cluster" is a boolean).
+func (r ResourceType) ConfigKey() string {
+	if r.valid() {
+		return resourceTypes[r].config
+	}
+	return r.String()
+}
+
+// Code is Kafka's ResourceType code; 0 (Unknown) for an invalid type.
+func (r ResourceType) Code() kmsg.ACLResourceType {
+	if r.valid() {
+		return resourceTypes[r].code
+	}
+	return kmsg.ACLResourceTypeUnknown
+}
+
+// DeniedCode is the error code Kafka answers when an operation on a
+// resource of the type is not authorized; CLUSTER_AUTHORIZATION_FAILED for
+// an invalid type.
+func (r ResourceType) DeniedCode() protocol.ErrorCode {
+	if r.valid() {
+		return resourceTypes[r].denied
+	}
+	return protocol.ErrCodeClusterAuthorizationFailed
+}
+
+// ResourceTypes lists every resource type, in order.
+func ResourceTypes() []ResourceType { return append([]ResourceType(nil), allResourceTypes...) }
