@@ -77,3 +77,19 @@ func TestResourceTypesAgreeWithKafka(t *testing.T) {
 		t.Errorf("an invalid type prints as %q", s)
 	}
 }
+
+// TestAuthorizedOperationsApply: an authorized_operations field reports
+// only operations a rule can grant on the resource type.
+func TestAuthorizedOperationsApply(t *testing.T) {
+	for _, rt := range ResourceTypes() {
+		for _, op := range rt.AuthorizedOperations() {
+			applies := false
+			for _, to := range op.AppliesTo() {
+				applies = applies || to == rt
+			}
+			if !applies {
+				t.Errorf("%v reports %v, which does not apply to it", rt, op)
+			}
+		}
+	}
+}

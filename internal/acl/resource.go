@@ -30,17 +30,23 @@ const ClusterName = "kafka-cluster"
 
 // resourceTypes is the one table of every resource type: Kafka's name,
 // the configuration key a rule lists its patterns under, Kafka's
-// ResourceType code, and the error code Kafka answers when an operation on
-// a resource of the type is not authorized.
+// ResourceType code, the error code Kafka answers when an operation on a
+// resource of the type is not authorized, and the operations an
+// authorized_operations field reports for it.
 var resourceTypes = [NumResourceTypes]struct {
 	kafka, config string
 	code          kmsg.ACLResourceType
 	denied        protocol.ErrorCode
+	authorizedOps []Operation
 }{
-	Topic:           {"Topic", "topics", kmsg.ACLResourceTypeTopic, protocol.ErrCodeTopicAuthorizationFailed},
-	Group:           {"Group", "groups", kmsg.ACLResourceTypeGroup, protocol.ErrCodeGroupAuthorizationFailed},
-	TransactionalID: {"TransactionalId", "transactional_ids", kmsg.ACLResourceTypeTransactionalId, protocol.ErrCodeTransactionalIDAuthorizationFailed},
-	Cluster:         {"Cluster", "cluster", kmsg.ACLResourceTypeCluster, protocol.ErrCodeClusterAuthorizationFailed},
+	Topic: {"Topic", "topics", kmsg.ACLResourceTypeTopic, protocol.ErrCodeTopicAuthorizationFailed,
+		[]Operation{Read, Write, Create, Describe, Delete, Alter, DescribeConfigs, AlterConfigs}},
+	Group: {"Group", "groups", kmsg.ACLResourceTypeGroup, protocol.ErrCodeGroupAuthorizationFailed,
+		[]Operation{Read, Describe, Delete}},
+	TransactionalID: {"TransactionalId", "transactional_ids", kmsg.ACLResourceTypeTransactionalId, protocol.ErrCodeTransactionalIDAuthorizationFailed,
+		nil},
+	Cluster: {"Cluster", "cluster", kmsg.ACLResourceTypeCluster, protocol.ErrCodeClusterAuthorizationFailed,
+		[]Operation{Create, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, Alter, Describe}},
 }
 
 func (r ResourceType) valid() bool { return r < NumResourceTypes }
@@ -78,6 +84,17 @@ func (r ResourceType) DeniedCode() protocol.ErrorCode {
 		return resourceTypes[r].denied
 	}
 	return protocol.ErrCodeClusterAuthorizationFailed
+}
+
+// AuthorizedOperations is the operations Kafka reports, in an
+// authorized_operations field, whether a principal may perform on a
+// resource of the type (none for transactional ids: no response reports
+// them).
+func (r ResourceType) AuthorizedOperations() []Operation {
+	if r.valid() {
+		return resourceTypes[r].authorizedOps
+	}
+	return nil
 }
 
 // ResourceTypes lists every resource type, in order.
