@@ -31,14 +31,16 @@ const (
 	All
 )
 
-// operations is the one table of every operation: Kafka's name, the
-// configuration's, Kafka's AclOperation code (as authorized_operations
-// fields carry it), and the resource types a rule may grant it on.
-var operations = [...]struct {
+type operationRow struct {
 	kafka, config string
 	code          kmsg.ACLOperation
 	appliesTo     []ResourceType
-}{
+}
+
+// operations is the one table of every operation: Kafka's name, the
+// configuration's, Kafka's AclOperation code (as authorized_operations
+// fields carry it), and the resource types a rule may grant it on.
+var operations = [...]operationRow{
 	Read:            {"Read", "read", kmsg.ACLOperationRead, []ResourceType{Topic, Group}},
 	Write:           {"Write", "write", kmsg.ACLOperationWrite, []ResourceType{Topic, TransactionalID}},
 	Create:          {"Create", "create", kmsg.ACLOperationCreate, []ResourceType{Topic, Cluster}},
@@ -54,40 +56,31 @@ var operations = [...]struct {
 
 func (o Operation) valid() bool { return o > 0 && int(o) < len(operations) }
 
-// String is Kafka's name for the operation ("DescribeConfigs"), as the
-// audit log and error messages write it.
-func (o Operation) String() string {
+// row is the operation's row of the table. An invalid operation's row
+// names it Operation(N) for Kafka and nothing for the configuration, with
+// code Unknown and no resource types.
+func (o Operation) row() operationRow {
 	if o.valid() {
-		return operations[o].kafka
+		return operations[o]
 	}
-	return fmt.Sprintf("Operation(%d)", uint8(o))
+	return operationRow{kafka: fmt.Sprintf("Operation(%d)", uint8(o))}
 }
 
-// ConfigName is the operation's name in a policy rule ("describe_configs").
-func (o Operation) ConfigName() string {
-	if o.valid() {
-		return operations[o].config
-	}
-	return o.String()
-}
+// String is Kafka's name for the operation ("DescribeConfigs"), as the
+// audit log and error messages write it.
+func (o Operation) String() string { return o.row().kafka }
+
+// ConfigName is the operation's name in a policy rule ("describe_configs");
+// empty for an invalid operation.
+func (o Operation) ConfigName() string { return o.row().config }
 
 // Code is Kafka's AclOperation code of the operation; 0 (Unknown) for an
 // invalid one.
-func (o Operation) Code() kmsg.ACLOperation {
-	if o.valid() {
-		return operations[o].code
-	}
-	return kmsg.ACLOperationUnknown
-}
+func (o Operation) Code() kmsg.ACLOperation { return o.row().code }
 
 // AppliesTo lists the resource types Kafka's ACL model defines the
 // operation on: a rule granting it must name at least one of them.
-func (o Operation) AppliesTo() []ResourceType {
-	if o.valid() {
-		return operations[o].appliesTo
-	}
-	return nil
-}
+func (o Operation) AppliesTo() []ResourceType { return o.row().appliesTo }
 
 // Operations lists every operation, All last, in Kafka's ACL order.
 func Operations() []Operation {

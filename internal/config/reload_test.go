@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +44,12 @@ type reloadFixture struct {
 
 func newReloadFixture(t *testing.T, body string) *reloadFixture {
 	t.Helper()
-	f := &reloadFixture{path: filepath.Join(t.TempDir(), "kproxy.yaml"), apply: newRecordingApplier()}
+	file, err := os.CreateTemp(t.TempDir(), "kproxy-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file.Close()
+	f := &reloadFixture{path: file.Name(), apply: newRecordingApplier()}
 	f.write(t, body)
 	running, err := Load(f.path)
 	if err != nil {

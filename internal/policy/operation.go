@@ -6,38 +6,21 @@ import "github.com/kproxy/kproxy/internal/acl"
 // handlers and the operation table spell (OpRead, ResTopic) until they are
 // renamed to acl's; they define nothing of their own.
 type (
-	// Operation is a Kafka ACL operation (acl.Operation).
-	Operation = acl.Operation
-	// ResourceType is a Kafka ACL resource type (acl.ResourceType).
+	Operation    = acl.Operation
 	ResourceType = acl.ResourceType
 )
 
-// The operations of Kafka's ACL model. opAll is only ever part of a rule.
+// The operations of Kafka's ACL model (opAll is only ever part of a rule),
+// the resource types policy rules name, and the one cluster resource's name.
 const (
-	OpRead            = acl.Read
-	OpWrite           = acl.Write
-	OpCreate          = acl.Create
-	OpDelete          = acl.Delete
-	OpAlter           = acl.Alter
-	OpDescribe        = acl.Describe
-	OpDescribeConfigs = acl.DescribeConfigs
-	OpAlterConfigs    = acl.AlterConfigs
-	OpIdempotentWrite = acl.IdempotentWrite
-	OpClusterAction   = acl.ClusterAction
-	opAll             = acl.All
-)
+	OpRead, OpWrite, OpCreate, OpDelete, OpAlter, OpDescribe = acl.Read, acl.Write, acl.Create, acl.Delete, acl.Alter, acl.Describe
+	OpDescribeConfigs, OpAlterConfigs, OpIdempotentWrite     = acl.DescribeConfigs, acl.AlterConfigs, acl.IdempotentWrite
+	OpClusterAction, opAll                                   = acl.ClusterAction, acl.All
 
-// The resource types policy rules name.
-const (
-	ResTopic           = acl.Topic
-	ResGroup           = acl.Group
-	ResTransactionalID = acl.TransactionalID
-	ResCluster         = acl.Cluster
-	numResourceTypes   = acl.NumResourceTypes
-)
+	ResTopic, ResGroup, ResTransactionalID, ResCluster, numResourceTypes = acl.Topic, acl.Group, acl.TransactionalID, acl.Cluster, acl.NumResourceTypes
 
-// ClusterName is the name of the one cluster resource, as in Kafka.
-const ClusterName = acl.ClusterName
+	ClusterName = acl.ClusterName
+)
 
 // opMask is a set of operations.
 type opMask uint16

@@ -3,7 +3,6 @@ package policy
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,7 +98,7 @@ func (s *syncBuffer) String() string {
 func TestReloadApplierWithoutEnforcer(t *testing.T) {
 	var logs bytes.Buffer
 	apply := ReloadApplier(nil)
-	apply.ConfigRejected(errors.New("broken file")) // nothing to count it on
+	apply.ConfigRejected(os.ErrNotExist) // nothing to count it on
 	if err := apply.ApplyConfig(&config.Config{}, zerolog.New(&logs)); err != nil || logs.Len() != 0 {
 		t.Fatalf("no policy before or after: %v, logged %s", err, logs.String())
 	}
