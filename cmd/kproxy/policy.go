@@ -24,7 +24,7 @@ const reloadPoll = time.Second
 // that SIGHUP and changes to the file trigger.
 type policyWiring struct {
 	enf      *policy.Enforcer // nil without a policy section at start
-	reloader *policy.Reloader
+	reloader *config.Reloader
 	hup      chan os.Signal
 }
 
@@ -45,7 +45,7 @@ func startPolicy(cfg, running *config.Config, path string, log zerolog.Logger, r
 		_, desc := enf.Active()
 		log.Info().Str("policy", desc).Msg("policy in force; SIGHUP or a change to the configuration file reloads it")
 	}
-	w.reloader = policy.NewReloader(path, running, w.enf, log)
+	w.reloader = config.NewReloader(path, running, policy.ReloadApplier(w.enf), log)
 	signal.Notify(w.hup, syscall.SIGHUP)
 	return w, nil
 }

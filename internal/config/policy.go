@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/acl"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
@@ -60,7 +61,7 @@ type Rule struct {
 	// Principals: "User:NAME", "client_id:ID", "cidr:NET", "cn:NAME",
 	// "listener:NAME" or "*". NAME and ID are patterns (see Pattern).
 	Principals []string `yaml:"principals"`
-	// Allow and Deny are Kafka ACL operations (see Operations).
+	// Allow and Deny are Kafka ACL operations (see acl.ParseOperation).
 	Allow []string `yaml:"allow"`
 	Deny  []string `yaml:"deny"`
 	// Resource patterns the operations apply to.
@@ -69,6 +70,28 @@ type Rule struct {
 	TransactionalIDs []string `yaml:"transactional_ids"`
 	// Cluster makes the rule apply to the cluster resource.
 	Cluster bool `yaml:"cluster"`
+}
+
+// Patterns is the rule's list of patterns for resources of type rt. The
+// cluster has no patterns: Cluster says whether the rule names it.
+func (r Rule) Patterns(rt acl.ResourceType) []string {
+	switch rt {
+	case acl.Topic:
+		return r.Topics
+	case acl.Group:
+		return r.Groups
+	case acl.TransactionalID:
+		return r.TransactionalIDs
+	}
+	return nil
+}
+
+// Names reports whether the rule applies to resources of type rt.
+func (r Rule) Names(rt acl.ResourceType) bool {
+	if rt == acl.Cluster {
+		return r.Cluster
+	}
+	return len(r.Patterns(rt)) > 0
 }
 
 // Governance is one named set of constraints on requests the rules
@@ -278,42 +301,6 @@ func JavaTrim(s string) string {
 	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
-// Operations lists the rule operation names, in Kafka's ACL order.
-func Operations() []string {
-	return []string{"read", "write", "create", "delete", "alter", "describe",
-		"describe_configs", "alter_configs", "idempotent_write", "cluster_action", "all"}
-}
-
-// NormalizeOperation returns the canonical name of a rule operation,
-// accepting Kafka's spelling too ("DescribeConfigs", "describe-configs").
-func NormalizeOperation(s string) (string, bool) {
-	flat := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
-	for _, op := range Operations() {
-		if strings.ReplaceAll(op, "_", "") == flat {
-			return op, true
-		}
-	}
-	return "", false
-}
-
-// operationResources says which resource kinds an operation applies to,
-// as in Kafka's ACL model.
-func operationResources(op string) []string {
-	switch op {
-	case "read", "delete":
-		return []string{"topics", "groups"}
-	case "write":
-		return []string{"topics", "transactional_ids"}
-	case "create", "alter":
-		return []string{"topics", "cluster"}
-	case "describe_configs", "alter_configs":
-		return []string{"topics", "groups", "cluster"}
-	case "idempotent_write", "cluster_action":
-		return []string{"cluster"}
-	}
-	return []string{"topics", "groups", "transactional_ids", "cluster"} // describe, all
-}
-
 // Compression codec names, indexed by the codec number in a record batch's
 // attributes.
 func CompressionCodecs() []string { return []string{"none", "gzip", "snappy", "lz4", "zstd"} }
@@ -377,30 +364,30 @@ func (c *Config) validatePolicy(bad func(key, format string, args ...any)) {
 		if len(kinds) == 0 {
 			bad(key, "rule %q names no resource: set topics, groups, transactional_ids or cluster: true", r.Name)
 		}
-		seen := map[string]string{}
+		seen := map[acl.Operation]string{}
 		for _, list := range []struct {
 			name string
 			ops  []string
 		}{{"allow", r.Allow}, {"deny", r.Deny}} {
 			for j, s := range list.ops {
 				opKey := fmt.Sprintf("%s.%s[%d]", key, list.name, j)
-				op, ok := NormalizeOperation(s)
+				op, ok := acl.ParseOperation(s)
 				if !ok {
-					bad(opKey, "%q is not an operation; valid: %s", s, strings.Join(Operations(), ", "))
+					bad(opKey, "%q is not an operation; valid: %s", s, strings.Join(acl.OperationNames(), ", "))
 					continue
 				}
 				if other, dup := seen[op]; dup && other != list.name {
 					bad(opKey, "%q is both allowed and denied in the same rule", s)
 				}
 				seen[op] = list.name
-				if len(kinds) > 0 && !appliesToAny(op, kinds) {
-					bad(opKey, "%q does not apply to %s; it applies to %s", s, strings.Join(kinds, " or "), strings.Join(operationResources(op), ", "))
+				if len(kinds) > 0 && !appliesToAny(op, r) {
+					bad(opKey, "%q does not apply to %s; it applies to %s", s, strings.Join(kinds, " or "), strings.Join(resourceKeys(op.AppliesTo()), ", "))
 				}
 			}
 		}
-		validatePatterns(bad, key+".topics", r.Topics)
-		validatePatterns(bad, key+".groups", r.Groups)
-		validatePatterns(bad, key+".transactional_ids", r.TransactionalIDs)
+		for _, rt := range acl.ResourceTypes() {
+			validatePatterns(bad, key+"."+rt.ConfigKey(), r.Patterns(rt))
+		}
 	}
 	if d := p.BrokerDefaults; d != nil {
 		if d.NumPartitions < 0 {
@@ -519,26 +506,28 @@ func validateTopicGovernance(bad func(string, string, ...any), key string, tc *T
 	validatePatterns(bad, key+".forbidden_configs", tc.ForbiddenConfigs)
 }
 
+// ruleKinds lists the configuration keys of the resource types r names.
 func ruleKinds(r Rule) []string {
-	var kinds []string
-	if len(r.Topics) > 0 {
-		kinds = append(kinds, "topics")
+	var kinds []acl.ResourceType
+	for _, rt := range acl.ResourceTypes() {
+		if r.Names(rt) {
+			kinds = append(kinds, rt)
+		}
 	}
-	if len(r.Groups) > 0 {
-		kinds = append(kinds, "groups")
-	}
-	if len(r.TransactionalIDs) > 0 {
-		kinds = append(kinds, "transactional_ids")
-	}
-	if r.Cluster {
-		kinds = append(kinds, "cluster")
-	}
-	return kinds
+	return resourceKeys(kinds)
 }
 
-func appliesToAny(op string, kinds []string) bool {
-	for _, k := range operationResources(op) {
-		if contains(kinds, k) {
+func resourceKeys(types []acl.ResourceType) []string {
+	var keys []string
+	for _, rt := range types {
+		keys = append(keys, rt.ConfigKey())
+	}
+	return keys
+}
+
+func appliesToAny(op acl.Operation, r Rule) bool {
+	for _, rt := range op.AppliesTo() {
+		if r.Names(rt) {
 			return true
 		}
 	}
@@ -578,8 +567,8 @@ func (c *Config) PolicyWarnings() []string {
 		if !authenticated {
 			var granted []string
 			for _, s := range r.Allow {
-				if op, ok := NormalizeOperation(s); ok && op != "describe" {
-					granted = append(granted, op)
+				if op, ok := acl.ParseOperation(s); ok && op != acl.Describe {
+					granted = append(granted, op.ConfigName())
 				}
 			}
 			if len(granted) > 0 {

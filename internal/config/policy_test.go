@@ -1,8 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kproxy/kproxy/internal/acl"
 )
 
 func TestPolicyParses(t *testing.T) {
@@ -80,5 +83,36 @@ func TestPolicyRejects(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestRuleResourceKeys: a rule's resources are read under the keys package
+// acl names them by, and Rule.Patterns and Names report them per type.
+func TestRuleResourceKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("upstream: {bootstrap_servers: [\"a:1\"]}\npolicy:\n  rules:\n    - {name: r, principals: [\"*\"], allow: [describe]")
+	for _, rt := range acl.ResourceTypes() {
+		if rt == acl.Cluster {
+			fmt.Fprintf(&b, ", %s: true", rt.ConfigKey())
+			continue
+		}
+		fmt.Fprintf(&b, ", %s: [%q]", rt.ConfigKey(), rt.ConfigKey()+"-*")
+	}
+	b.WriteString("}\n")
+	cfg, err := Parse(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	r := cfg.Policy.Rules[0]
+	for _, rt := range acl.ResourceTypes() {
+		if !r.Names(rt) {
+			t.Errorf("the rule does not name %v", rt)
+		}
+		if p := r.Patterns(rt); rt != acl.Cluster && (len(p) != 1 || p[0] != rt.ConfigKey()+"-*") {
+			t.Errorf("%v patterns %q", rt, p)
+		}
+	}
+	if r := (Rule{Topics: []string{"t"}}); r.Names(acl.Group) || r.Names(acl.Cluster) || !r.Names(acl.Topic) {
+		t.Errorf("a topics-only rule names %+v", r)
 	}
 }

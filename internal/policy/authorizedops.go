@@ -97,23 +97,10 @@ func stringField(v reflect.Value, name string) (string, bool) {
 // questions, which authorize nothing: they are not recorded.
 func (c *reqCtx) authorizedOps(rt ResourceType, name string) int32 {
 	var bits int32
-	for _, op := range opsOf(rt) {
+	for _, op := range rt.AuthorizedOperations() {
 		if c.subj.Decide(op, rt, name).Allowed {
-			bits |= 1 << op.aclCode()
+			bits |= 1 << op.Code()
 		}
 	}
 	return bits
-}
-
-// opsOf is the operations Kafka reports for a resource type.
-func opsOf(rt ResourceType) []Operation {
-	switch rt {
-	case ResTopic:
-		return []Operation{OpRead, OpWrite, OpCreate, OpDescribe, OpDelete, OpAlter, OpDescribeConfigs, OpAlterConfigs}
-	case ResGroup:
-		return []Operation{OpRead, OpDescribe, OpDelete}
-	case ResCluster:
-		return []Operation{OpCreate, OpClusterAction, OpDescribeConfigs, OpAlterConfigs, OpIdempotentWrite, OpAlter, OpDescribe}
-	}
-	return nil
 }

@@ -6,7 +6,7 @@ package policy
 // It decides what a request whose resources the broker chooses (a regex
 // subscription) may be given.
 func (s *Subject) DecideEvery(op Operation, rt ResourceType) Decision {
-	bit := op.mask()
+	bit := maskOf(op)
 	allowedBy := int32(-1)
 	rules, checkPrincipal := s.rulesFor(op, rt)
 	for _, i := range rules {

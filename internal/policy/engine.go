@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 
+	"github.com/kproxy/kproxy/internal/acl"
 	"github.com/kproxy/kproxy/internal/config"
 )
 
@@ -52,7 +53,7 @@ func Compile(p config.Policy) (*Engine, error) {
 				continue
 			}
 			for op := OpRead; op < opAll; op++ {
-				if (r.allow|r.deny)&op.mask() != 0 {
+				if (r.allow|r.deny)&maskOf(op) != 0 {
 					e.candidates[rt][op] = append(e.candidates[rt][op], int32(i))
 				}
 			}
@@ -73,17 +74,16 @@ func compileRule(r config.Rule) (rule, error) {
 		mask  *opMask
 	}{{r.Allow, &allow}, {r.Deny, &deny}} {
 		for _, s := range lst.names {
-			name, ok := config.NormalizeOperation(s)
-			op, ok2 := operationByName(name)
-			if !ok || !ok2 {
+			op, ok := acl.ParseOperation(s)
+			if !ok {
 				return cr, fmt.Errorf("%q is not an operation", s)
 			}
-			*lst.mask |= op.mask()
+			*lst.mask |= maskOf(op)
 		}
 	}
 	cr.allow, cr.deny = allow.withImplied(), deny.denyMask()
-	for rt, list := range map[ResourceType][]string{ResTopic: r.Topics, ResGroup: r.Groups, ResTransactionalID: r.TransactionalIDs} {
-		if cr.patterns[rt], err = parseMatchers(list); err != nil {
+	for _, rt := range acl.ResourceTypes() {
+		if cr.patterns[rt], err = parseMatchers(r.Patterns(rt)); err != nil {
 			return cr, err
 		}
 	}
@@ -170,7 +170,7 @@ func (s *Subject) Decide(op Operation, rt ResourceType, name string) Decision {
 	if op == 0 || op >= opAll || rt >= numResourceTypes {
 		return Decision{Rule: DefaultRule}
 	}
-	bit := op.mask()
+	bit := maskOf(op)
 	allowedBy := int32(-1)
 	rules, checkPrincipal := s.rulesFor(op, rt)
 	for _, i := range rules {
@@ -202,7 +202,7 @@ func (s *Subject) Decide(op Operation, rt ResourceType, name string) Decision {
 // rule denies op on every name of it (a "*" pattern), or if the default
 // allows and nothing denies everything.
 func (s *Subject) DecideAny(op Operation, rt ResourceType) Decision {
-	bit := op.mask()
+	bit := maskOf(op)
 	allowedBy := int32(-1)
 	rules, checkPrincipal := s.rulesFor(op, rt)
 	for _, i := range rules {

@@ -25,6 +25,23 @@ func writeConfig(t *testing.T, path, body string) {
 	}
 }
 
+// TestReloadApplierWithoutEnforcer: kproxy started without a policy cannot
+// start enforcing one on reload; it says a restart is needed.
+func TestReloadApplierWithoutEnforcer(t *testing.T) {
+	var logs bytes.Buffer
+	apply := ReloadApplier(nil)
+	apply.ConfigRejected(os.ErrNotExist) // nothing to count it on
+	if err := apply.ApplyConfig(&config.Config{}, zerolog.New(&logs)); err != nil || logs.Len() != 0 {
+		t.Fatalf("no policy before or after: %v, logged %s", err, logs.String())
+	}
+	if err := apply.ApplyConfig(&config.Config{Policy: &config.Policy{}}, zerolog.New(&logs)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "policy section added, but kproxy started without one: restart to enforce it") {
+		t.Errorf("an added policy section was not logged as needing a restart: %s", logs.String())
+	}
+}
+
 func TestReloaderFromFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kproxy.yaml")
 	writeConfig(t, path, "policy: {default: deny}\n")
@@ -38,7 +55,7 @@ func TestReloaderFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer enf.Close()
-	r := NewReloader(path, running, enf, zerolog.New(&logs))
+	r := config.NewReloader(path, running, ReloadApplier(enf), zerolog.New(&logs))
 	allowed := func() bool { return enf.FilterRequest(testConn, kmsg.NewPtrHeartbeatRequest()).Respond == nil }
 	if allowed() {
 		t.Fatal("default deny allowed")

@@ -100,7 +100,7 @@ func (c *reqCtx) record(op Operation, rt ResourceType, name string, d Decision) 
 	}
 	m.denied.Inc()
 	c.audit(DecisionDeny, op.String(), rt.String(), name, d.Rule, "")
-	return &denial{code: rt.deniedCode(), msg: c.deniedMessage(op, rt, name, d.Rule)}
+	return &denial{code: rt.DeniedCode(), msg: c.deniedMessage(op, rt, name, d.Rule)}
 }
 
 // visible decides whether a listing (Metadata for all topics, ListGroups,

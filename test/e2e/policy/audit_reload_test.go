@@ -115,7 +115,7 @@ func TestHotReloadAppliesToExistingConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs syncBuffer
-	r := policy.NewReloader(path, running, e.enf, zerolog.New(&logs))
+	r := config.NewReloader(path, running, policy.ReloadApplier(e.enf), zerolog.New(&logs))
 	write(reloadDeny)
 	if err := r.Reload("test"); err != nil {
 		t.Fatal(err)

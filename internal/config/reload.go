@@ -1,0 +1,110 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Applier applies the sections of a reloaded configuration that can change
+// under a running kproxy (the policy and audit.log_allowed; see
+// RestartNeeded). A Reloader calls it with its lock held, one reload at a
+// time.
+type Applier interface {
+	// ApplyConfig is handed each new, loaded and valid configuration. log
+	// carries the reload's trigger and file; ApplyConfig logs the outcome.
+	// An error means what was in force stays.
+	ApplyConfig(cfg *Config, log zerolog.Logger) error
+	// ConfigRejected is told that a reload found the file unreadable or
+	// invalid (err names the problem); nothing was applied.
+	ConfigRejected(err error)
+}
+
+// Reloader loads kproxy's configuration file again when asked (SIGHUP) or
+// when the file changes, and hands it to an Applier. The whole file is
+// loaded and validated first: an invalid file is rejected with a log line
+// naming the problem, and what is in force stays. Sections that cannot
+// change under a running proxy are compared with the file as kproxy
+// started; changes to them are logged as needing a restart.
+type Reloader struct {
+	path    string
+	apply   Applier
+	log     zerolog.Logger
+	mu      sync.Mutex
+	running *Config // as loaded at start, before kproxy amended it
+	stamp   fileStamp
+}
+
+type fileStamp struct {
+	mod  time.Time
+	size int64
+}
+
+// NewReloader watches path, whose contents at start were running, and
+// hands each reloaded configuration to apply.
+func NewReloader(path string, running *Config, apply Applier, log zerolog.Logger) *Reloader {
+	r := &Reloader{path: path, apply: apply, log: log, running: running}
+	r.stamp, _ = statFile(path)
+	return r
+}
+
+// Reload loads the file and applies it. trigger says why, for the log
+// ("sighup", "file change"). The error is the load's or the Applier's.
+func (r *Reloader) Reload(trigger string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, err := statFile(r.path); err == nil {
+		r.stamp = st
+	}
+	log := r.log.With().Str("trigger", trigger).Str("config", r.path).Logger()
+	cfg, err := Load(r.path)
+	if err != nil {
+		r.apply.ConfigRejected(err)
+		log.Error().Err(err).Msg("configuration reload rejected; the policy in force stays")
+		return err
+	}
+	for _, key := range RestartNeeded(r.running, cfg) {
+		log.Warn().Str("section", key).Msg("configuration section changed; it takes effect only after a restart")
+	}
+	return r.apply.ApplyConfig(cfg, log)
+}
+
+// Watch polls the file's modification time and size every interval and
+// reloads when either changes, until ctx ends. Polling needs no extra
+// dependency and notices editors that replace the file.
+func (r *Reloader) Watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st, err := statFile(r.path)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				r.log.Warn().Err(err).Str("config", r.path).Msg("cannot stat configuration file")
+			}
+			continue
+		}
+		r.mu.Lock()
+		changed := st != r.stamp
+		r.mu.Unlock()
+		if changed {
+			r.Reload("file change")
+		}
+	}
+}
+
+func statFile(path string) (fileStamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}, err
+	}
+	return fileStamp{mod: fi.ModTime(), size: fi.Size()}, nil
+}

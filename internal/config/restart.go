@@ -1,0 +1,52 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+)
+
+// RestartNeeded names the top-level sections (by their YAML keys, or
+// audit.output and audit.buffer_size) that differ between the running
+// configuration and a new one, other than what a reload applies: the
+// policy and audit.log_allowed. It walks every field of Config, so
+// sections added later need a restart unless they are listed here.
+func RestartNeeded(old, cur *Config) []string {
+	var keys []string
+	ov, cv := reflect.ValueOf(*old), reflect.ValueOf(*cur)
+	for i := 0; i < ov.NumField(); i++ {
+		f := ov.Type().Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if key == "" {
+			key = f.Name
+		}
+		switch key {
+		case "policy":
+		case "audit":
+			if auditOutput(old.Audit) != auditOutput(cur.Audit) {
+				keys = append(keys, "audit.output")
+			}
+			if auditBuffer(old.Audit) != auditBuffer(cur.Audit) {
+				keys = append(keys, "audit.buffer_size")
+			}
+		default:
+			if !reflect.DeepEqual(ov.Field(i).Interface(), cv.Field(i).Interface()) {
+				keys = append(keys, key)
+			}
+		}
+	}
+	return keys
+}
+
+func auditOutput(a *Audit) string {
+	if a == nil || a.Output == "" {
+		return AuditStdout
+	}
+	return a.Output
+}
+
+func auditBuffer(a *Audit) int {
+	if a == nil || a.BufferSize == 0 {
+		return DefaultAuditBufferSize
+	}
+	return a.BufferSize
+}
