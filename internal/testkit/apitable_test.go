@@ -3,7 +3,6 @@ package testkit
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -58,7 +57,7 @@ func (r *fakeLeadersResponse) AppendTo(b []byte) []byte {
 }
 
 func (r *fakeLeadersResponse) ReadFrom(b []byte) error {
-	short := errors.New("fake leaders response: short")
+	short := fmt.Errorf("fake leaders response: short")
 	if len(b) < 4 {
 		return short
 	}
@@ -97,7 +96,7 @@ func (*fakeLeadersRequest) AppendTo(b []byte) []byte    { return b }
 func (*fakeLeadersRequest) ResponseKind() kmsg.Response { return &fakeLeadersResponse{} }
 func (*fakeLeadersRequest) ReadFrom(b []byte) error {
 	if len(b) != 0 {
-		return errors.New("fake leaders request: body not empty")
+		return fmt.Errorf("fake leaders request: body not empty")
 	}
 	return nil
 }
