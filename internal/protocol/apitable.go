@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -128,6 +129,7 @@ func (t *APITable) With(rows ...API) (*APITable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("api table: %s (key %d): %w", a.Name, a.Key, err)
 		}
+		a.Endpoints = slices.Clone(a.Endpoints) // the caller's slice stays the caller's
 		c.apis[a.Key], c.versions[a.Key] = a, v
 		c.shapes[a.Key] = sync.OnceValue(func() keyShapes { return learnKeyShapes(a, v.maxVersion) })
 	}
@@ -159,7 +161,8 @@ func checkRow(a API) (apiVersions, error) {
 	return v, nil
 }
 
-// API returns the row of key, and whether there is one.
+// API returns the row of key, and whether there is one. The row's
+// Endpoints share the table's: read them, never change them.
 func (t *APITable) API(key int16) (API, bool) {
 	if !t.KnownAPI(key) {
 		return API{}, false
