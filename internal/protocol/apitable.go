@@ -63,22 +63,23 @@ type apiVersions struct {
 }
 
 // APIs returns the table of every API key kmsg knows, with the broker
-// endpoints and streamed walks kproxy knows about. It is built on first use
-// and shared: it never changes.
-func APIs() *APITable { return builtinAPIs() }
+// endpoints and streamed walks kproxy knows about. It is shared and never
+// changes.
+func APIs() *APITable { return builtinAPIs }
 
-// builtinAPIs is set once, in init: its rows refer to functions (the walks)
-// that consult the table themselves, which an initializer may not.
-var builtinAPIs func() *APITable
+// builtinAPIs is built once, in init, as the header parser needs it for
+// every frame: a plain pointer keeps that lookup as cheap as a constant's.
+// (Its rows refer to the walks, which consult the table themselves, so an
+// initializer may not build it.) Shapes, the costly part, are learned per
+// key on first use.
+var builtinAPIs *APITable
 
 func init() {
-	builtinAPIs = sync.OnceValue(func() *APITable {
-		t, err := (&APITable{}).With(kmsgAPIs()...)
-		if err != nil {
-			panic(fmt.Sprintf("protocol: the built-in API table is invalid: %v", err))
-		}
-		return t
-	})
+	t, err := (&APITable{}).With(kmsgAPIs()...)
+	if err != nil {
+		panic(fmt.Sprintf("protocol: the built-in API table is invalid: %v", err))
+	}
+	builtinAPIs = t
 }
 
 // kmsgAPIs is a row for every key kmsg has a message for, with the
