@@ -17,17 +17,24 @@ import (
 // (KIP-511). Such a response is decoded as v0 and keeps that version, so
 // encoding it again reproduces the upstream's fallback for the client.
 func DecodeResponse(key, version int16, body []byte) (kmsg.Response, error) {
-	resp := kmsg.ResponseForKey(key)
-	if resp == nil {
+	return APIs().DecodeResponse(key, version, body)
+}
+
+// DecodeResponse is the package's DecodeResponse, with the response made
+// by key's row in t.
+func (t *APITable) DecodeResponse(key, version int16, body []byte) (kmsg.Response, error) {
+	api, ok := t.API(key)
+	if !ok {
 		return nil, fmt.Errorf("decode response: %w %d", ErrUnknownAPIKey, key)
 	}
+	resp := api.NewResponse()
 	version = ResponseBodyVersion(key, version, body)
-	if _, err := DecodedSize(key, version, body, true); err != nil {
+	if _, err := t.DecodedSize(key, version, body, true); err != nil {
 		return nil, fmt.Errorf("decode response: %w", err)
 	}
 	resp.SetVersion(version)
 	if err := resp.ReadFrom(body); err != nil {
-		return nil, fmt.Errorf("decode %s v%d response: %w", APIName(key), version, err)
+		return nil, fmt.Errorf("decode %s v%d response: %w", api.Name, version, err)
 	}
 	return resp, nil
 }
@@ -60,11 +67,18 @@ func AppendResponseFrame(dst []byte, correlationID int32, resp kmsg.Response) []
 // request is in use. As DecodeResponse, it refuses a body whose decoding
 // would use more than MaxDecodedSize of its length.
 func DecodeRequest(key, version int16, body []byte) (kmsg.Request, error) {
-	req := kmsg.RequestForKey(key)
-	if req == nil {
+	return APIs().DecodeRequest(key, version, body)
+}
+
+// DecodeRequest is the package's DecodeRequest, with the request made by
+// key's row in t.
+func (t *APITable) DecodeRequest(key, version int16, body []byte) (kmsg.Request, error) {
+	api, ok := t.API(key)
+	if !ok {
 		return nil, fmt.Errorf("decode request: %w %d", ErrUnknownAPIKey, key)
 	}
-	if _, err := DecodedSize(key, version, body, false); err != nil {
+	req := api.NewRequest()
+	if _, err := t.DecodedSize(key, version, body, false); err != nil {
 		return nil, fmt.Errorf("decode request: %w", err)
 	}
 	req.SetVersion(version)
@@ -73,7 +87,7 @@ func DecodeRequest(key, version int16, body []byte) (kmsg.Request, error) {
 		read = u.UnsafeReadFrom
 	}
 	if err := read(body); err != nil {
-		return nil, fmt.Errorf("decode %s v%d request: %w", APIName(key), version, err)
+		return nil, fmt.Errorf("decode %s v%d request: %w", api.Name, version, err)
 	}
 	return req, nil
 }

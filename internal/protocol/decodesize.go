@@ -44,7 +44,12 @@ func MaxDecodedSize(bodyLen int) int { return MaxDecodeRatio*bodyLen + DecodeAll
 // MaxDecodedSize(len(body)), and with ErrMalformed for a body whose counts
 // or lengths run past its end, as kmsg would.
 func DecodedSize(key, version int16, body []byte, response bool) (int, error) {
-	s := shapes.lookup(key, version, response)
+	return APIs().DecodedSize(key, version, body, response)
+}
+
+// DecodedSize is the package's DecodedSize for the messages of t's rows.
+func (t *APITable) DecodedSize(key, version int16, body []byte, response bool) (int, error) {
+	s := t.shape(key, version, response)
 	if s == nil {
 		return 0, fmt.Errorf("decoded size of %s v%d: %w", APIName(key), version, ErrUnsupportedVersion)
 	}

@@ -112,7 +112,7 @@ func TestShapesMatchKmsg(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	checked := 0
 	allMessages(func(key, version int16, response bool, m message) {
-		s := shapes.lookup(key, version, response)
+		s := APIs().shape(key, version, response)
 		if s == nil {
 			t.Fatalf("%s v%d %s: no shape", APIName(key), version, kind(response))
 		}

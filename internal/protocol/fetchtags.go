@@ -2,34 +2,25 @@ package protocol
 
 import "fmt"
 
-// FetchResponseHasTopLevelTags reports whether a flexible (v12+) Fetch
-// response body carries any top-level tagged field. KIP-951 puts the leader
+// ResponseHasTopLevelTags reports whether a response body of a, at
+// version, carries any top-level tagged field. KIP-951 puts the leader
 // endpoints (tag 0) there, and only when some partition's leader moved, so
-// a response without top-level tags has no broker address in it. The walk
+// a response without top-level tags has no broker address in it. It needs
+// a's WalkToTags, and is false for a version that is not flexible. The walk
 // skips record batches by length; it allocates only its 24-byte cursor
 // (handed to the Stepper-generic walk, so it escapes), and an error.
-func FetchResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
-	if !IsFlexible(FetchKey, version) {
+func (a API) ResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
+	if a.WalkToTags == nil {
+		return false, fmt.Errorf("%s response: no walk to its tags: %w", a.Name, ErrUnsupportedVersion)
+	}
+	if !IsFlexible(a.Key, version) {
 		return false, nil
 	}
 	s := &sliceStepper{b: body}
-	if err := WalkFetchResponseToTags(version, s); err != nil {
+	if err := a.WalkToTags(version, s); err != nil {
 		return false, err
 	}
-	return endsWithTags(s, FetchKey, version)
-}
-
-// ProduceResponseHasTopLevelTags is FetchResponseHasTopLevelTags for
-// flexible (v9+) Produce responses.
-func ProduceResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
-	if !IsFlexible(ProduceKey, version) {
-		return false, nil
-	}
-	s := &sliceStepper{b: body}
-	if err := WalkProduceResponseToTags(version, s); err != nil {
-		return false, err
-	}
-	return endsWithTags(s, ProduceKey, version)
+	return endsWithTags(s, a.Key, version)
 }
 
 // endsWithTags checks that the final, top-level tag section ends the body,

@@ -37,7 +37,7 @@ func TestFetchResponseHasTopLevelTags(t *testing.T) {
 	for v := int16(12); v <= MaxVersion(FetchKey); v++ {
 		for _, withBrokers := range []bool{false, true} {
 			body := fetchResponseBody(v, withBrokers)
-			got, err := FetchResponseHasTopLevelTags(v, body)
+			got, err := rowOf(FetchKey).ResponseHasTopLevelTags(v, body)
 			if err != nil {
 				t.Fatalf("v%d brokers=%v: %v", v, withBrokers, err)
 			}
@@ -45,13 +45,13 @@ func TestFetchResponseHasTopLevelTags(t *testing.T) {
 				t.Errorf("v%d: has top-level tags = %v, want %v", v, got, withBrokers)
 			}
 			for cut := 0; cut < len(body); cut += 7 {
-				if _, err := FetchResponseHasTopLevelTags(v, body[:cut]); err == nil {
+				if _, err := rowOf(FetchKey).ResponseHasTopLevelTags(v, body[:cut]); err == nil {
 					t.Fatalf("v%d: truncated body (%d of %d bytes) accepted", v, cut, len(body))
 				}
 			}
 		}
 	}
-	if got, err := FetchResponseHasTopLevelTags(11, []byte{1, 2}); got || err != nil {
+	if got, err := rowOf(FetchKey).ResponseHasTopLevelTags(11, []byte{1, 2}); got || err != nil {
 		t.Errorf("non-flexible version: got %v, %v; want false, nil", got, err)
 	}
 }
@@ -61,7 +61,7 @@ func FuzzFetchResponseHasTopLevelTags(f *testing.F) {
 	f.Add(int16(13), fetchResponseBody(13, false))
 	f.Add(int16(12), fetchResponseBody(12, false))
 	f.Fuzz(func(t *testing.T, version int16, body []byte) {
-		got, err := FetchResponseHasTopLevelTags(version, body)
+		got, err := rowOf(FetchKey).ResponseHasTopLevelTags(version, body)
 		if err != nil || version < 12 || version > MaxVersion(FetchKey) {
 			return
 		}
@@ -107,7 +107,7 @@ func TestProduceResponseHasTopLevelTags(t *testing.T) {
 	for v := int16(9); v <= MaxVersion(ProduceKey); v++ {
 		for _, withBrokers := range []bool{false, true} {
 			body := produceResponseBody(v, withBrokers)
-			got, err := ProduceResponseHasTopLevelTags(v, body)
+			got, err := rowOf(ProduceKey).ResponseHasTopLevelTags(v, body)
 			if err != nil {
 				t.Fatalf("v%d brokers=%v: %v", v, withBrokers, err)
 			}
@@ -115,7 +115,7 @@ func TestProduceResponseHasTopLevelTags(t *testing.T) {
 				t.Errorf("v%d: has top-level tags = %v, want %v", v, got, withBrokers)
 			}
 			for cut := 0; cut < len(body); cut++ {
-				if _, err := ProduceResponseHasTopLevelTags(v, body[:cut]); err == nil {
+				if _, err := rowOf(ProduceKey).ResponseHasTopLevelTags(v, body[:cut]); err == nil {
 					t.Fatalf("v%d: truncated body (%d of %d bytes) accepted", v, cut, len(body))
 				}
 			}
@@ -127,7 +127,7 @@ func FuzzProduceResponseHasTopLevelTags(f *testing.F) {
 	f.Add(int16(10), produceResponseBody(10, true))
 	f.Add(int16(13), produceResponseBody(13, false))
 	f.Fuzz(func(t *testing.T, version int16, body []byte) {
-		got, err := ProduceResponseHasTopLevelTags(version, body)
+		got, err := rowOf(ProduceKey).ResponseHasTopLevelTags(version, body)
 		if err != nil || version < 9 || version > MaxVersion(ProduceKey) {
 			return
 		}

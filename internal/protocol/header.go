@@ -28,8 +28,11 @@ const RequestHeaderFixedLen = 8
 // ParseRequestHeader parses the header at the start of a request frame (the
 // bytes after the size prefix). The API key must be known to kmsg, since only
 // then is it known whether the header carries tagged fields.
-func ParseRequestHeader(b []byte) (RequestHeader, error) {
-	h, clientID, err := PeekRequestHeader(b)
+func ParseRequestHeader(b []byte) (RequestHeader, error) { return APIs().ParseRequestHeader(b) }
+
+// ParseRequestHeader is the package's ParseRequestHeader for the keys of t.
+func (t *APITable) ParseRequestHeader(b []byte) (RequestHeader, error) {
+	h, clientID, err := t.PeekRequestHeader(b)
 	if err == nil && clientID != nil {
 		h.ClientID = string(clientID)
 	}
@@ -40,19 +43,24 @@ func ParseRequestHeader(b []byte) (RequestHeader, error) {
 // h.ClientID empty and returns the client id as a slice of b (nil when
 // null), so the proxy's data path parses headers without allocating.
 func PeekRequestHeader(b []byte) (h RequestHeader, clientID []byte, err error) {
+	return APIs().PeekRequestHeader(b)
+}
+
+// PeekRequestHeader is the package's PeekRequestHeader for the keys of t.
+func (t *APITable) PeekRequestHeader(b []byte) (h RequestHeader, clientID []byte, err error) {
 	if len(b) < RequestHeaderFixedLen+2 {
 		return h, nil, fmt.Errorf("request header: %w", ErrShortBuffer)
 	}
 	h.APIKey = int16(binary.BigEndian.Uint16(b))
 	h.APIVersion = int16(binary.BigEndian.Uint16(b[2:]))
 	h.CorrelationID = int32(binary.BigEndian.Uint32(b[4:]))
-	if !KnownAPI(h.APIKey) {
+	if !t.KnownAPI(h.APIKey) {
 		return h, nil, fmt.Errorf("request header: %w %d", ErrUnknownAPIKey, h.APIKey)
 	}
 	if h.APIVersion < 0 {
-		return h, nil, fmt.Errorf("request header: %s version %d: %w", APIName(h.APIKey), h.APIVersion, ErrUnsupportedVersion)
+		return h, nil, fmt.Errorf("request header: %s version %d: %w", t.apis[h.APIKey].Name, h.APIVersion, ErrUnsupportedVersion)
 	}
-	h.Flexible = IsFlexible(h.APIKey, h.APIVersion)
+	h.Flexible = t.IsFlexible(h.APIKey, h.APIVersion)
 
 	off := RequestHeaderFixedLen
 	idLen := int(int16(binary.BigEndian.Uint16(b[off:])))
@@ -97,7 +105,13 @@ func AppendRequestHeader(dst []byte, h RequestHeader) []byte {
 // ApiVersions responses always use the v0 header, so that a client can read
 // the answer to a version the broker does not support (KIP-511).
 func ResponseHeaderFlexible(key, version int16) bool {
-	return key != APIVersionsKey && IsFlexible(key, version)
+	return APIs().ResponseHeaderFlexible(key, version)
+}
+
+// ResponseHeaderFlexible is the package's ResponseHeaderFlexible for the
+// keys of t.
+func (t *APITable) ResponseHeaderFlexible(key, version int16) bool {
+	return key != APIVersionsKey && t.IsFlexible(key, version)
 }
 
 // ResponseCorrelationID reads the correlation id at the start of a response
@@ -113,11 +127,16 @@ func ResponseCorrelationID(b []byte) (int32, error) {
 // that is b without its correlation id and, for flexible responses, its
 // tagged fields.
 func SkipResponseHeader(key, version int16, b []byte) ([]byte, error) {
+	return APIs().SkipResponseHeader(key, version, b)
+}
+
+// SkipResponseHeader is the package's SkipResponseHeader for the keys of t.
+func (t *APITable) SkipResponseHeader(key, version int16, b []byte) ([]byte, error) {
 	if len(b) < 4 {
 		return nil, fmt.Errorf("response header: %w", ErrShortBuffer)
 	}
 	off := 4
-	if ResponseHeaderFlexible(key, version) {
+	if t.ResponseHeaderFlexible(key, version) {
 		n, err := skipTaggedFields(b[off:])
 		if err != nil {
 			return nil, fmt.Errorf("response header tagged fields: %w", err)

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // The helpers here encode headers by hand, independently of the code under
-// test, and ask kmsg (not apis) what is flexible, so the tests check the
+// test, and ask kmsg (not the API table) what is flexible, so the tests check the
 // protocol package against the Kafka wire format rather than against itself.
 
 // taggedField is one unknown tagged field of a flexible header.
@@ -128,4 +129,13 @@ func describeClientID(id *string) string {
 		return "empty"
 	}
 	return "len" + strconv.Itoa(len(*id))
+}
+
+// rowOf is key's row in the built-in table.
+func rowOf(key int16) API {
+	a, ok := APIs().API(key)
+	if !ok {
+		panic(fmt.Sprintf("no row for key %d", key))
+	}
+	return a
 }

@@ -3,7 +3,6 @@ package protocol
 import (
 	"bytes"
 	"reflect"
-	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -51,54 +50,34 @@ type wireShape struct {
 	tagRatio int
 }
 
-// messageShapes holds the shape of every request and response kmsg knows,
-// per key and version. A key's shapes are learned the first time one is
-// looked up, and never change after: a kproxy that decodes a handful of
-// APIs (passthrough decodes only those carrying addresses) pays memory and
-// start-up time for those alone.
-type messageShapes struct {
-	byKey []func() keyShapes
-}
+// Shapes are kept per key in the API table (APITable.shapes), learned the
+// first time one of the key's shapes is looked up, and never change after:
+// a kproxy that decodes a handful of APIs (passthrough decodes only those
+// carrying addresses) pays memory and start-up time for those alone.
 
 // keyShapes is one API key's shapes, per version.
 type keyShapes struct {
 	requests, responses []*wireShape
 }
 
-var shapes = newMessageShapes()
-
-func newMessageShapes() messageShapes {
-	s := messageShapes{byKey: make([]func() keyShapes, MaxKnownKey()+1)}
-	for key := range s.byKey {
-		s.byKey[key] = sync.OnceValue(func() keyShapes { return learnKeyShapes(int16(key)) })
-	}
-	return s
-}
-
-func learnKeyShapes(key int16) keyShapes {
+// learnKeyShapes learns the shapes of a's messages up to maxVersion, from
+// the row's own constructors.
+func learnKeyShapes(a API, maxVersion int16) keyShapes {
 	var ks keyShapes
-	for v := int16(0); v <= MaxVersion(key); v++ {
-		ks.requests = append(ks.requests, learnShape(func() message {
-			if r := kmsg.RequestForKey(key); r != nil {
-				return r
-			}
-			return nil
-		}, v))
-		ks.responses = append(ks.responses, learnShape(func() message {
-			if r := kmsg.ResponseForKey(key); r != nil {
-				return r
-			}
-			return nil
-		}, v))
+	for v := int16(0); v <= maxVersion; v++ {
+		ks.requests = append(ks.requests, learnShape(func() message { return a.NewRequest() }, v))
+		ks.responses = append(ks.responses, learnShape(func() message { return a.NewResponse() }, v))
 	}
 	return ks
 }
 
-func (s messageShapes) lookup(key, version int16, response bool) *wireShape {
-	if key < 0 || int(key) >= len(s.byKey) {
+// shape returns the shape of version of key's request (or response), or
+// nil if t has none.
+func (t *APITable) shape(key, version int16, response bool) *wireShape {
+	if !t.KnownAPI(key) {
 		return nil
 	}
-	ks := s.byKey[key]()
+	ks := t.shapes[key]()
 	table := ks.requests
 	if response {
 		table = ks.responses

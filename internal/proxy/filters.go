@@ -88,7 +88,9 @@ func (s *Server) responseNeed(key, version int16) filter.Need {
 }
 
 // canDropTags says whether the engine can stream version of key while
-// dropping its top-level tags: it has a walk for flexible Produce and Fetch.
+// dropping its top-level tags: the API table has a walk to them, and the
+// version is flexible (has tags at all).
 func canDropTags(key, version int16) bool {
-	return (key == protocol.ProduceKey || key == protocol.FetchKey) && protocol.IsFlexible(key, version)
+	api, ok := protocol.APIs().API(key)
+	return ok && api.WalkToTags != nil && protocol.IsFlexible(key, version)
 }

@@ -48,8 +48,8 @@ func (s *streamStepper) Uvarint() (uint64, error) {
 	return v, s.Skip(n)
 }
 
-// streamDroppingTags relays a Produce or Fetch response without holding
-// it, walking its structure on the way, and replaces a non-empty top-level
+// streamDroppingTags relays a response whose API has a walk to its tags
+// (canDropTags) without holding it, walking its structure on the way, and replaces a non-empty top-level
 // tag section (where KIP-951 leader endpoints live) with filler of the same
 // length, since the frame's size has already gone out.
 func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) error {
@@ -60,11 +60,7 @@ func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) e
 		err = protocol.WalkTags(st)
 	}
 	if err == nil {
-		if owed.key == protocol.FetchKey {
-			err = protocol.WalkFetchResponseToTags(owed.version, st)
-		} else {
-			err = protocol.WalkProduceResponseToTags(owed.version, st)
-		}
+		err = walkToTags(owed.key, owed.version, st)
 	}
 	if err != nil {
 		return streamError(err)
@@ -91,6 +87,16 @@ func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) e
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}
 	return nil
+}
+
+// walkToTags moves s over a response body of key to its top-level tags,
+// by the walk of key's row in the API table.
+func walkToTags(key, version int16, s protocol.Stepper) error {
+	api, ok := protocol.APIs().API(key)
+	if !ok || api.WalkToTags == nil {
+		return fmt.Errorf("%s v%d response: no walk to its tags: %w", protocol.APIName(key), version, protocol.ErrUnsupportedVersion)
+	}
+	return api.WalkToTags(version, s)
 }
 
 // readTail reads the last n bytes of a frame: from r's buffer when they

@@ -5,11 +5,16 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/protocol"
 )
 
 // Addresses is a ResponseFilter that replaces every upstream broker address a
 // response carries with the address Mapper hands out for that node, so that
-// clients keep connecting through kproxy instead of going around it.
+// clients keep connecting through kproxy instead of going around it. Where
+// the addresses are, and which ones are removed instead (DescribeQuorum's
+// controller listeners), is the API table's knowledge: Addresses serves
+// every row with endpoints.
 //
 // The contract is all-or-nothing: if Mapper fails for any node the whole
 // FilterResponse call fails, and the caller must not forward the (partially
@@ -20,75 +25,68 @@ import (
 // Mapper is.
 type Addresses struct {
 	Mapper BrokerMapper
+	// APIs is the table the filter works from; nil means protocol.APIs().
+	APIs *protocol.APITable
 }
 
 // Compile-time check that Addresses satisfies the engine's interface.
 var _ ResponseFilter = Addresses{}
 
-// ResponseKeys returns the API keys of every response kind known to carry a
-// broker (or controller) address:
-//
-//	Metadata(3), FindCoordinator(10), DescribeCluster(60), Produce(0),
-//	Fetch(1), ShareFetch(78), ShareAcknowledge(79), DescribeQuorum(55).
-//
-// A new slice is returned on each call so callers may keep or modify it.
-func (Addresses) ResponseKeys() []int16 {
-	return []int16{
-		3,  // Metadata
-		10, // FindCoordinator
-		60, // DescribeCluster
-		0,  // Produce (KIP-951 leader endpoints)
-		1,  // Fetch (KIP-951 leader endpoints)
-		78, // ShareFetch
-		79, // ShareAcknowledge
-		55, // DescribeQuorum
+func (a Addresses) apis() *protocol.APITable {
+	if a.APIs == nil {
+		return protocol.APIs()
 	}
+	return a.APIs
 }
 
+// ResponseKeys returns the API keys of every response kind the table says
+// carries a broker (or controller) address: today Produce(0), Fetch(1),
+// Metadata(3), FindCoordinator(10), DescribeQuorum(55), DescribeCluster(60),
+// ShareFetch(78) and ShareAcknowledge(79).
+//
+// A new slice is returned on each call so callers may keep or modify it.
+func (a Addresses) ResponseKeys() []int16 { return a.apis().EndpointKeys() }
+
 // FilterResponse rewrites, in place, every broker address in resp. resp must
-// be one of the concrete *kmsg response types for the keys listed by
-// ResponseKeys; any other type is an error, because silently passing through
-// a response we were asked to sanitize could leak addresses.
+// be the table's response type for one of the keys listed by ResponseKeys;
+// any other type is an error, because silently passing through a response
+// we were asked to sanitize could leak addresses.
+//
+// Kafka's "no node" placeholders (a failed coordinator lookup) carry no
+// address and are left exactly as the upstream sent them, for the client to
+// see the error: asking the Mapper about node -1 would at best fail the
+// whole response and at worst open a listener for a node that does not
+// exist.
 //
 // On error resp may be partially rewritten and must be discarded.
 func (a Addresses) FilterResponse(resp kmsg.Response) error {
 	if a.Mapper == nil {
 		return errors.New("rewrite: Addresses has no Mapper")
 	}
-	switch r := resp.(type) {
-	case *kmsg.MetadataResponse:
-		return a.metadata(r)
-	case *kmsg.FindCoordinatorResponse:
-		return a.findCoordinator(r)
-	case *kmsg.DescribeClusterResponse:
-		return a.describeCluster(r)
-	case *kmsg.ProduceResponse:
-		return a.produce(r)
-	case *kmsg.FetchResponse:
-		return a.fetch(r)
-	case *kmsg.ShareFetchResponse:
-		return a.shareFetch(r)
-	case *kmsg.ShareAcknowledgeResponse:
-		return a.shareAcknowledge(r)
-	case *kmsg.DescribeQuorumResponse:
-		describeQuorum(r)
-		return nil
-	default:
+	if resp == nil {
+		return errors.New("rewrite: addresses: nil response")
+	}
+	api, ok := a.apis().API(resp.Key())
+	if !ok || !api.HasEndpoints() {
 		return fmt.Errorf("rewrite: addresses: unsupported response type %T", resp)
 	}
-}
-
-// remap asks the Mapper for the client-facing address of one node and stores
-// it through host and port. key names the API in the error, so that a failure
-// in the logs says which response could not be forwarded.
-//
-// Working through pointers lets one helper serve the many distinct broker
-// struct types kmsg generates, which share field names but not a type.
-func (a Addresses) remap(key int16, nodeID int32, host *string, port *int32) error {
-	h, p, err := a.Mapper.MapBroker(nodeID, *host, *port)
-	if err != nil {
-		return fmt.Errorf("rewrite %s broker %d: %w", kmsg.NameForKey(key), nodeID, err)
+	if api.StripEndpoints != nil {
+		return api.StripEndpoints(resp)
 	}
-	*host, *port = h, p
+	m := a.Mapper
+	err := api.VisitEndpoints(resp, func(e protocol.Endpoint) error {
+		if e.NoNode {
+			return nil
+		}
+		host, port, err := m.MapBroker(e.NodeID, *e.Host, e.Port.Get())
+		if err != nil {
+			return fmt.Errorf("broker %d: %w", e.NodeID, err)
+		}
+		*e.Host = host
+		return e.Port.Set(port)
+	})
+	if err != nil {
+		return fmt.Errorf("rewrite %s %w", api.Name, err)
+	}
 	return nil
 }

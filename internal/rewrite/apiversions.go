@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/protocol"
 )
 
 // APIVersionsClamp is a ResponseFilter for ApiVersions(18) that limits what a
@@ -65,13 +67,12 @@ func (APIVersionsClamp) FilterResponse(resp kmsg.Response) error {
 // (which advertised minV..maxV) and kmsg support, and false if there is none
 // — either kmsg does not know key, or the upstream's range starts above what
 // kmsg knows. It is pure: the answer depends only on its arguments and the
-// kmsg version compiled in.
+// kmsg version compiled in (which the API table holds).
 func clampVersions(key, minV, maxV int16) (int16, bool) {
-	req := kmsg.RequestForKey(key)
-	if req == nil {
+	if !protocol.KnownAPI(key) {
 		return 0, false
 	}
-	maxV = min(maxV, req.MaxVersion())
+	maxV = min(maxV, protocol.MaxVersion(key))
 	if minV > maxV {
 		return 0, false
 	}

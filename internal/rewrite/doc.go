@@ -12,7 +12,8 @@
 //     endpoints of Produce, Fetch, ShareFetch and ShareAcknowledge) with the
 //     one a BrokerMapper hands out, and drops the controller listeners of
 //     DescribeQuorum, so that clients never learn an address that bypasses
-//     the proxy;
+//     the proxy; which responses those are, and where in them, is the
+//     protocol package's API table;
 //   - APIVersionsClamp, which limits the API keys and versions a client may
 //     negotiate to those kmsg can decode, so that every response the engine
 //     may need to filter is one it can read.

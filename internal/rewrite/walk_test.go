@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/protocol"
 )
 
 // endpoint is one address found in a response, wherever it lives.
@@ -14,55 +16,24 @@ type endpoint struct {
 	Port   int32
 }
 
-// endpointsOf lists every address resp carries on the wire at its version.
-// It is written independently of the filter on purpose: a field the filter
-// forgets is still found here, and the test fails.
+// endpointsOf lists every address resp carries on the wire at its version,
+// where the API table says they are. The table is checked against kmsg's
+// types independently (protocol's TestEndpointRowsFindEveryHost), and the
+// tests here check the bytes for upstream hosts, so a field the table
+// forgets still fails a test.
 func endpointsOf(t testing.TB, resp kmsg.Response) []endpoint {
 	t.Helper()
-	var out []endpoint
-	add := func(where string, id int32, host string, port int32) {
-		out = append(out, endpoint{where, id, host, port})
+	api, ok := protocol.APIs().API(resp.Key())
+	if !ok || !api.HasEndpoints() {
+		t.Fatalf("endpointsOf: the API table has no endpoints for %T", resp)
 	}
-	switch r := resp.(type) {
-	case *kmsg.MetadataResponse:
-		for _, b := range r.Brokers {
-			add("Brokers", b.NodeID, b.Host, b.Port)
-		}
-	case *kmsg.FindCoordinatorResponse:
-		if r.Version <= 3 {
-			add("top-level", r.NodeID, r.Host, r.Port)
-		}
-		for _, c := range r.Coordinators {
-			add("Coordinators", c.NodeID, c.Host, c.Port)
-		}
-	case *kmsg.DescribeClusterResponse:
-		for _, b := range r.Brokers {
-			add("Brokers", b.NodeID, b.Host, b.Port)
-		}
-	case *kmsg.ProduceResponse:
-		for _, b := range r.Brokers {
-			add("Brokers", b.NodeID, b.Host, b.Port)
-		}
-	case *kmsg.FetchResponse:
-		for _, b := range r.Brokers {
-			add("Brokers", b.NodeID, b.Host, b.Port)
-		}
-	case *kmsg.ShareFetchResponse:
-		for _, e := range r.NodeEndpoints {
-			add("NodeEndpoints", e.NodeID, e.Host, e.Port)
-		}
-	case *kmsg.ShareAcknowledgeResponse:
-		for _, e := range r.NodeEndpoints {
-			add("NodeEndpoints", e.NodeID, e.Host, e.Port)
-		}
-	case *kmsg.DescribeQuorumResponse:
-		for _, n := range r.Nodes {
-			for _, l := range n.Listeners {
-				add("Nodes.Listeners", n.NodeID, l.Host, int32(l.Port))
-			}
-		}
-	default:
-		t.Fatalf("endpointsOf: no walker for %T", resp)
+	var out []endpoint
+	err := api.VisitEndpoints(resp, func(e protocol.Endpoint) error {
+		out = append(out, endpoint{e.Field, e.NodeID, *e.Host, e.Port.Get()})
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("endpointsOf: %v", err)
 	}
 	return out
 }

@@ -24,11 +24,13 @@ import (
 // the client writes (to learn the API key and version of the response it is
 // owed, by correlation id), and each response frame it reads. Responses
 // that can carry a broker address are decoded with kmsg and their addresses
-// extracted here, independently of kproxy's rewrite package, which is what
-// the sniffer checks.
+// read where the API table says they are (protocol.APIs, the one
+// definition the rewriter works from too), with none of kproxy's rewrite
+// code: a response whose addresses kproxy did not rewrite is caught.
 //
 // It is safe for concurrent use.
 type Sniffer struct {
+	apis      *protocol.APITable
 	mu        sync.Mutex
 	addrs     []SeenAddr
 	responses map[int16]int // responses read, by API key
@@ -51,9 +53,14 @@ func (a SeenAddr) String() string {
 	return fmt.Sprintf("%s v%d %s node %d at %s", protocol.APIName(a.APIKey), a.Version, a.Field, a.NodeID, a.Addr)
 }
 
-// NewSniffer returns an empty Sniffer.
-func NewSniffer() *Sniffer {
+// NewSniffer returns an empty Sniffer that knows the APIs of protocol.APIs.
+func NewSniffer() *Sniffer { return NewSnifferFor(protocol.APIs()) }
+
+// NewSnifferFor returns an empty Sniffer that parses frames and finds
+// addresses by the rows of apis.
+func NewSnifferFor(apis *protocol.APITable) *Sniffer {
 	return &Sniffer{
+		apis:      apis,
 		responses: map[int16]int{},
 		requests:  map[int16]int{},
 		latencies: map[int16][]time.Duration{},
@@ -201,7 +208,7 @@ func nextFrame(b []byte) (frame, rest []byte, ok bool) {
 }
 
 func (c *sniffConn) request(frame []byte) {
-	h, err := protocol.ParseRequestHeader(frame)
+	h, err := c.s.apis.ParseRequestHeader(frame)
 	if err != nil {
 		c.s.fail(fmt.Errorf("sniffer: request to %s: %w", c.RemoteAddr(), err))
 		return
@@ -241,22 +248,24 @@ func (c *sniffConn) response(frame []byte) {
 	c.s.latencies[o.key] = append(c.s.latencies[o.key], time.Since(o.sent))
 	c.s.mu.Unlock()
 
-	switch o.key {
-	case 0, 1, 3, 10, 55, 60, 78, 79:
-	default:
+	api, ok := c.s.apis.API(o.key)
+	if !ok || !api.HasEndpoints() {
 		return // no addresses in this response
 	}
-	body, err := protocol.SkipResponseHeader(o.key, o.version, frame)
+	body, err := c.s.apis.SkipResponseHeader(o.key, o.version, frame)
 	if err != nil {
-		c.s.fail(fmt.Errorf("sniffer: %s v%d response header: %w", protocol.APIName(o.key), o.version, err))
+		c.s.fail(fmt.Errorf("sniffer: %s v%d response header: %w", api.Name, o.version, err))
 		return
 	}
-	resp, err := protocol.DecodeResponse(o.key, o.version, body)
+	resp, err := c.s.apis.DecodeResponse(o.key, o.version, body)
 	if err != nil {
 		c.s.fail(fmt.Errorf("sniffer: %w", err))
 		return
 	}
-	seen := extractAddrs(resp)
+	seen, err := extractAddrs(api, resp)
+	if err != nil {
+		c.s.fail(fmt.Errorf("sniffer: %w", err))
+	}
 	c.s.mu.Lock()
 	c.s.addrs = append(c.s.addrs, seen...)
 	c.s.mu.Unlock()
@@ -264,60 +273,32 @@ func (c *sniffConn) response(frame []byte) {
 
 // ResponseAddrs lists every broker address in a decoded response, for
 // tests that drive the protocol by hand.
-func ResponseAddrs(resp kmsg.Response) []SeenAddr { return extractAddrs(resp) }
+func ResponseAddrs(resp kmsg.Response) []SeenAddr {
+	api, ok := protocol.APIs().API(resp.Key())
+	if !ok {
+		return nil
+	}
+	addrs, _ := extractAddrs(api, resp)
+	return addrs
+}
 
-// extractAddrs lists every broker address in a decoded response.
-func extractAddrs(resp kmsg.Response) []SeenAddr {
+// extractAddrs lists every broker address in a decoded response of api,
+// including those kproxy strips rather than rewrites: the sniffer checks
+// that they are gone.
+func extractAddrs(api protocol.API, resp kmsg.Response) ([]SeenAddr, error) {
 	var out []SeenAddr
-	add := func(field string, node int32, host string, port int32) {
+	err := api.VisitEndpoints(resp, func(e protocol.Endpoint) error {
+		host, port := *e.Host, e.Port.Get()
 		if host == "" && port <= 0 {
-			return // "no node" placeholder (e.g. a failed coordinator lookup)
+			return nil // "no node" placeholder (e.g. a failed coordinator lookup)
 		}
 		out = append(out, SeenAddr{
-			APIKey: resp.Key(), Version: resp.GetVersion(), Field: field, NodeID: node,
+			APIKey: resp.Key(), Version: resp.GetVersion(), Field: e.Field, NodeID: e.NodeID,
 			Addr: net.JoinHostPort(host, strconv.Itoa(int(port))),
 		})
-	}
-	switch r := resp.(type) {
-	case *kmsg.MetadataResponse:
-		for _, b := range r.Brokers {
-			add("Brokers", b.NodeID, b.Host, b.Port)
-		}
-	case *kmsg.FindCoordinatorResponse:
-		if r.Version <= 3 {
-			add("Coordinator", r.NodeID, r.Host, r.Port)
-		}
-		for _, co := range r.Coordinators {
-			add("Coordinators", co.NodeID, co.Host, co.Port)
-		}
-	case *kmsg.DescribeClusterResponse:
-		for _, b := range r.Brokers {
-			add("Brokers", b.NodeID, b.Host, b.Port)
-		}
-	case *kmsg.ProduceResponse:
-		for _, b := range r.Brokers {
-			add("Brokers", b.NodeID, b.Host, b.Port)
-		}
-	case *kmsg.FetchResponse:
-		for _, b := range r.Brokers {
-			add("Brokers", b.NodeID, b.Host, b.Port)
-		}
-	case *kmsg.ShareFetchResponse:
-		for _, e := range r.NodeEndpoints {
-			add("NodeEndpoints", e.NodeID, e.Host, e.Port)
-		}
-	case *kmsg.ShareAcknowledgeResponse:
-		for _, e := range r.NodeEndpoints {
-			add("NodeEndpoints", e.NodeID, e.Host, e.Port)
-		}
-	case *kmsg.DescribeQuorumResponse:
-		for _, n := range r.Nodes {
-			for _, l := range n.Listeners {
-				add("Nodes.Listeners", n.NodeID, l.Host, int32(l.Port))
-			}
-		}
-	}
-	return out
+		return nil
+	})
+	return out, err
 }
 
 // CheckAddrs fails t unless the sniffer saw Metadata and FindCoordinator
@@ -394,7 +375,7 @@ func (s *Sniffer) Summary() string {
 	defer s.mu.Unlock()
 	count := map[string]int{}
 	for _, a := range s.addrs {
-		count[fmt.Sprintf("%s.%s", protocol.APIName(a.APIKey), a.Field)]++
+		count[fmt.Sprintf("%s.%s", s.apis.APIName(a.APIKey), a.Field)]++
 	}
 	keys := make([]string, 0, len(count))
 	for k := range count {
