@@ -25,7 +25,9 @@ type Reloader struct {
 	log     zerolog.Logger
 	mu      sync.Mutex
 	running *config.Config // as loaded at start, before kproxy amended it
-	stamp   fileStamp
+	// overrides are set on top of the file at every load, as at start.
+	overrides []config.Override
+	stamp     fileStamp
 }
 
 type fileStamp struct {
@@ -34,9 +36,10 @@ type fileStamp struct {
 }
 
 // NewReloader watches path, whose contents at start were running. enf is
-// the enforcer to update, or nil if kproxy started without a policy.
-func NewReloader(path string, running *config.Config, enf *Enforcer, log zerolog.Logger) *Reloader {
-	r := &Reloader{path: path, enf: enf, log: log, running: running}
+// the enforcer to update, or nil if kproxy started without a policy;
+// overrides are those running was loaded with.
+func NewReloader(path string, running *config.Config, enf *Enforcer, log zerolog.Logger, overrides ...config.Override) *Reloader {
+	r := &Reloader{path: path, enf: enf, log: log, running: running, overrides: overrides}
 	r.stamp, _ = statFile(path)
 	return r
 }
@@ -50,7 +53,7 @@ func (r *Reloader) Reload(trigger string) error {
 		r.stamp = st
 	}
 	log := r.log.With().Str("trigger", trigger).Str("config", r.path).Logger()
-	cfg, err := config.Load(r.path)
+	cfg, err := config.Load(r.path, r.overrides...)
 	if err != nil {
 		if r.enf != nil {
 			r.enf.reloadFailed()
