@@ -1,0 +1,39 @@
+package testkit
+
+import (
+	"context"
+	"io"
+	"testing"
+)
+
+// ServeInProcess runs serve (kproxy in the test's process, as the kproxy
+// command or a program embedding it runs it: until ctx ends, its JSON log
+// written to log) and returns once the log names the bootstrap listener's
+// and the admin endpoint's addresses. Stop ends ctx and returns serve's
+// error; if the test ends first, ctx is ended then and the test waits for
+// serve to return.
+func ServeInProcess(t testing.TB, serve func(ctx context.Context, log io.Writer) error) *Binary {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := serve(ctx, w)
+		w.Close()
+		done <- err
+	}()
+	var exit error
+	stopped := false
+	wait := func() error {
+		if !stopped {
+			exit, stopped = <-done, true
+		}
+		return exit
+	}
+	t.Cleanup(func() {
+		cancel()
+		r.Close() // log writes nobody reads any more must not block the drain
+		wait()
+	})
+	return readLog(t, r, &Binary{terminate: cancel, wait: wait})
+}
