@@ -32,7 +32,7 @@ func ServeInProcess(t testing.TB, serve func(ctx context.Context, log io.Writer)
 	}
 	t.Cleanup(func() {
 		cancel()
-		r.Close() // log writes nobody reads any more must not block the drain
+		go io.Copy(io.Discard, r) // log lines nobody reads must not block the drain
 		wait()
 	})
 	return readLog(t, r, &Binary{terminate: cancel, wait: wait})
