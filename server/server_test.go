@@ -2,10 +2,8 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,14 +18,8 @@ import (
 // the reload applies the policy, and no section counts as changed.
 func TestReloadKeepsOverrides(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
-	path := filepath.Join(t.TempDir(), "kproxy.yaml")
-	os.WriteFile(path, []byte(fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners: {bind_host: 127.0.0.1, bootstrap_port: 70000, broker_port_base: 0}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-policy: {default: deny}
-`, cluster.ListenAddrs()[0])), 0o600)
+	file := strings.Replace(testkit.LocalConfig(cluster.ListenAddrs()[0]), "bootstrap_port: 0", "bootstrap_port: 70000", 1)
+	path := testkit.WriteConfig(t, file+"policy: {default: deny}\n")
 	reload := make(chan os.Signal, 1)
 	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
 		return server.Run(ctx, server.Options{
@@ -55,8 +47,7 @@ policy: {default: deny}
 // TestRunRefusesInvalidConfiguration: Run and Validate report every
 // problem, naming keys and the overrides' sources, and serve nothing.
 func TestRunRefusesInvalidConfiguration(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "kproxy.yaml")
-	os.WriteFile(path, []byte("upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\nlog: {level: loud}\n"), 0o600)
+	path := testkit.WriteConfig(t, "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\nlog: {level: loud}\n")
 	opts := server.Options{ConfigPath: path, Overrides: []server.Override{{Key: "listeners.broker_port_base", Value: "-1", Source: "TEST_BASE"}}}
 	for name, err := range map[string]error{
 		"Run":      server.Run(context.Background(), opts),

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,18 +20,7 @@ import (
 
 // overrideFile is a configuration whose listeners the tests override.
 func overrideFile(t *testing.T, upstream string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kproxy.yaml")
-	body := fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, upstream)
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testkit.WriteConfig(t, testkit.LocalConfig(upstream))
 }
 
 // freePorts finds n consecutive free TCP ports on host.

@@ -12,10 +12,44 @@ import (
 // runCommand is `kproxy run` (and `kproxy --config FILE`): serve until
 // SIGTERM or SIGINT, then drain; SIGHUP reloads the policy.
 func runCommand() command {
+	return configCommand("run", "run the proxy (the default: kproxy --config FILE); SIGHUP reloads the policy, SIGTERM drains and stops",
+		func(ctx context.Context, opts server.Options, c cli) int {
+			opts.LogOutput, opts.Reload = c.stdout, c.reload
+			if err := server.Run(ctx, opts); err != nil {
+				fmt.Fprintf(c.stderr, "kproxy: %v\n", err)
+				return 1
+			}
+			return 0
+		})
+}
+
+// validateCommand is `kproxy validate`: load the configuration as run
+// would, with the same overrides, and report.
+func validateCommand() command {
+	return configCommand("validate", "check a configuration file (and overrides) as run would load it, then exit",
+		func(_ context.Context, opts server.Options, c cli) int {
+			warnings, err := server.Validate(opts)
+			if err != nil {
+				fmt.Fprintln(c.stderr, err)
+				return 1
+			}
+			// Warnings do not fail validation: the file is valid, and may mean it.
+			for _, w := range warnings {
+				fmt.Fprintf(c.stderr, "warning: %s\n", w)
+			}
+			fmt.Fprintf(c.stdout, "%s: ok\n", opts.ConfigPath)
+			return 0
+		})
+}
+
+// configCommand is a command of the configuration file: it takes
+// --config and the overrides' flags, and act runs it with the options
+// they (and the environment) give.
+func configCommand(name, summary string, act func(context.Context, server.Options, cli) int) command {
 	return command{
-		name:    "run",
-		summary: "run the proxy (the default: kproxy --config FILE); SIGHUP reloads the policy, SIGTERM drains and stops",
-		usage:   "kproxy run --config FILE [flags]",
+		name:    name,
+		summary: summary,
+		usage:   "kproxy " + name + " --config FILE [flags]",
 		setup: func(fs *flag.FlagSet, c cli) func(context.Context, []string) int {
 			opts := configFlags(fs, c)
 			return func(ctx context.Context, args []string) int {
@@ -23,42 +57,7 @@ func runCommand() command {
 				if !ok {
 					return 2
 				}
-				o.LogOutput, o.Reload = c.stdout, c.reload
-				if err := server.Run(ctx, o); err != nil {
-					fmt.Fprintf(c.stderr, "kproxy: %v\n", err)
-					return 1
-				}
-				return 0
-			}
-		},
-	}
-}
-
-// validateCommand is `kproxy validate`: load the configuration as run
-// would, with the same overrides, and report.
-func validateCommand() command {
-	return command{
-		name:    "validate",
-		summary: "check a configuration file (and overrides) as run would load it, then exit",
-		usage:   "kproxy validate --config FILE [flags]",
-		setup: func(fs *flag.FlagSet, c cli) func(context.Context, []string) int {
-			opts := configFlags(fs, c)
-			return func(_ context.Context, args []string) int {
-				o, ok := opts(args)
-				if !ok {
-					return 2
-				}
-				warnings, err := server.Validate(o)
-				if err != nil {
-					fmt.Fprintln(c.stderr, err)
-					return 1
-				}
-				// Warnings do not fail validation: the file is valid, and may mean it.
-				for _, w := range warnings {
-					fmt.Fprintf(c.stderr, "warning: %s\n", w)
-				}
-				fmt.Fprintf(c.stdout, "%s: ok\n", o.ConfigPath)
-				return 0
+				return act(ctx, o, c)
 			}
 		},
 	}

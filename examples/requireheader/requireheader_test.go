@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -26,13 +24,7 @@ const topic = "orders"
 // cluster and returns its bootstrap address.
 func startExample(t *testing.T, cluster *kfake.Cluster) string {
 	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "kproxy.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, cluster.ListenAddrs()[0])), 0o600)
+	cfg := testkit.WriteConfig(t, testkit.LocalConfig(cluster.ListenAddrs()[0]))
 	var stderr bytes.Buffer
 	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
 		if err := run(ctx, []string{"--config", cfg, "--header", "trace-id"}, log, &stderr); err != nil {

@@ -2,7 +2,10 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -36,4 +39,28 @@ func ServeInProcess(t testing.TB, serve func(ctx context.Context, log io.Writer)
 		wait()
 	})
 	return readLog(t, r, &Binary{terminate: cancel, wait: wait})
+}
+
+// LocalConfig is a configuration file's text for a kproxy that
+// RunBinary or ServeInProcess starts in front of upstream: listeners and
+// the admin endpoint on 127.0.0.1 with OS-chosen ports, and the JSON log
+// at info that they read.
+func LocalConfig(upstream string) string {
+	return fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q]}
+listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
+admin: {listen: "127.0.0.1:0"}
+log: {level: info, format: json}
+`, upstream)
+}
+
+// WriteConfig writes a configuration file with text into a temporary
+// directory and returns its path.
+func WriteConfig(t testing.TB, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kproxy.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
