@@ -5,7 +5,7 @@
 //
 //	err := server.Run(ctx, server.Options{
 //		ConfigPath: "kproxy.yaml",
-//		Filters:    []filter.Filter{requireheader.New("trace-id")},
+//		Filters:    []filter.Filter{myFilter{}}, // see examples/requireheader
 //	})
 //
 // Run does what the kproxy command does: it loads and validates the

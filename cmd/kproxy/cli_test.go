@@ -28,7 +28,7 @@ func TestHelpListsEveryCommandAndFlag(t *testing.T) {
 		"run":           configFlags,
 		"validate":      configFlags,
 		"version":       nil,
-		"hash-password": {"--iterations ITERATIONS", "--mechanism MECHANISMS"},
+		"hash-password": {"--iterations N", "--mechanism MECHANISMS"},
 	}
 	envs := []string{"KPROXY_BIND_HOST", "KPROXY_ADVERTISED_HOST", "KPROXY_BOOTSTRAP_PORT", "KPROXY_BROKER_PORT_BASE", "KPROXY_ADMIN_LISTEN"}
 	for _, arg := range []string{"--help", "-h", "help"} {

@@ -32,7 +32,7 @@ listeners.sasl.users[].credentials. The password itself is never stored.
 `,
 		setup: func(fs *flag.FlagSet, c cli) func(context.Context, []string) int {
 			mechs := fs.String("mechanism", auth.ScramSHA512, "comma-separated SCRAM `MECHANISMS`: SCRAM-SHA-256, SCRAM-SHA-512")
-			iterations := fs.Int("iterations", auth.DefaultIterations, fmt.Sprintf("PBKDF2 `ITERATIONS` (%d-%d)", auth.MinIterations, auth.MaxIterations))
+			iterations := fs.Int("iterations", auth.DefaultIterations, fmt.Sprintf("PBKDF2 iterations, `N` (%d-%d)", auth.MinIterations, auth.MaxIterations))
 			return func(_ context.Context, args []string) int {
 				if len(args) > 0 {
 					fmt.Fprintln(c.stderr, "kproxy hash-password: the password is read from standard input, not from arguments")
