@@ -1,8 +1,9 @@
-// Command kproxy runs the transparent Kafka proxy.
+// Command kproxy runs the transparent Kafka proxy. `kproxy --help` lists
+// its subcommands and their flags; `kproxy --config FILE` is `kproxy run`.
 //
-//	kproxy --config FILE           run the proxy
-//	kproxy validate --config FILE  check a configuration file and exit
-//	kproxy hash-password           print a salted SCRAM credential for a password read from stdin
+// The proxy itself is package server's Run: this command parses flags
+// and environment variables, turns signals into a context (SIGTERM and
+// SIGINT drain and stop) and reload requests (SIGHUP), and calls it.
 package main
 
 import (
@@ -11,145 +12,100 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/rs/zerolog"
-
-	"github.com/kproxy/kproxy/internal/auth"
-	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/embedded"
-	"github.com/kproxy/kproxy/internal/proxy"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "validate" {
-		return validate(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "hash-password" {
-		return auth.HashPasswordCommand(args[1:], os.Stdin, stdout, stderr)
-	}
-	fs := flag.NewFlagSet("kproxy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("config", "", "path to the YAML configuration file")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *path == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: kproxy --config FILE | kproxy validate --config FILE | kproxy hash-password [--mechanism M] < password")
-		return 2
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	log := newLogger(cfg.Log, stdout)
-	if err := serve(cfg, *path, log); err != nil {
-		log.Error().Err(err).Msg("kproxy stopped")
-		return 1
-	}
-	return 0
-}
-
-func validate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kproxy validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("config", "", "path to the YAML configuration file")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *path == "" {
-		fmt.Fprintln(stderr, "usage: kproxy validate --config FILE")
-		return 2
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	// Warnings do not fail validation: the file is valid, and may mean it.
-	for _, w := range cfg.PolicyWarnings() {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
-	}
-	fmt.Fprintf(stdout, "%s: ok\n", *path)
-	return 0
-}
-
-func newLogger(cfg config.Log, out io.Writer) zerolog.Logger {
-	level, _ := zerolog.ParseLevel(cfg.Level) // validated at load
-	if cfg.Format == "console" {
-		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.RFC3339}
-	}
-	return zerolog.New(out).Level(level).With().Timestamp().Logger()
-}
-
-// serve runs kproxy until SIGTERM or SIGINT, then drains it. path is the
-// configuration file, re-read on SIGHUP and when it changes.
-func serve(cfg *config.Config, path string, log zerolog.Logger) error {
-	running := *cfg // as loaded, before the embedded cluster amends it
-	if cfg.Upstream.Embedded != nil {
-		cluster, addrs, err := embedded.Start(*cfg.Upstream.Embedded)
-		if err != nil {
-			return err
-		}
-		defer cluster.Close()
-		cfg.Upstream.BootstrapServers = addrs
-		log.Warn().Strs("brokers", addrs).Msg("embedded in-memory Kafka cluster started: for trying kproxy, not for production (data is lost on exit)")
-	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	pol, perr := startPolicy(cfg, &running, path, log, reg)
-	if perr != nil {
-		return perr
-	}
-	defer pol.close()
-	srv := proxy.New(cfg, log, reg, pol.options()...)
-
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := srv.Start(ctx); err != nil {
-		return err
-	}
-	go pol.run(ctx)
+	// Always handled: without a handler SIGHUP would kill the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	code := run(ctx, os.Args[1:], cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, reload: hup})
+	stop()
+	os.Exit(code)
+}
 
-	var admin *http.Server
-	if cfg.Admin.Listen != "" {
-		ln, err := net.Listen("tcp", cfg.Admin.Listen)
-		if err != nil {
-			return fmt.Errorf("admin listener %s: %w", cfg.Admin.Listen, err)
+// cli is what a subcommand may use of the process it runs in.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	reload         <-chan os.Signal // reload requests (SIGHUP), for run
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string // one line, for kproxy --help
+	usage   string // the synopsis (and more) for kproxy NAME --help
+	// setup declares the command's flags on fs and returns what runs it
+	// once they are parsed; it returns an exit code.
+	setup func(fs *flag.FlagSet, c cli) func(ctx context.Context, args []string) int
+}
+
+func commands() []command {
+	return []command{runCommand(), validateCommand(), versionCommand(), hashPasswordCommand()}
+}
+
+// run runs the subcommand args name (run when args start with a flag)
+// and returns the process's exit code: 0 done, 1 failed, 2 bad usage.
+func run(ctx context.Context, args []string, c cli) int {
+	name := "run"
+	if len(args) > 0 {
+		switch arg := args[0]; {
+		case arg == "help" || arg == "-h" || arg == "-help" || arg == "--help":
+			printUsage(c.stdout)
+			return 0
+		case !strings.HasPrefix(arg, "-"):
+			name, args = arg, args[1:]
 		}
-		admin = &http.Server{Handler: srv.AdminHandler(reg), ReadHeaderTimeout: 5 * time.Second}
-		log.Info().Str("addr", ln.Addr().String()).Msg("admin endpoint listening (/healthz, /readyz, /metrics)")
-		go func() {
-			if err := admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error().Err(err).Msg("admin endpoint stopped")
+	}
+	for _, cmd := range commands() {
+		if cmd.name != name {
+			continue
+		}
+		fs := flag.NewFlagSet("kproxy "+cmd.name, flag.ContinueOnError)
+		fs.SetOutput(c.stderr)
+		fs.Usage = func() {
+			fmt.Fprintf(c.stderr, "usage: %s\n", cmd.usage)
+			printFlags(c.stderr, fs)
+		}
+		exec := cmd.setup(fs, c)
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
 			}
-		}()
+			return 2
+		}
+		return exec(ctx, fs.Args())
 	}
+	fmt.Fprintf(c.stderr, "kproxy: unknown command %q\n\n", name)
+	printUsage(c.stderr)
+	return 2
+}
 
-	<-ctx.Done()
-	log.Info().Str("timeout", cfg.Limits.ShutdownTimeout.String()).Msg("shutting down: draining in-flight requests")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownTimeout)
-	defer cancel()
-	err := srv.Shutdown(shutdownCtx)
-	if admin != nil {
-		admin.Shutdown(shutdownCtx)
+// printUsage lists every subcommand and its flags, one line each.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, "kproxy is a transparent Kafka protocol proxy.\n\nusage: kproxy COMMAND [flags]   (kproxy --config FILE is kproxy run --config FILE)\n")
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "\n  %-14s %s\n", cmd.name, cmd.summary)
+		fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+		cmd.setup(fs, cli{})
+		printFlags(w, fs)
 	}
-	if err != nil {
-		return err
-	}
-	log.Info().Msg("shut down cleanly")
-	return nil
+	fmt.Fprint(w, "\nEach KPROXY_* variable named above sets its key unless the flag is given.\nkproxy COMMAND --help shows one command; the README documents every configuration key.\n")
+}
+
+// printFlags writes one line per flag of fs.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
+			usage += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "      --%-24s %s\n", strings.TrimSpace(f.Name+" "+arg), usage)
+	})
 }

@@ -21,7 +21,7 @@ func TestValidateNamesBadKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(path, []byte("upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\nlisteners: {bind_host: 0.0.0.0, bootstrap_prot: 1}\n"), 0o600)
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"validate", "--config", path}, &stdout, &stderr); code == 0 {
+	if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code == 0 {
 		t.Fatalf("validate accepted a bad file; stdout %q", stdout.String())
 	}
 	if !strings.Contains(stderr.String(), `unknown key "bootstrap_prot"`) {
@@ -29,7 +29,7 @@ func TestValidateNamesBadKey(t *testing.T) {
 	}
 
 	stderr.Reset()
-	if code := run([]string{"validate", "--config", "../../configs/example.yaml"}, &stdout, &stderr); code != 0 {
+	if code := runArgs([]string{"validate", "--config", "../../configs/example.yaml"}, &stdout, &stderr); code != 0 {
 		t.Errorf("example config rejected: %s", stderr.String())
 	}
 }

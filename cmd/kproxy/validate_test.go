@@ -37,7 +37,7 @@ policy:
 			t.Fatal(err)
 		}
 		var stdout, stderr bytes.Buffer
-		if code := run([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 {
+		if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 {
 			t.Fatalf("%s: validate failed (%d): %s", tt.name, code, stderr.String())
 		}
 		warned := strings.Contains(stderr.String(), `warning: policy.rules[0]: rule "etl-writes" grants write to client_id:etl-*`)
@@ -66,7 +66,7 @@ policy:
     - {name: legacy-acks, principals: ["client_id:legacy"], produce: {required_acks: all}}
 `), 0o600)
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 {
+	if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 {
 		t.Fatalf("validate failed: %s", stderr.String())
 	}
 	for _, want := range []string{`policy.rules[0]: rule "no-legacy-deletes" denies only by client id`, `policy.governance[0]: governance "legacy-acks" applies only by client id`} {
@@ -84,7 +84,7 @@ policy:
 func TestValidateExamplesWithoutWarnings(t *testing.T) {
 	for _, path := range []string{"../../configs/example.yaml", "../../configs/policy-example.yaml"} {
 		var stdout, stderr bytes.Buffer
-		if code := run([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+		if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
 			t.Errorf("%s: exit %d, stderr %q", path, code, stderr.String())
 		}
 	}

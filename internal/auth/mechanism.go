@@ -15,10 +15,11 @@ const (
 
 // KnownMechanism reports whether name is a mechanism this package implements.
 func KnownMechanism(name string) bool {
-	return name == Plain || isScram(name)
+	return name == Plain || IsScram(name)
 }
 
-func isScram(name string) bool { return name == ScramSHA256 || name == ScramSHA512 }
+// IsScram reports whether name is one of the SCRAM mechanisms.
+func IsScram(name string) bool { return name == ScramSHA256 || name == ScramSHA512 }
 
 // scramHash is the hash function of a SCRAM mechanism, or nil.
 func scramHash(mechanism string) func() hash.Hash {

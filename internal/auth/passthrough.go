@@ -36,7 +36,7 @@ func UserFromClientMessage(mechanism string, firstClientMsg []byte) (string, err
 			return "", fmt.Errorf("user from PLAIN message: %w: %s", ErrUnmappablePrincipal, err)
 		}
 		return user, nil
-	case isScram(mechanism):
+	case IsScram(mechanism):
 		user, err := brokerScramUser(firstClientMsg)
 		if err != nil {
 			return "", fmt.Errorf("user from %s client-first message: %w: %s", mechanism, ErrUnmappablePrincipal, err)

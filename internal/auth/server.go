@@ -31,7 +31,7 @@ func NewServer(mechanism string, store CredentialStore) (Session, error) {
 	switch {
 	case mechanism == Plain:
 		return &plainServer{store: store}, nil
-	case isScram(mechanism):
+	case IsScram(mechanism):
 		return newScramServer(mechanism, store), nil
 	}
 	return nil, fmt.Errorf("new server: %w %q", ErrUnsupportedMechanism, mechanism)

@@ -34,22 +34,24 @@ const (
 	DefaultReconnectBackoffMax = 2 * time.Second
 )
 
-// Load reads, decodes, defaults and validates the file at path.
-func Load(path string) (*Config, error) {
+// Load reads, decodes, defaults and validates the file at path, with
+// overrides set on top of it.
+func Load(path string, overrides ...Override) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open config: %w", err)
 	}
 	defer f.Close()
-	cfg, err := Parse(f)
+	cfg, err := Parse(f, overrides...)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
 }
 
-// Parse decodes YAML from r, applies defaults and validates the result.
-func Parse(r io.Reader) (*Config, error) {
+// Parse decodes YAML from r, sets the overrides, applies defaults and
+// validates the result.
+func Parse(r io.Reader, overrides ...Override) (*Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
@@ -60,8 +62,12 @@ func Parse(r io.Reader) (*Config, error) {
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return nil, explainYAMLError(err)
 	}
+	sources, err := cfg.applyOverrides(overrides)
+	if err != nil {
+		return nil, err
+	}
 	cfg.applyDefaults()
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(sources); err != nil {
 		return nil, err
 	}
 	return &cfg, nil

@@ -37,6 +37,10 @@ type Reloader struct {
 	mu      sync.Mutex
 	running *Config // as loaded at start, before kproxy amended it
 	stamp   fileStamp
+	// overrides are applied to every load, as to the first: without them
+	// a file valid only with its overrides would be rejected, and every
+	// overridden key would look changed.
+	overrides []Override
 }
 
 type fileStamp struct {
@@ -45,9 +49,9 @@ type fileStamp struct {
 }
 
 // NewReloader watches path, whose contents at start were running, and
-// hands each reloaded configuration to apply.
-func NewReloader(path string, running *Config, apply Applier, log zerolog.Logger) *Reloader {
-	r := &Reloader{path: path, apply: apply, log: log, running: running}
+// hands each reloaded configuration, loaded with overrides, to apply.
+func NewReloader(path string, running *Config, apply Applier, log zerolog.Logger, overrides ...Override) *Reloader {
+	r := &Reloader{path: path, apply: apply, log: log, running: running, overrides: overrides}
 	r.stamp, _ = statFile(path)
 	return r
 }
@@ -61,7 +65,7 @@ func (r *Reloader) Reload(trigger string) error {
 		r.stamp = st
 	}
 	log := r.log.With().Str("trigger", trigger).Str("config", r.path).Logger()
-	cfg, err := Load(r.path)
+	cfg, err := Load(r.path, r.overrides...)
 	if err != nil {
 		r.apply.ConfigRejected(err)
 		log.Error().Err(err).Msg("configuration reload rejected; the policy in force stays")

@@ -9,10 +9,20 @@ import (
 
 // Validate checks every key and reports all problems at once, each naming
 // the offending key and what would be valid.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.validate(nil) }
+
+// validate is Validate naming, next to each key an Override set, the
+// source it came from (sources maps keys to sources).
+func (c *Config) validate(sources map[string]string) error {
 	var errs []error
+	named := func(key string) string {
+		if src, ok := sources[key]; ok {
+			return fmt.Sprintf("%s (set by %s)", key, src)
+		}
+		return key
+	}
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+		errs = append(errs, fmt.Errorf("%s: %s", named(key), fmt.Sprintf(format, args...)))
 	}
 
 	u := c.Upstream
@@ -45,7 +55,7 @@ func (c *Config) Validate() error {
 
 	l := c.Listeners
 	if isWildcard(l.BindHost) && l.AdvertisedHost == "" {
-		bad("listeners.advertised_host", "required when listeners.bind_host is %s: clients must be told a host they can reach", l.BindHost)
+		bad("listeners.advertised_host", "required when %s is %s: clients must be told a host they can reach", named("listeners.bind_host"), l.BindHost)
 	}
 	checkPort := func(key string, p int) {
 		if p < 0 || p > 65535 {

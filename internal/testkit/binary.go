@@ -3,6 +3,7 @@ package testkit
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,15 +32,19 @@ type LogLine map[string]any
 // Message is the line's "message" field.
 func (l LogLine) Message() string { s, _ := l["message"].(string); return s }
 
-// Binary is a kproxy process started by RunBinary, with its JSON log
+// Binary is a kproxy process started by RunBinary (or a kproxy running in
+// the test's process, from ServeInProcess), with its JSON log
 // (log.format: json) read line by line.
 type Binary struct {
 	t    testing.TB
-	Cmd  *exec.Cmd
+	Cmd  *exec.Cmd // nil in process
 	logs chan LogLine
 	// Bootstrap and Admin are the addresses the log says the bootstrap
 	// listener and the admin endpoint are bound to.
 	Bootstrap, Admin string
+	// terminate asks kproxy to drain and stop; wait returns its exit error.
+	terminate func()
+	wait      func() error
 }
 
 // RunBinary starts bin with --config cfgPath, waits until its log names
@@ -57,9 +62,18 @@ func RunBinary(t testing.TB, bin, cfgPath string) *Binary {
 		t.Fatalf("start kproxy: %v", err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	b := &Binary{t: t, Cmd: cmd, logs: make(chan LogLine, 1000)}
+	return readLog(t, stdout, &Binary{Cmd: cmd,
+		terminate: func() { cmd.Process.Signal(syscall.SIGTERM) }, wait: cmd.Wait})
+}
+
+// readLog reads b's JSON log from r until r ends, and returns b once the
+// log has named the bootstrap listener's and the admin endpoint's
+// addresses.
+func readLog(t testing.TB, r io.Reader, b *Binary) *Binary {
+	t.Helper()
+	b.t, b.logs = t, make(chan LogLine, 1000)
 	go func() {
-		sc := bufio.NewScanner(stdout)
+		sc := bufio.NewScanner(r)
 		for sc.Scan() {
 			var l LogLine
 			if json.Unmarshal(sc.Bytes(), &l) == nil {
@@ -119,11 +133,12 @@ func MessagePrefix(prefix string) func(LogLine) bool {
 	return func(l LogLine) bool { return strings.HasPrefix(l.Message(), prefix) }
 }
 
-// Stop sends SIGTERM and waits up to 40 seconds for kproxy to exit. It
-// returns the log lines written after the signal and the exit error.
+// Stop sends SIGTERM (in process: ends the context) and waits up to 40
+// seconds for kproxy to exit. It returns the log lines written after the
+// signal and the exit error.
 func (b *Binary) Stop() ([]LogLine, error) {
 	b.t.Helper()
-	b.Cmd.Process.Signal(syscall.SIGTERM)
+	b.terminate()
 	type result struct {
 		err   error
 		lines []LogLine
@@ -134,7 +149,7 @@ func (b *Binary) Stop() ([]LogLine, error) {
 		for l := range b.logs {
 			lines = append(lines, l)
 		}
-		done <- result{b.Cmd.Wait(), lines}
+		done <- result{b.wait(), lines}
 	}()
 	select {
 	case r := <-done:

@@ -1,20 +1,23 @@
-package auth
+package main
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kproxy/kproxy/internal/auth"
 )
 
 func runHash(args []string, stdin string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = HashPasswordCommand(args, strings.NewReader(stdin), &out, &errb)
+	code = run(context.Background(), append([]string{"hash-password"}, args...), cli{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb})
 	return code, out.String(), errb.String()
 }
 
 func TestHashPasswordCommand(t *testing.T) {
-	code, out, errOut := runHash([]string{"--mechanism", "SCRAM-SHA-256, SCRAM-SHA-512", "--iterations", strconv.Itoa(testIterations)}, "pa ss:wörd\r\nignored line\n")
+	code, out, errOut := runHash([]string{"--mechanism", "SCRAM-SHA-256, SCRAM-SHA-512", "--iterations", strconv.Itoa(auth.MinIterations)}, "pa ss:wörd\r\nignored line\n")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -23,18 +26,18 @@ func TestHashPasswordCommand(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("want 2 credentials, got %q", out)
 	}
-	for i, mech := range []string{ScramSHA256, ScramSHA512} {
-		c, err := ParseCredential(lines[i])
-		if err != nil || c.Mechanism != mech || c.Iterations != testIterations {
+	for i, mech := range []string{auth.ScramSHA256, auth.ScramSHA512} {
+		c, err := auth.ParseCredential(lines[i])
+		if err != nil || c.Mechanism != mech || c.Iterations != auth.MinIterations {
 			t.Fatalf("line %d: %+v, %v", i, c.Mechanism, err)
 		}
-		if ok, _ := verifyPassword(c, "pa ss:wörd"); !ok {
+		if derived, _ := auth.DeriveCredential(c.Mechanism, "pa ss:wörd", c.Salt, c.Iterations); !bytes.Equal(derived.StoredKey, c.StoredKey) {
 			t.Fatalf("line %d does not verify the password", i)
 		}
 	}
 	// Default: one SCRAM-SHA-512 credential; no trailing newline needed.
 	code, out, _ = runHash(nil, "pw")
-	if c, err := ParseCredential(strings.TrimSpace(out)); code != 0 || err != nil || c.Mechanism != ScramSHA512 || c.Iterations != DefaultIterations {
+	if c, err := auth.ParseCredential(strings.TrimSpace(out)); code != 0 || err != nil || c.Mechanism != auth.ScramSHA512 || c.Iterations != auth.DefaultIterations {
 		t.Fatalf("defaults: exit %d, %q, %v", code, out, err)
 	}
 }
@@ -59,5 +62,15 @@ func TestHashPasswordCommandErrors(t *testing.T) {
 			t.Errorf("%v: exit %d stdout %q stderr %q; want exit %d saying %q", tc.args, code, out, errOut, tc.code, tc.says)
 		}
 		assertNoSecret(t, errOut, "my-password")
+	}
+}
+
+// assertNoSecret fails if any secret appears in s.
+func assertNoSecret(t testing.TB, s string, secrets ...string) {
+	t.Helper()
+	for _, sec := range secrets {
+		if sec != "" && strings.Contains(s, sec) {
+			t.Fatalf("%q contains a secret", s)
+		}
 	}
 }

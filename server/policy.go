@@ -1,10 +1,9 @@
-package main
+package server
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -19,20 +18,27 @@ import (
 // reloadPoll is how often the configuration file is checked for changes.
 const reloadPoll = time.Second
 
+// policySource is where reloads come from: the file (with the overrides
+// it was loaded with) and the program's reload requests.
+type policySource struct {
+	path      string
+	overrides []config.Override
+	reload    <-chan os.Signal // nil: only file changes reload
+}
+
 // policyWiring runs the policy feature: the enforcer the proxy filters
 // requests through (when the file has a policy section), and the reloads
-// that SIGHUP and changes to the file trigger.
+// that a reload request and changes to the file trigger.
 type policyWiring struct {
 	enf      *policy.Enforcer // nil without a policy section at start
 	reloader *config.Reloader
-	hup      chan os.Signal
+	reload   <-chan os.Signal
 }
 
-// startPolicy builds the enforcer from cfg and starts listening for SIGHUP
-// (always: without a handler SIGHUP would kill the process). running is the
-// file's configuration as loaded, before kproxy amended it.
-func startPolicy(cfg, running *config.Config, path string, log zerolog.Logger, reg prometheus.Registerer) (*policyWiring, error) {
-	w := &policyWiring{hup: make(chan os.Signal, 1)}
+// startPolicy builds the enforcer from cfg. running is the file's
+// configuration as loaded, before kproxy amended it.
+func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logger, reg prometheus.Registerer) (*policyWiring, error) {
+	w := &policyWiring{reload: src.reload}
 	for _, warning := range cfg.PolicyWarnings() {
 		log.Warn().Str("warning", warning).Msg("policy rule a client can sidestep")
 	}
@@ -45,12 +51,12 @@ func startPolicy(cfg, running *config.Config, path string, log zerolog.Logger, r
 		_, desc := enf.Active()
 		log.Info().Str("policy", desc).Msg("policy in force; SIGHUP or a change to the configuration file reloads it")
 	}
-	w.reloader = config.NewReloader(path, running, policy.ReloadApplier(w.enf), log)
-	signal.Notify(w.hup, syscall.SIGHUP)
+	w.reloader = config.NewReloader(src.path, running, policy.ReloadApplier(w.enf), log, src.overrides...)
 	return w, nil
 }
 
-// options plugs the enforcer into the proxy.
+// options plugs the enforcer into the proxy, ahead of the program's
+// filters: a request is authorized before anything else looks at it.
 func (w *policyWiring) options() []proxy.Option {
 	if w.enf == nil {
 		return nil
@@ -58,22 +64,32 @@ func (w *policyWiring) options() []proxy.Option {
 	return []proxy.Option{proxy.WithRequestFilters(w.enf)}
 }
 
-// run reloads on SIGHUP and on file changes until ctx ends.
+// run reloads on each reload request and on file changes until ctx ends.
 func (w *policyWiring) run(ctx context.Context) {
 	go w.reloader.Watch(ctx, reloadPoll)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.hup:
-			w.reloader.Reload("sighup")
+		case sig := <-w.reload: // a nil channel never receives
+			w.reloader.Reload(reloadTrigger(sig))
 		}
 	}
 }
 
-// close stops SIGHUP handling and flushes the audit log.
+// reloadTrigger names a reload request in the log: "sighup" for SIGHUP.
+func reloadTrigger(sig os.Signal) string {
+	if sig == nil {
+		return "reload request"
+	}
+	if sig == syscall.SIGHUP {
+		return "sighup"
+	}
+	return "signal " + sig.String()
+}
+
+// close flushes the audit log.
 func (w *policyWiring) close() {
-	signal.Stop(w.hup)
 	if w.enf != nil {
 		w.enf.Close()
 	}

@@ -1,0 +1,66 @@
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// ServeInProcess runs serve (kproxy in the test's process, as the kproxy
+// command or a program embedding it runs it: until ctx ends, its JSON log
+// written to log) and returns once the log names the bootstrap listener's
+// and the admin endpoint's addresses. Stop ends ctx and returns serve's
+// error; if the test ends first, ctx is ended then and the test waits for
+// serve to return.
+func ServeInProcess(t testing.TB, serve func(ctx context.Context, log io.Writer) error) *Binary {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := serve(ctx, w)
+		w.Close()
+		done <- err
+	}()
+	var exit error
+	stopped := false
+	wait := func() error {
+		if !stopped {
+			exit, stopped = <-done, true
+		}
+		return exit
+	}
+	t.Cleanup(func() {
+		cancel()
+		go io.Copy(io.Discard, r) // log lines nobody reads must not block the drain
+		wait()
+	})
+	return readLog(t, r, &Binary{terminate: cancel, wait: wait})
+}
+
+// LocalConfig is a configuration file's text for a kproxy that
+// RunBinary or ServeInProcess starts in front of upstream: listeners and
+// the admin endpoint on 127.0.0.1 with OS-chosen ports, and the JSON log
+// at info that they read.
+func LocalConfig(upstream string) string {
+	return fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q]}
+listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
+admin: {listen: "127.0.0.1:0"}
+log: {level: info, format: json}
+`, upstream)
+}
+
+// WriteConfig writes a configuration file with text into a temporary
+// directory and returns its path.
+func WriteConfig(t testing.TB, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kproxy.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -1,0 +1,89 @@
+// Package server runs kproxy inside a Go program, so that the program can
+// add filters of its own, the way CoreDNS plugins and Caddy modules
+// extend those servers; there is no registry to link into: the program
+// passes its filters to Run.
+//
+//	err := server.Run(ctx, server.Options{
+//		ConfigPath: "kproxy.yaml",
+//		Filters:    []filter.Filter{myFilter{}}, // see examples/requireheader
+//	})
+//
+// Run does what the kproxy command does: it loads and validates the
+// configuration file, starts the embedded cluster if the file asks for
+// one, serves the listeners and the admin endpoint, enforces and reloads
+// the policy, and drains in-flight requests when ctx ends.
+package server
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/config"
+)
+
+// Options say how Run runs kproxy. Only ConfigPath is required.
+type Options struct {
+	// ConfigPath is kproxy's YAML configuration file, as documented in
+	// the README. A change to its policy section applies while kproxy
+	// runs; other sections need a restart.
+	ConfigPath string
+	// Overrides set keys on top of the file, in order (a later one wins).
+	Overrides []Override
+	// Filters see requests and responses after kproxy's policy, in order.
+	Filters []filter.Filter
+	// Logger receives kproxy's logs. When nil, kproxy logs as the file's
+	// log section says, to LogOutput (nil: standard output).
+	Logger    *zerolog.Logger
+	LogOutput io.Writer
+	// Reload, when set, reloads the policy each time it receives, as a
+	// change to the file does (the kproxy command sends SIGHUP here).
+	Reload <-chan os.Signal
+}
+
+// Override sets one configuration key, such as listeners.bind_host, on
+// top of the file: for the settings that differ per deployment (a
+// container's bind address, advertised host and ports). The value is
+// validated as the file's would be; errors name Source (where the value
+// came from, such as an environment variable).
+type Override struct {
+	Key, Value, Source string
+}
+
+// OverridableKeys lists the keys an Override may set.
+func OverridableKeys() []string { return config.OverridableKeys() }
+
+// Validate loads the configuration as Run would, without serving it. It
+// returns every problem, each naming its key, or else the warnings about
+// policy rules a client can sidestep (the file is valid, and may mean
+// them).
+func Validate(opts Options) (warnings []string, err error) {
+	cfg, err := config.Load(opts.ConfigPath, opts.configOverrides()...)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.PolicyWarnings(), nil
+}
+
+// Run runs kproxy until ctx ends, then drains in-flight requests for up
+// to limits.shutdown_timeout. It returns an error if the configuration
+// is invalid, a listener cannot be bound, or the drain timed out.
+func Run(ctx context.Context, opts Options) error {
+	overrides := opts.configOverrides()
+	cfg, err := config.Load(opts.ConfigPath, overrides...)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, overrides, opts)
+}
+
+func (o Options) configOverrides() []config.Override {
+	overrides := make([]config.Override, len(o.Overrides))
+	for i, ov := range o.Overrides {
+		overrides[i] = config.Override(ov)
+	}
+	return overrides
+}

@@ -1,0 +1,60 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/server"
+)
+
+// TestReloadKeepsOverrides: a reload request re-reads the file with the
+// overrides kproxy started with. Here the file alone is invalid (its
+// bootstrap port is out of range) and only the override makes it valid:
+// the reload applies the policy, and no section counts as changed.
+func TestReloadKeepsOverrides(t *testing.T) {
+	cluster := testkit.Cluster(t, 1)
+	file := strings.Replace(testkit.LocalConfig(cluster.ListenAddrs()[0]), "bootstrap_port: 0", "bootstrap_port: 70000", 1)
+	path := testkit.WriteConfig(t, file+"policy: {default: deny}\n")
+	reload := make(chan os.Signal, 1)
+	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
+		return server.Run(ctx, server.Options{
+			ConfigPath: path,
+			Overrides:  []server.Override{{Key: "listeners.bootstrap_port", Value: "0", Source: "TEST_BOOTSTRAP_PORT"}},
+			LogOutput:  log,
+			Reload:     reload,
+		})
+	})
+	kp.WaitReady()
+	reload <- syscall.SIGHUP
+	l := kp.WaitLog("the reload's outcome", func(l testkit.LogLine) bool {
+		m := l.Message()
+		return m == "policy reloaded; applies to the next request on every connection" ||
+			strings.HasPrefix(m, "configuration reload rejected") || strings.HasPrefix(m, "configuration section changed")
+	})
+	if !strings.HasPrefix(l.Message(), "policy reloaded") || l["trigger"] != "sighup" {
+		t.Errorf("reload logged %v", l)
+	}
+	if _, err := kp.Stop(); err != nil {
+		t.Errorf("Run returned %v", err)
+	}
+}
+
+// TestRunRefusesInvalidConfiguration: Run and Validate report every
+// problem, naming keys and the overrides' sources, and serve nothing.
+func TestRunRefusesInvalidConfiguration(t *testing.T) {
+	path := testkit.WriteConfig(t, "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\nlog: {level: loud}\n")
+	opts := server.Options{ConfigPath: path, Overrides: []server.Override{{Key: "listeners.broker_port_base", Value: "-1", Source: "TEST_BASE"}}}
+	for name, err := range map[string]error{
+		"Run":      server.Run(context.Background(), opts),
+		"Validate": func() error { _, err := server.Validate(opts); return err }(),
+	} {
+		if err == nil || !strings.Contains(err.Error(), `log.level: "loud"`) || !strings.Contains(err.Error(), "listeners.broker_port_base (set by TEST_BASE): -1") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
