@@ -20,11 +20,7 @@ const hiddenTopicsInGroup = "kproxy policy: the group's members subscribe to or 
 // topologies: whatever topicRefs finds).
 
 func handleConsumerGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
-	return afterResponse(v, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.ConsumerGroupDescribeResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return afterResponse(v, filter.Then(func(dr *kmsg.ConsumerGroupDescribeResponse) error {
 		for i := range dr.Groups {
 			if g := &dr.Groups[i]; g.ErrorCode == 0 && c.namesHiddenTopic(g) {
 				h := kmsg.NewConsumerGroupDescribeResponseGroup()
@@ -33,15 +29,11 @@ func handleConsumerGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdi
 			}
 		}
 		return nil
-	})
+	}))
 }
 
 func handleShareGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
-	return afterResponse(v, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.ShareGroupDescribeResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return afterResponse(v, filter.Then(func(dr *kmsg.ShareGroupDescribeResponse) error {
 		for i := range dr.Groups {
 			if g := &dr.Groups[i]; g.ErrorCode == 0 && c.namesHiddenTopic(g) {
 				h := kmsg.NewShareGroupDescribeResponseGroup()
@@ -50,15 +42,11 @@ func handleShareGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict 
 			}
 		}
 		return nil
-	})
+	}))
 }
 
 func handleStreamsGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
-	return afterResponse(v, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.StreamsGroupDescribeResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return afterResponse(v, filter.Then(func(dr *kmsg.StreamsGroupDescribeResponse) error {
 		for i := range dr.Groups {
 			if g := &dr.Groups[i]; g.ErrorCode == 0 && c.namesHiddenTopic(g) {
 				h := kmsg.NewStreamsGroupDescribeResponseGroup()
@@ -67,7 +55,7 @@ func handleStreamsGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdic
 			}
 		}
 		return nil
-	})
+	}))
 }
 
 // afterResponse makes fn see the answer to a request after what v already

@@ -40,68 +40,51 @@ func (c *reqCtx) checkRegexSubscription(regex *string) *denial {
 		"kproxy policy: SubscribedTopicRegex refused: %s may not describe every topic, and the broker resolves the regex over all of them; subscribe by topic names", c.prin)}
 }
 
-// assignedTopicsCheck is the response hook that answers a heartbeat whose
-// assignment names a topic the principal may not describe with
-// TOPIC_AUTHORIZATION_FAILED. Ids kproxy cannot name pass: the member's
+// heartbeatVerdict forwards an authorized heartbeat with the response hook
+// that answers one whose assignment names a topic the principal may not
+// describe with TOPIC_AUTHORIZATION_FAILED, and no assignment. assigned
+// lists the assignment's topic ids (none for an error answer or no
+// assignment); drop removes it. Ids kproxy cannot name pass: the member's
 // topics were authorized by name when it subscribed.
-func (c *reqCtx) assignedTopicsCheck(assignment func(kmsg.Response) ([][16]byte, bool)) func(kmsg.Response) error {
-	return func(resp kmsg.Response) error {
-		ids, ok := assignment(resp)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		for _, id := range ids {
+func heartbeatVerdict[R kmsg.Response](c *reqCtx, assigned func(R) [][16]byte, drop func(R)) filter.Verdict {
+	return filter.Verdict{OnResponse: filter.Then(func(resp R) error {
+		for _, id := range assigned(resp) {
 			if name, known := c.topicName("", id); known && !c.visible(OpDescribe, ResTopic, name) {
 				setTopLevelError(resp, &denial{code: errTopicAuthorizationFailed, msg: "kproxy policy: the assignment names topics this principal may not describe"})
-				clearAssignment(resp)
+				drop(resp)
 				return nil
 			}
 		}
 		return nil
-	}
+	})}
 }
 
-func clearAssignment(resp kmsg.Response) {
-	switch r := resp.(type) {
-	case *kmsg.ConsumerGroupHeartbeatResponse:
-		r.Assignment, r.MemberID, r.MemberEpoch = nil, nil, 0
-	case *kmsg.ShareGroupHeartbeatResponse:
-		r.Assignment, r.MemberID, r.MemberEpoch = nil, nil, 0
-	}
-}
-
-func consumerAssignment(resp kmsg.Response) ([][16]byte, bool) {
-	hr, ok := resp.(*kmsg.ConsumerGroupHeartbeatResponse)
-	if !ok {
-		return nil, false
-	}
+func consumerAssignment(hr *kmsg.ConsumerGroupHeartbeatResponse) [][16]byte {
 	if hr.ErrorCode != 0 || hr.Assignment == nil {
-		return nil, true
+		return nil
 	}
 	ids := make([][16]byte, len(hr.Assignment.Topics))
 	for i, t := range hr.Assignment.Topics {
 		ids[i] = t.TopicID
 	}
-	return ids, true
+	return ids
 }
 
-func shareAssignment(resp kmsg.Response) ([][16]byte, bool) {
-	hr, ok := resp.(*kmsg.ShareGroupHeartbeatResponse)
-	if !ok {
-		return nil, false
-	}
+func dropConsumerAssignment(hr *kmsg.ConsumerGroupHeartbeatResponse) {
+	hr.Assignment, hr.MemberID, hr.MemberEpoch = nil, nil, 0
+}
+
+func shareAssignment(hr *kmsg.ShareGroupHeartbeatResponse) [][16]byte {
 	if hr.ErrorCode != 0 || hr.Assignment == nil {
-		return nil, true
+		return nil
 	}
 	ids := make([][16]byte, len(hr.Assignment.TopicPartitions))
 	for i, t := range hr.Assignment.TopicPartitions {
 		ids[i] = t.TopicID
 	}
-	return ids, true
+	return ids
 }
 
-// heartbeatVerdict forwards an authorized heartbeat with the assignment
-// check.
-func (c *reqCtx) heartbeatVerdict(assignment func(kmsg.Response) ([][16]byte, bool)) filter.Verdict {
-	return filter.Verdict{OnResponse: c.assignedTopicsCheck(assignment)}
+func dropShareAssignment(hr *kmsg.ShareGroupHeartbeatResponse) {
+	hr.Assignment, hr.MemberID, hr.MemberEpoch = nil, nil, 0
 }

@@ -52,11 +52,7 @@ func handleFindCoordinator(c *reqCtx, r *kmsg.FindCoordinatorRequest) filter.Ver
 	if denied == 0 {
 		return filter.Verdict{}
 	}
-	return c.split(r, denied == len(orig), func() { r.CoordinatorKeys = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		fr, ok := resp.(*kmsg.FindCoordinatorResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return c.split(r, denied == len(orig), func() { r.CoordinatorKeys = keepAllowed(orig, denials) }, filter.Then(func(fr *kmsg.FindCoordinatorResponse) error {
 		fr.Coordinators = mergeInOrder(fr.Coordinators, func(co *kmsg.FindCoordinatorResponseCoordinator) string { return co.Key }, orig,
 			func(i int) (kmsg.FindCoordinatorResponseCoordinator, bool) {
 				d, ok := denialAt(denials, i)
@@ -69,14 +65,14 @@ func handleFindCoordinator(c *reqCtx, r *kmsg.FindCoordinatorRequest) filter.Ver
 				return co, true
 			})
 		return nil
-	})
+	}))
 }
 
 // splitNamed is the shape of the APIs that list resources of type rt by
 // name and answer an entry per name: denied names are removed from the
 // request and answered with synth.
-func splitNamed[T any](c *reqCtx, req kmsg.Request, groups []string, op Operation, rt ResourceType, set func([]string),
-	respList func(kmsg.Response) (*[]T, bool), keyOf func(*T) string, synth func(group string, d *denial) T) filter.Verdict {
+func splitNamed[T any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, groups []string, op Operation, rt ResourceType, set func([]string),
+	respList func(Resp) *[]T, keyOf func(*T) string, synth func(group string, d *denial) T) filter.Verdict {
 	denials := make([]*denial, len(groups))
 	denied := 0
 	for i, g := range groups {
@@ -87,11 +83,8 @@ func splitNamed[T any](c *reqCtx, req kmsg.Request, groups []string, op Operatio
 	if denied == 0 {
 		return filter.Verdict{}
 	}
-	return c.split(req, denied == len(groups), func() { set(keepAllowed(groups, denials)) }, func(resp kmsg.Response) error {
-		list, ok := respList(resp)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return c.split(req, denied == len(groups), func() { set(keepAllowed(groups, denials)) }, filter.Then(func(resp Resp) error {
+		list := respList(resp)
 		*list = mergeInOrder(*list, keyOf, groups, func(i int) (T, bool) {
 			d, ok := denialAt(denials, i)
 			if !ok {
@@ -101,18 +94,12 @@ func splitNamed[T any](c *reqCtx, req kmsg.Request, groups []string, op Operatio
 			return synth(groups[i], d), true
 		})
 		return nil
-	})
+	}))
 }
 
 func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdict {
 	return describedClassicGroupTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
-		func(resp kmsg.Response) (*[]kmsg.DescribeGroupsResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.DescribeGroupsResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
-		},
+		func(dr *kmsg.DescribeGroupsResponse) *[]kmsg.DescribeGroupsResponseGroup { return &dr.Groups },
 		func(g *kmsg.DescribeGroupsResponseGroup) string { return g.Group },
 		func(group string, d *denial) kmsg.DescribeGroupsResponseGroup {
 			g := kmsg.NewDescribeGroupsResponseGroup()
@@ -123,13 +110,7 @@ func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdi
 
 func handleDeleteGroups(c *reqCtx, r *kmsg.DeleteGroupsRequest) filter.Verdict {
 	return splitNamed(c, r, r.Groups, OpDelete, ResGroup, func(g []string) { r.Groups = g },
-		func(resp kmsg.Response) (*[]kmsg.DeleteGroupsResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.DeleteGroupsResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
-		},
+		func(dr *kmsg.DeleteGroupsResponse) *[]kmsg.DeleteGroupsResponseGroup { return &dr.Groups },
 		func(g *kmsg.DeleteGroupsResponseGroup) string { return g.Group },
 		func(group string, d *denial) kmsg.DeleteGroupsResponseGroup {
 			g := kmsg.NewDeleteGroupsResponseGroup()
@@ -140,12 +121,8 @@ func handleDeleteGroups(c *reqCtx, r *kmsg.DeleteGroupsRequest) filter.Verdict {
 
 func handleConsumerGroupDescribe(c *reqCtx, r *kmsg.ConsumerGroupDescribeRequest) filter.Verdict {
 	return handleConsumerGroupDescribeTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
-		func(resp kmsg.Response) (*[]kmsg.ConsumerGroupDescribeResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.ConsumerGroupDescribeResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
+		func(dr *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup {
+			return &dr.Groups
 		},
 		func(g *kmsg.ConsumerGroupDescribeResponseGroup) string { return g.Group },
 		func(group string, d *denial) kmsg.ConsumerGroupDescribeResponseGroup {
@@ -157,13 +134,7 @@ func handleConsumerGroupDescribe(c *reqCtx, r *kmsg.ConsumerGroupDescribeRequest
 
 func handleShareGroupDescribe(c *reqCtx, r *kmsg.ShareGroupDescribeRequest) filter.Verdict {
 	return handleShareGroupDescribeTopics(c, splitNamed(c, r, r.GroupIDs, OpDescribe, ResGroup, func(g []string) { r.GroupIDs = g },
-		func(resp kmsg.Response) (*[]kmsg.ShareGroupDescribeResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.ShareGroupDescribeResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
-		},
+		func(dr *kmsg.ShareGroupDescribeResponse) *[]kmsg.ShareGroupDescribeResponseGroup { return &dr.Groups },
 		func(g *kmsg.ShareGroupDescribeResponseGroup) string { return g.GroupID },
 		func(group string, d *denial) kmsg.ShareGroupDescribeResponseGroup {
 			g := kmsg.NewShareGroupDescribeResponseGroup()
@@ -174,12 +145,8 @@ func handleShareGroupDescribe(c *reqCtx, r *kmsg.ShareGroupDescribeRequest) filt
 
 func handleStreamsGroupDescribe(c *reqCtx, r *kmsg.StreamsGroupDescribeRequest) filter.Verdict {
 	return handleStreamsGroupDescribeTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
-		func(resp kmsg.Response) (*[]kmsg.StreamsGroupDescribeResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.StreamsGroupDescribeResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
+		func(dr *kmsg.StreamsGroupDescribeResponse) *[]kmsg.StreamsGroupDescribeResponseGroup {
+			return &dr.Groups
 		},
 		func(g *kmsg.StreamsGroupDescribeResponseGroup) string { return g.Group },
 		func(group string, d *denial) kmsg.StreamsGroupDescribeResponseGroup {
@@ -199,11 +166,7 @@ func handleListGroups(c *reqCtx, r *kmsg.ListGroupsRequest) filter.Verdict {
 			return filter.Verdict{}
 		}
 	}
-	return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
-		lr, ok := resp.(*kmsg.ListGroupsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return filter.Verdict{OnResponse: filter.Then(func(lr *kmsg.ListGroupsResponse) error {
 		kept := lr.Groups[:0]
 		for _, g := range lr.Groups {
 			if c.visible(OpDescribe, ResGroup, g.Group) {
@@ -213,7 +176,7 @@ func handleListGroups(c *reqCtx, r *kmsg.ListGroupsRequest) filter.Verdict {
 		clear(lr.Groups[len(kept):])
 		lr.Groups = kept
 		return nil
-	}}
+	})}
 }
 
 // checkTopicsDescribe decides Describe on each named topic and returns a
@@ -250,7 +213,7 @@ func handleConsumerGroupHeartbeat(c *reqCtx, r *kmsg.ConsumerGroupHeartbeatReque
 	if d := c.checkRegexSubscription(r.SubscribedTopicRegex); d != nil {
 		return denyTopLevel(r, d)
 	}
-	return c.heartbeatVerdict(consumerAssignment)
+	return heartbeatVerdict(c, consumerAssignment, dropConsumerAssignment)
 }
 
 func handleShareGroupHeartbeat(c *reqCtx, r *kmsg.ShareGroupHeartbeatRequest) filter.Verdict {
@@ -260,7 +223,7 @@ func handleShareGroupHeartbeat(c *reqCtx, r *kmsg.ShareGroupHeartbeatRequest) fi
 	if d := checkTopicsDescribe(c, OpDescribe, r.SubscribedTopicNames); d != nil {
 		return denyTopLevel(r, d)
 	}
-	return c.heartbeatVerdict(shareAssignment)
+	return heartbeatVerdict(c, shareAssignment, dropShareAssignment)
 }
 
 // handleStreamsGroupHeartbeat enforces Read on the group and Describe on
@@ -372,11 +335,7 @@ func handleDescribeShareGroupOffsets(c *reqCtx, r *kmsg.DescribeShareGroupOffset
 	if denied == 0 {
 		return describeShareGroupAllTopics(c, r, filter.Verdict{})
 	}
-	return describeShareGroupAllTopics(c, r, c.split(r, denied == len(orig), func() { r.Groups = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return describeShareGroupAllTopics(c, r, c.split(r, denied == len(orig), func() { r.Groups = keepAllowed(orig, denials) }, filter.Then(func(dr *kmsg.DescribeShareGroupOffsetsResponse) error {
 		dr.Groups = mergeInOrder(dr.Groups, func(g *kmsg.DescribeShareGroupOffsetsResponseGroup) string { return g.GroupID }, keys,
 			func(i int) (kmsg.DescribeShareGroupOffsetsResponseGroup, bool) {
 				d, ok := denialAt(denials, i)
@@ -388,7 +347,7 @@ func handleDescribeShareGroupOffsets(c *reqCtx, r *kmsg.DescribeShareGroupOffset
 				return g, true
 			})
 		return nil
-	}))
+	})))
 }
 
 func deref(s *string) string {

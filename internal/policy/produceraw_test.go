@@ -96,11 +96,11 @@ func TestInspectProduceMatchesFilterRequest(t *testing.T) {
 				var viaRaw, direct syncBuffer
 				rawEnf, directEnf := newTestEnforcer(t, yaml, &viaRaw), newTestEnforcer(t, yaml, &direct)
 
-				v, decided := rawEnf.InspectRequest(&conn, tc.req.Key(), tc.req.GetVersion(), body)
+				v, decided := decideRaw(rawEnf, &conn, tc.req.Key(), tc.req.GetVersion(), body)
 				if !decided {
-					v = rawEnf.FilterRequest(&conn, decodeProduce(t, tc.req.GetVersion(), body))
+					v = filterRequest(rawEnf, &conn, decodeProduce(t, tc.req.GetVersion(), body))
 				}
-				want := directEnf.FilterRequest(&conn, decodeProduce(t, tc.req.GetVersion(), body))
+				want := filterRequest(directEnf, &conn, decodeProduce(t, tc.req.GetVersion(), body))
 				rawEnf.Close()
 				directEnf.Close()
 
@@ -173,10 +173,11 @@ func TestInspectProduceAllocatesNothing(t *testing.T) {
 	conn.ClientID = "svc-7-orders"
 	req := produceReq(9, -1, "team7.a:000", "team7.b:0")
 	body := req.AppendTo(nil)
-	if _, decided := enf.InspectRequest(&conn, req.Key(), 9, body); !decided {
+	if _, decided := decideRaw(enf, &conn, req.Key(), 9, body); !decided {
 		t.Fatal("allowed produce left undecided")
 	}
-	if allocs := testing.AllocsPerRun(200, func() { enf.InspectRequest(&conn, req.Key(), 9, body) }); allocs != 0 {
+	decide := handlersOf(enf)[req.Key()].DecideRaw
+	if allocs := testing.AllocsPerRun(200, func() { decide(&conn, 9, body) }); allocs != 0 {
 		t.Errorf("%.0f allocations per allowed produce", allocs)
 	}
 }
@@ -194,7 +195,7 @@ func FuzzInspectProduce(f *testing.F) {
 		if version < 0 || version > kmsg.NewPtrProduceRequest().MaxVersion() {
 			return
 		}
-		v, decided := enf.InspectRequest(&conn, kmsg.Produce.Int16(), version, body)
+		v, decided := decideRaw(enf, &conn, kmsg.Produce.Int16(), version, body)
 		if !decided {
 			return
 		}
@@ -206,7 +207,7 @@ func FuzzInspectProduce(f *testing.F) {
 		if err := r.ReadFrom(body); err != nil {
 			t.Fatalf("decided a body kmsg refuses: %v", err)
 		}
-		if want := enf.FilterRequest(&conn, r); verdictKind(want) != "forward" {
+		if want := filterRequest(enf, &conn, r); verdictKind(want) != "forward" {
 			t.Fatalf("decided to forward; FilterRequest: %s", verdictKind(want))
 		}
 	})

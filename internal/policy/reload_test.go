@@ -39,7 +39,7 @@ func TestReloaderFromFile(t *testing.T) {
 	}
 	defer enf.Close()
 	r := NewReloader(path, running, enf, zerolog.New(&logs))
-	allowed := func() bool { return enf.FilterRequest(testConn, kmsg.NewPtrHeartbeatRequest()).Respond == nil }
+	allowed := func() bool { return filterRequest(enf, testConn, kmsg.NewPtrHeartbeatRequest()).Respond == nil }
 	if allowed() {
 		t.Fatal("default deny allowed")
 	}

@@ -183,14 +183,15 @@ func byteSize(n int) string {
 	return strconv.Itoa(n) + "B"
 }
 
-// allowAllProduce is a request filter that wants every Produce request
-// decoded and lets it through: the cost of the engine's filtered path
-// (read the whole frame, decode, forward), as a policy that allows the
-// produce pays it, without the policy's own decisions.
+// allowAllProduce is a filter that wants every Produce request decoded and
+// lets it through: the cost of the engine's filtered path (read the whole
+// frame, decode, forward), as a policy that allows the produce pays it,
+// without the policy's own decisions.
 type allowAllProduce struct{}
 
-func (allowAllProduce) RequestKeys() []int16 { return []int16{protocol.ProduceKey} }
-func (allowAllProduce) FilterRequest(*filter.Conn, kmsg.Request) filter.Verdict {
+func (f allowAllProduce) Register(r *filter.Registry) { filter.OnRequest(r, f.produce) }
+
+func (allowAllProduce) produce(*filter.Conn, *kmsg.ProduceRequest) filter.Verdict {
 	return filter.Verdict{}
 }
 
@@ -209,7 +210,7 @@ func BenchmarkRelayFilteredProduce(b *testing.B) {
 			b.Run(shape.Name+"/"+mode, func(b *testing.B) {
 				var opts []Option
 				if mode == "filtered" {
-					opts = append(opts, WithRequestFilters(allowAllProduce{}))
+					opts = append(opts, WithFilters(allowAllProduce{}))
 				}
 				s := startBenchProxy(b, be.Addr(), opts...)
 				relaytest.Run(b, s.BootstrapAddr(), shape)

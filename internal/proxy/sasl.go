@@ -288,7 +288,7 @@ func (p *pair) learnPassthroughUser(firstMessage []byte) error {
 	p.passthrough.sawUser = true
 	user, err := auth.UserFromClientMessage(p.passthrough.mechanism, firstMessage)
 	if err != nil {
-		if len(p.s.extraRequestFilters) == 0 {
+		if !p.s.requestHandlers.any() {
 			// No filter decides by principal: the user name only labels log
 			// lines, so a login kproxy cannot read (GSSAPI, OAUTHBEARER,
 			// delegation tokens) is the broker's business alone.
@@ -310,15 +310,9 @@ func (p *pair) learnPassthroughUser(firstMessage []byte) error {
 // pick their SASL framing from these entries.
 type saslVersions struct{}
 
-var _ filter.ResponseFilter = saslVersions{}
+func (v saslVersions) Register(r *filter.Registry) { filter.OnResponse(r, v.advertise) }
 
-func (saslVersions) ResponseKeys() []int16 { return []int16{protocol.APIVersionsKey} }
-
-func (saslVersions) FilterResponse(resp kmsg.Response) error {
-	r, ok := resp.(*kmsg.ApiVersionsResponse)
-	if !ok {
-		return fmt.Errorf("sasl versions: unexpected %T", resp)
-	}
+func (saslVersions) advertise(r *kmsg.ApiVersionsResponse) error {
 	if r.ErrorCode != 0 {
 		return nil
 	}

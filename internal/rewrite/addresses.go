@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Addresses is a ResponseFilter that replaces every upstream broker address a
+// Addresses is a response filter that replaces every upstream broker address a
 // response carries with the address Mapper hands out for that node, so that
 // clients keep connecting through kproxy instead of going around it.
 //
@@ -21,9 +21,6 @@ import (
 type Addresses struct {
 	Mapper BrokerMapper
 }
-
-// Compile-time check that Addresses satisfies the engine's interface.
-var _ ResponseFilter = Addresses{}
 
 // ResponseKeys returns the API keys of every response kind known to carry a
 // broker (or controller) address:

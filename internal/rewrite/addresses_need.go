@@ -17,8 +17,6 @@ const (
 	fetchEndpointsSince   = 12
 )
 
-var _ filter.ResponseSelector = Addresses{}
-
 // ResponseNeed keeps Produce and Fetch responses that cannot carry leader
 // endpoints on the zero-copy path. Produce responses that can are small and
 // inspected (decoded only when they do carry endpoints). Fetch responses
