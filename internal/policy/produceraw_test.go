@@ -81,12 +81,12 @@ func rawPathCases() []rawPathCase {
 	}
 }
 
-// TestInspectProduceMatchesFilterRequest: for every policy and request,
-// the engine's way (InspectRequest on the raw body, FilterRequest on the
+// TestRawProduceDecisionMatchesTypedHandler: for every policy and request,
+// the engine's way (the raw decision on the body, the typed handler on the
 // decoded request when undecided) gives the same verdict and writes the
-// same audit lines as FilterRequest alone, and the raw path decides the
+// same audit lines as the typed handler alone, and the raw path decides the
 // requests the policy allows whole.
-func TestInspectProduceMatchesFilterRequest(t *testing.T) {
+func TestRawProduceDecisionMatchesTypedHandler(t *testing.T) {
 	for pname, yaml := range rawPathPolicies {
 		for _, tc := range rawPathCases() {
 			for _, clientID := range []string{"unit", "svc-1"} {
@@ -106,10 +106,10 @@ func TestInspectProduceMatchesFilterRequest(t *testing.T) {
 
 				where := pname + "/" + tc.name + "/client " + clientID
 				if verdictKind(v) != verdictKind(want) {
-					t.Errorf("%s: verdict %s, FilterRequest alone %s", where, verdictKind(v), verdictKind(want))
+					t.Errorf("%s: verdict %s, the typed handler alone %s", where, verdictKind(v), verdictKind(want))
 				}
 				if decided && verdictKind(want) != "forward" {
-					t.Errorf("%s: decided from the raw body, but FilterRequest %s", where, verdictKind(want))
+					t.Errorf("%s: decided from the raw body, but the typed handler %s", where, verdictKind(want))
 				}
 				if got, exp := auditSummary(t, &viaRaw), auditSummary(t, &direct); got != exp {
 					t.Errorf("%s: audit lines\n%s\nwant\n%s", where, got, exp)
@@ -182,9 +182,9 @@ func TestInspectProduceAllocatesNothing(t *testing.T) {
 	}
 }
 
-// FuzzInspectProduce: for any Produce body and version, InspectRequest
+// FuzzInspectProduce: for any Produce body and version, the raw decision
 // never panics, and when it decides, the decoded path agrees: kmsg decodes
-// the body and FilterRequest forwards it unchanged.
+// the body and the typed handler forwards it unchanged.
 func FuzzInspectProduce(f *testing.F) {
 	for _, tc := range rawPathCases() {
 		f.Add(tc.req.GetVersion(), tc.req.AppendTo(nil))
@@ -208,7 +208,7 @@ func FuzzInspectProduce(f *testing.F) {
 			t.Fatalf("decided a body kmsg refuses: %v", err)
 		}
 		if want := filterRequest(enf, &conn, r); verdictKind(want) != "forward" {
-			t.Fatalf("decided to forward; FilterRequest: %s", verdictKind(want))
+			t.Fatalf("decided to forward; the typed handler: %s", verdictKind(want))
 		}
 	})
 }

@@ -59,7 +59,7 @@ func TestRequestKeys(t *testing.T) {
 		}
 		setup := key == protocol.APIVersionsKey || key == protocol.SASLHandshakeKey || key == protocol.SASLAuthenticateKey
 		if got[key] == setup {
-			t.Errorf("RequestKeys includes %s = %v, want %v", protocol.APIName(key), got[key], !setup)
+			t.Errorf("handler registered for %s = %v, want %v", protocol.APIName(key), got[key], !setup)
 		}
 	}
 }
