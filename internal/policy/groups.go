@@ -204,26 +204,11 @@ func checkTopicsDescribe(c *reqCtx, op Operation, topics []string) *denial {
 // subscription needs Describe on every topic, and an assignment naming a
 // hidden topic is refused (groupheartbeat.go).
 func handleConsumerGroupHeartbeat(c *reqCtx, r *kmsg.ConsumerGroupHeartbeatRequest) filter.Verdict {
-	if d := c.check(OpRead, ResGroup, r.Group); d != nil {
-		return denyTopLevel(r, d)
-	}
-	if d := checkTopicsDescribe(c, OpDescribe, r.SubscribedTopicNames); d != nil {
-		return denyTopLevel(r, d)
-	}
-	if d := c.checkRegexSubscription(r.SubscribedTopicRegex); d != nil {
-		return denyTopLevel(r, d)
-	}
-	return heartbeatVerdict(c, consumerAssignment, dropConsumerAssignment)
+	return groupHeartbeat[*kmsg.ConsumerGroupHeartbeatResponse](c, r, r.Group, r.SubscribedTopicNames, r.SubscribedTopicRegex)
 }
 
 func handleShareGroupHeartbeat(c *reqCtx, r *kmsg.ShareGroupHeartbeatRequest) filter.Verdict {
-	if d := c.check(OpRead, ResGroup, r.GroupID); d != nil {
-		return denyTopLevel(r, d)
-	}
-	if d := checkTopicsDescribe(c, OpDescribe, r.SubscribedTopicNames); d != nil {
-		return denyTopLevel(r, d)
-	}
-	return heartbeatVerdict(c, shareAssignment, dropShareAssignment)
+	return groupHeartbeat[*kmsg.ShareGroupHeartbeatResponse](c, r, r.GroupID, r.SubscribedTopicNames, nil)
 }
 
 // handleStreamsGroupHeartbeat enforces Read on the group and Describe on
@@ -256,11 +241,7 @@ func handleStreamsGroupHeartbeat(c *reqCtx, r *kmsg.StreamsGroupHeartbeatRequest
 // topics of the share session the request does not name are decided on
 // its response (fetch_share.go).
 func handleShareFetch(c *reqCtx, r *kmsg.ShareFetchRequest) filter.Verdict {
-	ids := make([][16]byte, len(r.Topics))
-	for i := range r.Topics {
-		ids[i] = r.Topics[i].TopicID
-	}
-	v := shareGroupTopics(c, r, deref(r.GroupID), ids)
+	v := shareGroupTopics(c, r, r.GroupID, r.Topics, func(t *kmsg.ShareFetchRequestTopic) [16]byte { return t.TopicID })
 	if v.Respond == nil && v.Close == nil {
 		v.OnResponse = c.checkShareFetchResponse(r)
 	}
@@ -268,19 +249,17 @@ func handleShareFetch(c *reqCtx, r *kmsg.ShareFetchRequest) filter.Verdict {
 }
 
 func handleShareAcknowledge(c *reqCtx, r *kmsg.ShareAcknowledgeRequest) filter.Verdict {
-	ids := make([][16]byte, len(r.Topics))
-	for i := range r.Topics {
-		ids[i] = r.Topics[i].TopicID
-	}
-	return shareGroupTopics(c, r, deref(r.GroupID), ids)
+	return shareGroupTopics(c, r, r.GroupID, r.Topics, func(t *kmsg.ShareAcknowledgeRequestTopic) [16]byte { return t.TopicID })
 }
 
-func shareGroupTopics(c *reqCtx, req kmsg.Request, group string, ids [][16]byte) filter.Verdict {
-	if d := c.check(OpRead, ResGroup, group); d != nil {
+// shareGroupTopics enforces Read on a share request's group and on each of
+// its topics (T), named by id.
+func shareGroupTopics[T any](c *reqCtx, req kmsg.Request, group *string, topics []T, id func(*T) [16]byte) filter.Verdict {
+	if d := c.check(OpRead, ResGroup, deref(group)); d != nil {
 		return denyTopLevel(req, d)
 	}
-	for _, id := range ids {
-		if d := c.checkTopicRef("", id, func(name string) *denial { return c.check(OpRead, ResTopic, name) }); d != nil {
+	for i := range topics {
+		if d := c.checkTopicRef("", id(&topics[i]), func(name string) *denial { return c.check(OpRead, ResTopic, name) }); d != nil {
 			return denyTopLevel(req, d)
 		}
 	}
