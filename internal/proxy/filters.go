@@ -8,11 +8,11 @@ import (
 // Option adds a feature to a Server.
 type Option func(*Server)
 
-// WithFilters adds filters, registered in the order given after those added
-// earlier: their request handlers run in that order before a request goes
-// upstream; their response handlers run after the built-in ApiVersions
-// clamp and before address rewriting (which must see every address a
-// filter may add).
+// WithFilters adds filters, registered (once, by Start) in the order given
+// after those added earlier: their request handlers run in that order
+// before a request goes upstream; their response handlers run after the
+// built-in ApiVersions clamp and before address rewriting (which must see
+// every address a filter may add).
 func WithFilters(fs ...filter.Filter) Option {
 	return func(s *Server) { s.filters = append(s.filters, fs...) }
 }
@@ -39,14 +39,14 @@ func (t handlerTable[H]) lookup(key int16) []H {
 	return t[key]
 }
 
-// any reports whether some key has handlers.
-func (t handlerTable[H]) any() bool {
+// empty reports whether no key has handlers.
+func (t handlerTable[H]) empty() bool {
 	for _, hs := range t {
 		if len(hs) > 0 {
-			return true
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 func requestKey(h filter.RequestHandler) int16   { return h.Key }

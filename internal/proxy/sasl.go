@@ -288,7 +288,7 @@ func (p *pair) learnPassthroughUser(firstMessage []byte) error {
 	p.passthrough.sawUser = true
 	user, err := auth.UserFromClientMessage(p.passthrough.mechanism, firstMessage)
 	if err != nil {
-		if !p.s.requestHandlers.any() {
+		if p.s.requestHandlers.empty() {
 			// No filter decides by principal: the user name only labels log
 			// lines, so a login kproxy cannot read (GSSAPI, OAUTHBEARER,
 			// delegation tokens) is the broker's business alone.

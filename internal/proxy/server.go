@@ -31,12 +31,12 @@ type Server struct {
 	health *upstreamHealth
 	// filters are the features WithFilters added. requestHandlers and
 	// responseHandlers hold, per API key, the handlers they and the
-	// built-in filters registered; none means the frame is streamed.
+	// built-in filters registered (in Start); none means the frame is
+	// streamed.
 	filters          []filter.Filter
 	requestHandlers  handlerTable[filter.RequestHandler]
 	responseHandlers handlerTable[filter.ResponseHandler]
 	responseNeeds    responseNeeds
-	registerErr      error     // a registration the engine cannot honour; Start reports it
 	frames           framePool // buffers of requests read whole for filters
 	// apiVersions answers ApiVersions of clients not yet authenticated
 	// (SASL terminate mode); set in Start.
@@ -85,7 +85,6 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 	for _, opt := range opts {
 		opt(s)
 	}
-	s.registerFilters()
 	return s
 }
 
@@ -96,11 +95,8 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.setupSecurity(); err != nil {
 		return err
 	}
-	if s.sec.saslMode == config.SASLModeTerminate {
-		s.registerFilters() // now with saslVersions
-	}
-	if s.registerErr != nil {
-		return fmt.Errorf("filters: %w", s.registerErr)
+	if err := s.registerFilters(); err != nil {
+		return fmt.Errorf("filters: %w", err)
 	}
 	l := s.cfg.Listeners
 	addr := net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))
@@ -127,8 +123,9 @@ func (s *Server) Start(ctx context.Context) error {
 // registerFilters builds the handler tables from every filter, in the
 // order their handlers run: the ApiVersions clamp first, features next,
 // address rewriting last, so that it sees every address a feature may add;
-// in SASL terminate mode saslVersions after all.
-func (s *Server) registerFilters() {
+// in SASL terminate mode saslVersions after all. It runs once, in Start,
+// once the SASL mode is known.
+func (s *Server) registerFilters() error {
 	var reg filter.Registry
 	rewrite.APIVersionsClamp{}.Register(&reg)
 	for _, f := range s.filters {
@@ -141,7 +138,7 @@ func (s *Server) registerFilters() {
 	s.requestHandlers = buildHandlerTable(requestKey, reg.Requests())
 	s.responseHandlers = buildHandlerTable(responseKey, reg.Responses())
 	s.responseNeeds = buildResponseNeeds(s.responseHandlers)
-	s.registerErr = reg.Err()
+	return reg.Err()
 }
 
 // BootstrapAddr is the bound address of the bootstrap listener.
