@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -97,63 +98,43 @@ func splitNamed[T any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, groups [
 	}))
 }
 
+// splitGroups is splitNamed for the group APIs, whose response entries
+// (T) name their group in the string field nameField and carry an error
+// code and message.
+func splitGroups[T any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, groups []string, op Operation, set func([]string),
+	respList func(Resp) *[]T, nameField string) filter.Verdict {
+	return splitNamed(c, req, groups, op, ResGroup, set, respList,
+		func(g *T) string { return reflect.ValueOf(g).Elem().FieldByName(nameField).String() },
+		func(group string, d *denial) T { return entryAnswering[T](nameField, group, d) })
+}
+
 func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdict {
-	return describedClassicGroupTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
-		func(dr *kmsg.DescribeGroupsResponse) *[]kmsg.DescribeGroupsResponseGroup { return &dr.Groups },
-		func(g *kmsg.DescribeGroupsResponseGroup) string { return g.Group },
-		func(group string, d *denial) kmsg.DescribeGroupsResponseGroup {
-			g := kmsg.NewDescribeGroupsResponseGroup()
-			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		}))
+	groups := func(dr *kmsg.DescribeGroupsResponse) *[]kmsg.DescribeGroupsResponseGroup { return &dr.Groups }
+	return describedClassicGroupTopics(c, splitGroups(c, r, r.Groups, OpDescribe, func(g []string) { r.Groups = g }, groups, "Group"))
 }
 
 func handleDeleteGroups(c *reqCtx, r *kmsg.DeleteGroupsRequest) filter.Verdict {
-	return splitNamed(c, r, r.Groups, OpDelete, ResGroup, func(g []string) { r.Groups = g },
-		func(dr *kmsg.DeleteGroupsResponse) *[]kmsg.DeleteGroupsResponseGroup { return &dr.Groups },
-		func(g *kmsg.DeleteGroupsResponseGroup) string { return g.Group },
-		func(group string, d *denial) kmsg.DeleteGroupsResponseGroup {
-			g := kmsg.NewDeleteGroupsResponseGroup()
-			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		})
+	groups := func(dr *kmsg.DeleteGroupsResponse) *[]kmsg.DeleteGroupsResponseGroup { return &dr.Groups }
+	return splitGroups(c, r, r.Groups, OpDelete, func(g []string) { r.Groups = g }, groups, "Group")
 }
 
 func handleConsumerGroupDescribe(c *reqCtx, r *kmsg.ConsumerGroupDescribeRequest) filter.Verdict {
-	return handleConsumerGroupDescribeTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
-		func(dr *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup {
-			return &dr.Groups
-		},
-		func(g *kmsg.ConsumerGroupDescribeResponseGroup) string { return g.Group },
-		func(group string, d *denial) kmsg.ConsumerGroupDescribeResponseGroup {
-			g := kmsg.NewConsumerGroupDescribeResponseGroup()
-			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		}))
+	groups := func(dr *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup {
+		return &dr.Groups
+	}
+	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, r.Groups, OpDescribe, func(g []string) { r.Groups = g }, groups, "Group"), groups, "Group")
 }
 
 func handleShareGroupDescribe(c *reqCtx, r *kmsg.ShareGroupDescribeRequest) filter.Verdict {
-	return handleShareGroupDescribeTopics(c, splitNamed(c, r, r.GroupIDs, OpDescribe, ResGroup, func(g []string) { r.GroupIDs = g },
-		func(dr *kmsg.ShareGroupDescribeResponse) *[]kmsg.ShareGroupDescribeResponseGroup { return &dr.Groups },
-		func(g *kmsg.ShareGroupDescribeResponseGroup) string { return g.GroupID },
-		func(group string, d *denial) kmsg.ShareGroupDescribeResponseGroup {
-			g := kmsg.NewShareGroupDescribeResponseGroup()
-			g.GroupID, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		}))
+	groups := func(dr *kmsg.ShareGroupDescribeResponse) *[]kmsg.ShareGroupDescribeResponseGroup { return &dr.Groups }
+	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, r.GroupIDs, OpDescribe, func(g []string) { r.GroupIDs = g }, groups, "GroupID"), groups, "GroupID")
 }
 
 func handleStreamsGroupDescribe(c *reqCtx, r *kmsg.StreamsGroupDescribeRequest) filter.Verdict {
-	return handleStreamsGroupDescribeTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
-		func(dr *kmsg.StreamsGroupDescribeResponse) *[]kmsg.StreamsGroupDescribeResponseGroup {
-			return &dr.Groups
-		},
-		func(g *kmsg.StreamsGroupDescribeResponseGroup) string { return g.Group },
-		func(group string, d *denial) kmsg.StreamsGroupDescribeResponseGroup {
-			g := kmsg.NewStreamsGroupDescribeResponseGroup()
-			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		}))
+	groups := func(dr *kmsg.StreamsGroupDescribeResponse) *[]kmsg.StreamsGroupDescribeResponseGroup {
+		return &dr.Groups
+	}
+	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, r.Groups, OpDescribe, func(g []string) { r.Groups = g }, groups, "Group"), groups, "Group")
 }
 
 // handleListGroups: Describe on the cluster sees every group; otherwise
