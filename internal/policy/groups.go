@@ -222,7 +222,7 @@ func handleStreamsGroupHeartbeat(c *reqCtx, r *kmsg.StreamsGroupHeartbeatRequest
 // topics of the share session the request does not name are decided on
 // its response (fetch_share.go).
 func handleShareFetch(c *reqCtx, r *kmsg.ShareFetchRequest) filter.Verdict {
-	v := shareGroupTopics(c, r, r.GroupID, r.Topics, func(t *kmsg.ShareFetchRequestTopic) [16]byte { return t.TopicID })
+	v := groupThenTopics(c, r, OpRead, deref(r.GroupID), len(r.Topics), func(i int) *denial { return c.readTopicByID(r.Topics[i].TopicID) })
 	if v.Respond == nil && v.Close == nil {
 		v.OnResponse = c.checkShareFetchResponse(r)
 	}
@@ -230,48 +230,38 @@ func handleShareFetch(c *reqCtx, r *kmsg.ShareFetchRequest) filter.Verdict {
 }
 
 func handleShareAcknowledge(c *reqCtx, r *kmsg.ShareAcknowledgeRequest) filter.Verdict {
-	return shareGroupTopics(c, r, r.GroupID, r.Topics, func(t *kmsg.ShareAcknowledgeRequestTopic) [16]byte { return t.TopicID })
+	return groupThenTopics(c, r, OpRead, deref(r.GroupID), len(r.Topics), func(i int) *denial { return c.readTopicByID(r.Topics[i].TopicID) })
 }
 
-// shareGroupTopics enforces Read on a share request's group and on each of
-// its topics (T), named by id.
-func shareGroupTopics[T any](c *reqCtx, req kmsg.Request, group *string, topics []T, id func(*T) [16]byte) filter.Verdict {
-	if d := c.check(OpRead, ResGroup, deref(group)); d != nil {
+// handleAlterShareGroupOffsets enforces Read on the group and each topic.
+func handleAlterShareGroupOffsets(c *reqCtx, r *kmsg.AlterShareGroupOffsetsRequest) filter.Verdict {
+	return groupThenTopics(c, r, OpRead, r.GroupID, len(r.Topics), func(i int) *denial { return c.check(OpRead, ResTopic, r.Topics[i].Topic) })
+}
+
+// handleDeleteShareGroupOffsets enforces Delete on the group and Read on
+// each topic.
+func handleDeleteShareGroupOffsets(c *reqCtx, r *kmsg.DeleteShareGroupOffsetsRequest) filter.Verdict {
+	return groupThenTopics(c, r, OpDelete, r.GroupID, len(r.Topics), func(i int) *denial { return c.check(OpRead, ResTopic, r.Topics[i].Topic) })
+}
+
+// groupThenTopics enforces op on req's group, then decides each of its n
+// topics with topicDenial; the first denial refuses the whole request with
+// the top-level error code.
+func groupThenTopics(c *reqCtx, req kmsg.Request, op Operation, group string, n int, topicDenial func(i int) *denial) filter.Verdict {
+	if d := c.check(op, ResGroup, group); d != nil {
 		return denyTopLevel(req, d)
 	}
-	for i := range topics {
-		if d := c.checkTopicRef("", id(&topics[i]), func(name string) *denial { return c.check(OpRead, ResTopic, name) }); d != nil {
+	for i := range n {
+		if d := topicDenial(i); d != nil {
 			return denyTopLevel(req, d)
 		}
 	}
 	return filter.Verdict{}
 }
 
-// handleAlterShareGroupOffsets enforces Read on the group and each topic.
-func handleAlterShareGroupOffsets(c *reqCtx, r *kmsg.AlterShareGroupOffsetsRequest) filter.Verdict {
-	if d := c.check(OpRead, ResGroup, r.GroupID); d != nil {
-		return denyTopLevel(r, d)
-	}
-	for _, t := range r.Topics {
-		if d := c.check(OpRead, ResTopic, t.Topic); d != nil {
-			return denyTopLevel(r, d)
-		}
-	}
-	return filter.Verdict{}
-}
-
-// handleDeleteShareGroupOffsets enforces Delete on the group and Read on
-// each topic.
-func handleDeleteShareGroupOffsets(c *reqCtx, r *kmsg.DeleteShareGroupOffsetsRequest) filter.Verdict {
-	if d := c.check(OpDelete, ResGroup, r.GroupID); d != nil {
-		return denyTopLevel(r, d)
-	}
-	for _, t := range r.Topics {
-		if d := c.check(OpRead, ResTopic, t.Topic); d != nil {
-			return denyTopLevel(r, d)
-		}
-	}
-	return filter.Verdict{}
+// readTopicByID decides Read on a topic named by id (checkTopicRef).
+func (c *reqCtx) readTopicByID(id [16]byte) *denial {
+	return c.checkTopicRef("", id, func(name string) *denial { return c.check(OpRead, ResTopic, name) })
 }
 
 // handleDescribeShareGroupOffsets enforces Describe on each group and on
