@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"strings"
 	"sync"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/kproxy/kproxy/bench/relaytest"
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/config"
 )
 
 // produceLog is what typed Produce handlers saw: per decoded request, the
@@ -44,20 +42,28 @@ func (f produceNoter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.V
 	return filter.Verdict{}
 }
 
-// A typed handler is given each request of its key decoded as its type,
-// with the client's version and contents.
-func TestTypedHandlerGetsTheDecodedRequest(t *testing.T) {
+// relayProduces sends n Produce64K requests through a proxy with opts to
+// a backend that answers them, failing t unless each is answered.
+func relayProduces(t *testing.T, n int, opts ...Option) *Server {
+	t.Helper()
 	be, err := relaytest.NewBackend(relaytest.Produce64K)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(be.Close)
-	var log produceLog
-	s := startBenchProxy(t, be.Addr(), WithFilters(produceNoter{"only", &log}))
-	const n = 10
+	s := startBenchProxy(t, be.Addr(), opts...)
 	if err := relaytest.Check(s.BootstrapAddr(), relaytest.Produce64K, n); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// A typed handler is given each request of its key decoded as its type,
+// with the client's version and contents.
+func TestTypedHandlerGetsTheDecodedRequest(t *testing.T) {
+	var log produceLog
+	const n = 10
+	relayProduces(t, n, WithFilters(produceNoter{"only", &log}))
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	if len(log.reqs) != n {
@@ -74,17 +80,9 @@ func TestTypedHandlerGetsTheDecodedRequest(t *testing.T) {
 // decoding of each request: the second sees the very request the first
 // did.
 func TestFiltersOnOneKeyRunInOrderOnOneDecoding(t *testing.T) {
-	be, err := relaytest.NewBackend(relaytest.Produce64K)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(be.Close)
 	var log produceLog
-	s := startBenchProxy(t, be.Addr(), WithFilters(produceNoter{"first", &log}), WithFilters(produceNoter{"second", &log}))
 	const n = 10
-	if err := relaytest.Check(s.BootstrapAddr(), relaytest.Produce64K, n); err != nil {
-		t.Fatal(err)
-	}
+	relayProduces(t, n, WithFilters(produceNoter{"first", &log}), WithFilters(produceNoter{"second", &log}))
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	if len(log.reqs) != n {
@@ -117,15 +115,11 @@ func (g *peakGauge) max() float64 {
 	return g.peak
 }
 
-// watchBudget makes s's memory budget report to a peakGauge: everything a
+// watchBudget makes the memory budget report to g too: everything a
 // filter makes kproxy hold (a request read whole, a response buffered) is
 // charged there.
-func watchBudget(s *Server) *peakGauge {
-	s.budget.mu.Lock()
-	defer s.budget.mu.Unlock()
-	g := &peakGauge{Gauge: s.budget.gauge}
-	s.budget.gauge = g
-	return g
+func watchBudget(g *peakGauge) Option {
+	return func(s *Server) { g.Gauge, s.budget.gauge = s.budget.gauge, g }
 }
 
 // unusedKeyFilter wants DeleteTopics requests and responses, which the
@@ -142,11 +136,6 @@ func (unusedKeyFilter) Register(r *filter.Registry) {
 // rewriting inspects, are a few bytes). A filter on Produce, the control,
 // has each 64 KiB request held.
 func TestFilterOnAnUnusedKeyLeavesOthersStreamed(t *testing.T) {
-	be, err := relaytest.NewBackend(relaytest.Produce64K)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(be.Close)
 	requestSize := float64(relaytest.Produce64K.RequestRecords) // a request held is at least this
 	for name, tc := range map[string]struct {
 		f        filter.Filter
@@ -155,11 +144,8 @@ func TestFilterOnAnUnusedKeyLeavesOthersStreamed(t *testing.T) {
 		"unused key": {unusedKeyFilter{}, true},
 		"produce":    {produceNoter{"produce", &produceLog{}}, false},
 	} {
-		s := startBenchProxy(t, be.Addr(), WithFilters(tc.f))
-		g := watchBudget(s)
-		if err := relaytest.Check(s.BootstrapAddr(), relaytest.Produce64K, 10); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		g := &peakGauge{}
+		relayProduces(t, 10, WithFilters(tc.f), watchBudget(g))
 		if held := g.max() >= requestSize; held == tc.streamed {
 			t.Errorf("%s: at most %.0f bytes held for filters; want a request held: %v", name, g.max(), !tc.streamed)
 		}
@@ -201,14 +187,7 @@ func (interfaceFilter) Register(r *filter.Registry) {
 }
 
 func TestStartRefusesARegistrationError(t *testing.T) {
-	cfg, err := config.Parse(strings.NewReader(`
-upstream: {bootstrap_servers: ["127.0.0.1:1"]}
-listeners: {bind_host: 127.0.0.1}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(cfg, zerolog.Nop(), prometheus.NewRegistry(), WithFilters(interfaceFilter{}))
+	s := New(benchProxyConfig(t, "127.0.0.1:1"), zerolog.Nop(), prometheus.NewRegistry(), WithFilters(interfaceFilter{}))
 	if err := s.Start(t.Context()); err == nil {
 		s.Shutdown(t.Context())
 		t.Fatal("Start accepted a filter whose handler names no API key")

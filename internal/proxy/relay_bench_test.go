@@ -82,7 +82,8 @@ func frameEchoUpstream(tb testing.TB, headerTags bool, body []byte) string {
 	return ln.Addr().String()
 }
 
-func startBenchProxy(tb testing.TB, upstream string, opts ...Option) *Server {
+// benchProxyConfig is the configuration of a plain proxy for upstream.
+func benchProxyConfig(tb testing.TB, upstream string) *config.Config {
 	cfg, err := config.Parse(strings.NewReader(`
 upstream: {bootstrap_servers: ["` + upstream + `"]}
 listeners: {bind_host: 127.0.0.1}
@@ -90,7 +91,11 @@ listeners: {bind_host: 127.0.0.1}
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := New(cfg, zerolog.Nop(), prometheus.NewRegistry(), opts...)
+	return cfg
+}
+
+func startBenchProxy(tb testing.TB, upstream string, opts ...Option) *Server {
+	s := New(benchProxyConfig(tb, upstream), zerolog.Nop(), prometheus.NewRegistry(), opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := s.Start(ctx); err != nil {
 		tb.Fatal(err)
