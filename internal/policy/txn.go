@@ -134,8 +134,7 @@ func handleListTransactions(c *reqCtx, r *kmsg.ListTransactionsRequest) filter.V
 }
 
 // denyWriteTxnMarkers answers every partition of every marker.
-func denyWriteTxnMarkers(req kmsg.Request, d *denial) kmsg.Response {
-	r := req.(*kmsg.WriteTxnMarkersRequest)
+func denyWriteTxnMarkers(r *kmsg.WriteTxnMarkersRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	for _, m := range r.Markers {
 		sm := kmsg.NewWriteTxnMarkersResponseMarker()
