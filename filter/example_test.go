@@ -1,6 +1,7 @@
 package filter_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -8,34 +9,28 @@ import (
 	"github.com/kproxy/kproxy/filter"
 )
 
-// readOnly refuses every Produce request and hides one topic from
-// Metadata answers.
-type readOnly struct{ hidden string }
+// hideTopic hides one topic from Metadata answers, and closes connections
+// that produce to it anyway.
+type hideTopic struct{ name string }
 
-func (f readOnly) Register(r *filter.Registry) {
+func (f hideTopic) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.refuseProduce)
-	filter.OnResponse(r, f.hideTopic)
+	filter.OnResponse(r, f.hide)
 }
 
-func (readOnly) refuseProduce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdict {
-	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+func (f hideTopic) refuseProduce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdict {
 	for _, t := range req.Topics {
-		rt := kmsg.NewProduceResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewProduceResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, 29 // TOPIC_AUTHORIZATION_FAILED
-			rt.Partitions = append(rt.Partitions, rp)
+		if t.Topic == f.name {
+			return filter.Verdict{Close: errors.New("produce to a hidden topic")}
 		}
-		resp.Topics = append(resp.Topics, rt)
 	}
-	return filter.Verdict{Respond: resp}
+	return filter.Verdict{}
 }
 
-func (f readOnly) hideTopic(resp *kmsg.MetadataResponse) error {
+func (f hideTopic) hide(resp *kmsg.MetadataResponse) error {
 	kept := resp.Topics[:0]
 	for _, t := range resp.Topics {
-		if t.Topic == nil || *t.Topic != f.hidden {
+		if t.Topic == nil || *t.Topic != f.name {
 			kept = append(kept, t)
 		}
 	}
@@ -46,7 +41,7 @@ func (f readOnly) hideTopic(resp *kmsg.MetadataResponse) error {
 // A filter registers typed handlers; the engine dispatches by their keys.
 func Example() {
 	var reg filter.Registry
-	readOnly{hidden: "payroll"}.Register(&reg)
+	hideTopic{name: "payroll"}.Register(&reg)
 	for _, h := range reg.Requests() {
 		fmt.Println("request", kmsg.NameForKey(h.Key))
 	}
