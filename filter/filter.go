@@ -1,10 +1,18 @@
 // Package filter is the contract between kproxy's engine and its features.
 //
-// A feature is a filter that declares which API keys it wants to see
-// decoded. For each request or response of such a key the engine decodes
-// the message once, passes it through every interested filter in order, and
-// encodes it once (only if a filter changed it). Keys no filter wants are
-// streamed as raw bytes and cost nothing here.
+// A feature is a Filter: in Register it names, with typed handlers, the
+// requests and responses it wants to see, for example
+//
+//	func (f myFilter) Register(r *filter.Registry) {
+//		filter.OnRequest(r, f.produce)   // f.produce(c *filter.Conn, req *kmsg.ProduceRequest) filter.Verdict
+//		filter.OnResponse(r, f.metadata) // f.metadata(resp *kmsg.MetadataResponse) error
+//	}
+//
+// For each request or response of a key some handler wants, the engine
+// decodes the message once, passes it through every handler of that key in
+// the order they were registered, and encodes it once (only if a handler
+// changed it). Keys no handler wants are streamed as raw bytes and cost
+// nothing here.
 package filter
 
 import (
@@ -32,30 +40,7 @@ type Conn struct {
 	ClientID string
 }
 
-// ResponseFilter wants some responses decoded.
-type ResponseFilter interface {
-	// ResponseKeys lists the API keys whose responses this filter must see.
-	ResponseKeys() []int16
-	// FilterResponse mutates resp in place. resp is re-encoded at its own
-	// version, normally the one the client asked for.
-	FilterResponse(resp kmsg.Response) error
-}
-
-// RequestFilter wants some requests decoded before they go upstream.
-type RequestFilter interface {
-	// RequestKeys lists the API keys whose requests this filter must see.
-	RequestKeys() []int16
-	// FilterRequest inspects req, which conn sent, and may change it.
-	//
-	// req's strings and byte slices alias the frame it was decoded from,
-	// which the engine reuses for a later request once this one is
-	// forwarded or answered. Only a Verdict.OnResponse hook may keep req
-	// (the engine then leaves the frame alone); anything else that outlives
-	// the call (a log line written later, a cache) must copy what it keeps.
-	FilterRequest(conn *Conn, req kmsg.Request) Verdict
-}
-
-// Verdict is a request filter's decision. The zero Verdict forwards the
+// Verdict is a request handler's decision. The zero Verdict forwards the
 // request unchanged.
 type Verdict struct {
 	// Close, when set, closes the connection; the reason is logged. Kafka
@@ -63,49 +48,37 @@ type Verdict struct {
 	// failed produce with acks=0, which has no response to carry an error).
 	Close error
 	// Respond, when set, is the whole answer: the request never reaches the
-	// upstream, and later filters do not see it. Its version must be the
+	// upstream, and later handlers do not see it. Its version must be the
 	// request's.
 	Respond kmsg.Response
-	// Modified says the filter changed req, which must be re-encoded.
+	// Modified says the handler changed req, which must be re-encoded.
 	Modified bool
 	// OnResponse, when set, sees the upstream's decoded response to this
-	// request before the response filters and the client do, for example to
-	// merge in errors for parts of the request the filter removed.
+	// request before the response handlers and the client do, for example
+	// to merge in errors for parts of the request the handler removed.
+	// Build it with Then to get the response as its type. An error closes
+	// the connection.
 	OnResponse func(kmsg.Response) error
 }
 
-// Need says how much of a response a filter needs.
+// Need says how much of a response a handler needs (see NeedByVersion).
 type Need uint8
 
 const (
-	// Stream: the filter needs nothing from this response.
+	// Stream: the handler needs nothing from this response.
 	Stream Need = iota
-	// DropTopLevelTags: the filter needs only that the response's top-level
+	// DropTopLevelTags: the handler needs only that the response's top-level
 	// tagged fields never reach the client unseen, and accepts losing them.
 	// The engine streams the response and, if that final section is not
 	// empty, sends filler of the same length in its place: the size was
 	// already sent. Supported for Produce and Fetch, where KIP-951 leader
 	// endpoints live there; anywhere else it means Decode. Where the
-	// response is buffered anyway, the filter is asked as for Inspect.
+	// response is buffered anyway, the handler is asked as for Inspect.
 	DropTopLevelTags
-	// Inspect: the filter needs the raw body first, to say via
-	// InspectResponse whether it must be decoded. The engine buffers the
-	// frame, which costs a copy but no decoding.
+	// Inspect: the handler needs the raw body first, to say (with the
+	// function given to InspectRaw) whether it must be decoded. The engine
+	// buffers the frame, which costs a copy but no decoding.
 	Inspect
-	// Decode: the filter needs every such response decoded.
+	// Decode: the handler needs every such response decoded.
 	Decode
 )
-
-// ResponseSelector is implemented by response filters that need only some
-// versions of their keys, or only some responses, so that the rest keep the
-// zero-copy path. A ResponseFilter without it needs every response to its
-// keys decoded.
-type ResponseSelector interface {
-	// ResponseNeed says what the filter needs from responses to version of
-	// key. It must depend only on its arguments: the engine asks once.
-	ResponseNeed(key, version int16) Need
-	// InspectResponse reports whether body, the bytes after the response
-	// header, must be decoded for this filter. Called only for versions
-	// where ResponseNeed said Inspect; must not keep body.
-	InspectResponse(key, version int16, body []byte) bool
-}

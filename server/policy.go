@@ -61,7 +61,7 @@ func (w *policyWiring) options() []proxy.Option {
 	if w.enf == nil {
 		return nil
 	}
-	return []proxy.Option{proxy.WithRequestFilters(w.enf)}
+	return []proxy.Option{proxy.WithFilters(w.enf)}
 }
 
 // run reloads on each reload request and on file changes until ctx ends.

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
-	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/embedded"
 	"github.com/kproxy/kproxy/internal/proxy"
@@ -62,7 +61,7 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 		return err
 	}
 	defer pol.close()
-	srv := proxy.New(cfg, log, reg, append(pol.options(), engineFilters(opts.Filters)...)...)
+	srv := proxy.New(cfg, log, reg, append(pol.options(), proxy.WithFilters(opts.Filters...))...)
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -89,21 +88,6 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 	}
 	log.Info().Msg("shut down cleanly")
 	return nil
-}
-
-// engineFilters hands the program's filters to the engine.
-//
-// TEMPORARY (branch server): with the filterapi branch merged this is
-// proxy.WithFilters(fs...), and filter/registry_shim.go goes.
-func engineFilters(fs []filter.Filter) []proxy.Option {
-	if len(fs) == 0 {
-		return nil
-	}
-	reg := &filter.Registry{}
-	for _, f := range fs {
-		f.Register(reg)
-	}
-	return []proxy.Option{proxy.WithRequestFilters(reg), proxy.WithResponseFilters(reg)}
 }
 
 // serveAdmin serves /healthz, /readyz and /metrics when admin.listen is

@@ -51,7 +51,7 @@ policy:
     - {name: w, principals: ["*"], allow: [write], topics: ["ok"]}
 `, &out)
 	conn := &filter.Conn{ClientID: "auditor", Listener: "node-1", Client: netip.MustParseAddrPort("10.9.8.7:5555")}
-	enf.FilterRequest(conn, produceReq(9, -1, "ok:0", "nope:00"))
+	filterRequest(enf, conn, produceReq(9, -1, "ok:0", "nope:00"))
 	enf.Close()
 	lines := out.lines(t)
 	if len(lines) != 1 {
@@ -83,7 +83,7 @@ policy:
 audit: {log_allowed: true}
 `, &out)
 	req := produceReq(9, -1, "ok:0", "nope:0")
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if v.Respond != nil || v.Modified || len(req.Topics) != 2 {
 		t.Fatalf("audit mode changed the request: %+v", v)
 	}
@@ -112,7 +112,7 @@ func TestAuditNeverBlocksAndCountsDrops(t *testing.T) {
 	}
 	start := time.Now()
 	for i := 0; i < 100; i++ {
-		enf.FilterRequest(testConn, produceReq(9, -1, "t:0"))
+		filterRequest(enf, testConn, produceReq(9, -1, "t:0"))
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("100 denials took %v with a stuck audit writer", d)
@@ -136,7 +136,7 @@ func TestReloadSwapsPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer enf.Close()
-	req := func() filter.Verdict { return enf.FilterRequest(testConn, kmsg.NewPtrHeartbeatRequest()) }
+	req := func() filter.Verdict { return filterRequest(enf, testConn, kmsg.NewPtrHeartbeatRequest()) }
 	if req().Respond == nil {
 		t.Fatal("default deny allowed a heartbeat")
 	}

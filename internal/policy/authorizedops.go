@@ -21,8 +21,8 @@ const notRequested = math.MinInt32
 
 // withAuthorizedOps wraps a handler so that the answer's authorized
 // operations are the principal's. Audit mode forwards them unchanged.
-func withAuthorizedOps(handle func(*reqCtx, kmsg.Request) filter.Verdict) func(*reqCtx, kmsg.Request) filter.Verdict {
-	return func(c *reqCtx, req kmsg.Request) filter.Verdict {
+func withAuthorizedOps[R kmsg.Request](handle func(*reqCtx, R) filter.Verdict) func(*reqCtx, R) filter.Verdict {
+	return func(c *reqCtx, req R) filter.Verdict {
 		v := handle(c, req)
 		if c.st.auditOnly {
 			return v

@@ -118,11 +118,7 @@ func legacyAutoCreation(c *reqCtx, r *kmsg.MetadataRequest) (filter.Verdict, boo
 	if r.Version == 0 {
 		r.Topics = []kmsg.MetadataRequestTopic{}
 	}
-	return filter.Verdict{Modified: true, OnResponse: func(resp kmsg.Response) error {
-		mr, ok := resp.(*kmsg.MetadataResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return filter.Verdict{Modified: true, OnResponse: filter.Then(func(mr *kmsg.MetadataResponse) error {
 		c.learnMetadataIDs(mr)
 		existing := make(map[string]kmsg.MetadataResponseTopic, len(mr.Topics))
 		for _, t := range mr.Topics {
@@ -158,5 +154,5 @@ func legacyAutoCreation(c *reqCtx, r *kmsg.MetadataRequest) (filter.Verdict, boo
 		mr.Topics = topics
 		gov.record(c, mr)
 		return nil
-	}}, true
+	})}, true
 }

@@ -64,7 +64,7 @@ policy:
 		var audit bytes.Buffer
 		enf := newTestEnforcer(t, base+tt.gov+"\n", &audit)
 		req := metadataReq(12, true, tt.topic)
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if req.AllowAutoTopicCreation != tt.autoKept || v.Modified == tt.autoKept {
 			t.Errorf("%s: forwarded allow_auto_topic_creation=%v (modified %v), want %v", tt.name, req.AllowAutoTopicCreation, v.Modified, tt.autoKept)
 		}
@@ -92,7 +92,7 @@ policy:
     - {name: names, topic_changes: {name_pattern: "re:^[a-z]+$"}}
 `, &audit)
 	req := metadataReq(12, true, "Legacy")
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if req.AllowAutoTopicCreation {
 		t.Fatal("auto-creation left on")
 	}
@@ -117,7 +117,7 @@ policy:
     - {name: names, topic_changes: {name_pattern: "re:^[a-z]+$"}}
 `, &audit)
 	req := metadataReq(12, true, "Bad")
-	if v := enf.FilterRequest(testConn, req); v.Modified || !req.AllowAutoTopicCreation {
+	if v := filterRequest(enf, testConn, req); v.Modified || !req.AllowAutoTopicCreation {
 		t.Errorf("audit mode changed the request: %+v", v)
 	}
 	enf.Close()
@@ -142,7 +142,7 @@ policy:
 `, nil)
 	for _, version := range []int16{0, 1, 3} {
 		req := metadataReq(version, false, "exists", "nocreate", "BadName", "secret", "ok.new")
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if !v.Modified || v.OnResponse == nil {
 			t.Fatalf("v%d: verdict %+v", version, v)
 		}
@@ -164,7 +164,7 @@ policy:
 	}
 	// Nothing refused: the ordinary path, unchanged.
 	req := metadataReq(1, false, "ok.new")
-	if v := enf.FilterRequest(testConn, req); v.Modified {
+	if v := filterRequest(enf, testConn, req); v.Modified {
 		t.Errorf("a v1 request with nothing refused was modified: %+v", v)
 	}
 }
@@ -206,7 +206,7 @@ policy:
 		{"assignment with one wide partition", "", mk(-1, -1, []int32{1, 2}, []int32{1, 2, 3, 4}), "exceeds max_replication_factor"},
 	} {
 		enf := newTestEnforcer(t, gov+tt.defaults, nil)
-		v := enf.FilterRequest(testConn, tt.req)
+		v := filterRequest(enf, testConn, tt.req)
 		if tt.refused == "" {
 			if v.Respond != nil {
 				t.Errorf("%s: refused: %+v", tt.name, v.Respond)
@@ -236,7 +236,7 @@ policy:
 	}{{"capped.a", 65}, {"capped.b", 64}, {"free", 1000}} {
 		req.Topics = append(req.Topics, kmsg.CreatePartitionsRequestTopic{Topic: tp.name, Count: tp.count})
 	}
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if len(req.Topics) != 2 || req.Topics[0].Topic != "capped.b" || req.Topics[1].Topic != "free" {
 		t.Fatalf("forwarded %+v", req.Topics)
 	}
@@ -297,7 +297,7 @@ policy:
 			res.Configs = append(res.Configs, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: ch.key, Op: ch.op, Value: ch.value})
 		}
 		req.Resources = append(req.Resources, res)
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if got := v.Respond == nil; got != tt.ok {
 			t.Errorf("%s: allowed = %v, want %v", tt.name, got, tt.ok)
 		}
@@ -335,7 +335,7 @@ policy:
 			res.Configs = append(res.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: "retention.ms", Value: strPtr(val)})
 		}
 		req.Resources = append(req.Resources, res)
-		v := enf.FilterRequest(&filter.Conn{ClientID: "admin"}, req)
+		v := filterRequest(enf, &filter.Conn{ClientID: "admin"}, req)
 		if got := v.Respond == nil; got != tt.ok {
 			t.Errorf("%s: allowed = %v, want %v", tt.name, got, tt.ok)
 		}
@@ -355,7 +355,7 @@ policy:
 	req := kmsg.NewPtrCreatePartitionsRequest()
 	req.SetVersion(3)
 	req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "Legacy_Topic", Count: 100}}
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	resp, ok := v.Respond.(*kmsg.CreatePartitionsResponse)
 	if !ok || resp.Topics[0].ErrorCode != errPolicyViolation || !strings.Contains(deref(resp.Topics[0].ErrorMessage), "max_partitions 8") {
 		t.Errorf("CreatePartitions of Legacy_Topic to 100: verdict %+v, want POLICY_VIOLATION naming max_partitions", v)

@@ -81,10 +81,11 @@ func BenchmarkFilterProduce(b *testing.B) {
 			specs = append(specs, fmt.Sprintf("team7.t%d:0", i))
 		}
 		req := produceReq(9, -1, specs...)
+		produce := handlersOf(enf)[kmsg.Produce.Int16()]
 		b.Run(fmt.Sprintf("rules=50/topics=%d", topics), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if v := enf.FilterRequest(&conn, req); v.Respond != nil || v.Modified {
+				if v := produce.Handle(&conn, req); v.Respond != nil || v.Modified {
 					b.Fatal("denied")
 				}
 			}
@@ -94,11 +95,12 @@ func BenchmarkFilterProduce(b *testing.B) {
 }
 
 // BenchmarkEnforceProduceBody is an allowed produce from its body to the
-// verdict, both ways the engine can take: decode with kmsg then
-// FilterRequest (every produce before filter.RequestInspector), and
-// InspectRequest on the raw body.
+// verdict, both ways the engine can take: decode with kmsg then the typed
+// handler (every produce before filter.DecideRaw), and the raw decision on
+// the body.
 func BenchmarkEnforceProduceBody(b *testing.B) {
 	enf := newTestEnforcer(b, benchPolicy(50), nil)
+	produce := handlersOf(enf)[kmsg.Produce.Int16()]
 	conn := *testConn
 	conn.ClientID = "svc-7-orders"
 	for _, shape := range []struct {
@@ -118,7 +120,7 @@ func BenchmarkEnforceProduceBody(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if v := enf.FilterRequest(&conn, r); v.Respond != nil || v.Modified {
+				if v := produce.Handle(&conn, r); v.Respond != nil || v.Modified {
 					b.Fatal("denied")
 				}
 			}
@@ -126,7 +128,7 @@ func BenchmarkEnforceProduceBody(b *testing.B) {
 		b.Run(shape.name+"/inspect", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if v, decided := enf.InspectRequest(&conn, kmsg.Produce.Int16(), 9, body); !decided || v.Respond != nil {
+				if v, decided := produce.DecideRaw(&conn, 9, body); !decided || v.Respond != nil {
 					b.Fatal("not decided")
 				}
 			}

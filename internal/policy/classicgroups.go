@@ -15,11 +15,7 @@ import (
 // (Connect, Streams' classic rebalances) carry no topic names kproxy can
 // know of and pass.
 func describedClassicGroupTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
-	return afterResponse(v, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.DescribeGroupsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return afterResponse(v, filter.Then(func(dr *kmsg.DescribeGroupsResponse) error {
 		for i := range dr.Groups {
 			g := &dr.Groups[i]
 			if g.ErrorCode != 0 || g.ProtocolType != "consumer" || !c.consumerMembersNameHiddenTopics(g.Members) {
@@ -30,7 +26,7 @@ func describedClassicGroupTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
 			*g = h
 		}
 		return nil
-	})
+	}))
 }
 
 func (c *reqCtx) consumerMembersNameHiddenTopics(members []kmsg.DescribeGroupsResponseGroupMember) bool {
@@ -63,11 +59,7 @@ func describeShareGroupAllTopics(c *reqCtx, r *kmsg.DescribeShareGroupOffsetsReq
 	if len(allTopics) == 0 {
 		return v
 	}
-	return afterResponse(v, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return afterResponse(v, filter.Then(func(dr *kmsg.DescribeShareGroupOffsetsResponse) error {
 		for i := range dr.Groups {
 			g := &dr.Groups[i]
 			if !allTopics[g.GroupID] {
@@ -84,5 +76,5 @@ func describeShareGroupAllTopics(c *reqCtx, r *kmsg.DescribeShareGroupOffsetsReq
 			g.Topics = kept
 		}
 		return nil
-	})
+	}))
 }

@@ -6,8 +6,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // errors per entry rather than (or as well as) at the top level: each entry
 // of the request is answered with the denial.
 
-func denyCreateACLs(req kmsg.Request, d *denial) kmsg.Response {
-	r := req.(*kmsg.CreateACLsRequest)
+func denyCreateACLs(r *kmsg.CreateACLsRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
 	for range r.Creations {
 		x := kmsg.NewCreateACLsResponseResult()
@@ -17,8 +16,7 @@ func denyCreateACLs(req kmsg.Request, d *denial) kmsg.Response {
 	return resp
 }
 
-func denyDeleteACLs(req kmsg.Request, d *denial) kmsg.Response {
-	r := req.(*kmsg.DeleteACLsRequest)
+func denyDeleteACLs(r *kmsg.DeleteACLsRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
 	for range r.Filters {
 		x := kmsg.NewDeleteACLsResponseResult()
@@ -28,8 +26,7 @@ func denyDeleteACLs(req kmsg.Request, d *denial) kmsg.Response {
 	return resp
 }
 
-func denyAlterReplicaLogDirs(req kmsg.Request, d *denial) kmsg.Response {
-	r := req.(*kmsg.AlterReplicaLogDirsRequest)
+func denyAlterReplicaLogDirs(r *kmsg.AlterReplicaLogDirsRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
 	for _, dir := range r.Dirs {
 		for _, t := range dir.Topics {
@@ -48,14 +45,13 @@ func denyAlterReplicaLogDirs(req kmsg.Request, d *denial) kmsg.Response {
 
 // denyDescribeLogDirs answers with the top-level error from v3 on; earlier
 // versions have none, and get no directories, as Kafka answers them.
-func denyDescribeLogDirs(req kmsg.Request, d *denial) kmsg.Response {
-	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+func denyDescribeLogDirs(r *kmsg.DescribeLogDirsRequest, d *denial) kmsg.Response {
+	resp := r.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	resp.ErrorCode = d.code
 	return resp
 }
 
-func denyElectLeaders(req kmsg.Request, d *denial) kmsg.Response {
-	r := req.(*kmsg.ElectLeadersRequest)
+func denyElectLeaders(r *kmsg.ElectLeadersRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.ElectLeadersResponse)
 	resp.ErrorCode = d.code
 	for _, t := range r.Topics {
@@ -71,8 +67,7 @@ func denyElectLeaders(req kmsg.Request, d *denial) kmsg.Response {
 	return resp
 }
 
-func denyAlterClientQuotas(req kmsg.Request, d *denial) kmsg.Response {
-	r := req.(*kmsg.AlterClientQuotasRequest)
+func denyAlterClientQuotas(r *kmsg.AlterClientQuotasRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.AlterClientQuotasResponse)
 	for _, e := range r.Entries {
 		x := kmsg.NewAlterClientQuotasResponseEntry()
@@ -87,8 +82,7 @@ func denyAlterClientQuotas(req kmsg.Request, d *denial) kmsg.Response {
 	return resp
 }
 
-func denyAlterUserSCRAMCredentials(req kmsg.Request, d *denial) kmsg.Response {
-	r := req.(*kmsg.AlterUserSCRAMCredentialsRequest)
+func denyAlterUserSCRAMCredentials(r *kmsg.AlterUserSCRAMCredentialsRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
 	seen := map[string]bool{}
 	add := func(user string) {

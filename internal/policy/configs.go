@@ -30,19 +30,18 @@ type configKey struct {
 // resources (T), each decided on its own, and the response answers each
 // resource (RT) with one error. Denied resources are removed from the
 // request and answered by the policy, in the client's order.
-type configSplit[T, RT any] struct {
+type configSplit[T, RT any, Resp kmsg.Response] struct {
 	resources *[]T
 	key       func(*T) configKey
-	// respResources is the response's resource list, nil if resp is not
-	// the response type.
-	respResources func(resp kmsg.Response) *[]RT
+	// respResources is the response's resource list.
+	respResources func(resp Resp) *[]RT
 	respKey       func(*RT) configKey
 	// denied is the policy's answer for a denied resource.
 	denied func(configKey, *denial) RT
 }
 
 // apply decides each resource with decide and returns the verdict for req.
-func (s configSplit[T, RT]) apply(c *reqCtx, req kmsg.Request, decide func(*T) *denial) filter.Verdict {
+func (s configSplit[T, RT, Resp]) apply(c *reqCtx, req kmsg.Request, decide func(*T) *denial) filter.Verdict {
 	orig := *s.resources
 	keys := make([]configKey, len(orig))
 	denials := make([]*denial, len(orig))
@@ -57,11 +56,8 @@ func (s configSplit[T, RT]) apply(c *reqCtx, req kmsg.Request, decide func(*T) *
 		return filter.Verdict{}
 	}
 	strip := func() { *s.resources = keepAllowed(orig, denials) }
-	return c.split(req, denied == len(orig), strip, func(resp kmsg.Response) error {
+	return c.split(req, denied == len(orig), strip, filter.Then(func(resp Resp) error {
 		list := s.respResources(resp)
-		if list == nil {
-			return errWrongResponse(resp)
-		}
 		*list = mergeInOrder(*list, s.respKey, keys, func(i int) (RT, bool) {
 			d, ok := denialAt(denials, i)
 			if !ok {
@@ -71,23 +67,18 @@ func (s configSplit[T, RT]) apply(c *reqCtx, req kmsg.Request, decide func(*T) *
 			return s.denied(keys[i], d), true
 		})
 		return nil
-	})
+	}))
 }
 
 // handleDescribeConfigs enforces DescribeConfigs on each resource; denied
 // resources are split off.
 func handleDescribeConfigs(c *reqCtx, r *kmsg.DescribeConfigsRequest) filter.Verdict {
-	return configSplit[kmsg.DescribeConfigsRequestResource, kmsg.DescribeConfigsResponseResource]{
+	return configSplit[kmsg.DescribeConfigsRequestResource, kmsg.DescribeConfigsResponseResource, *kmsg.DescribeConfigsResponse]{
 		resources: &r.Resources,
 		key: func(x *kmsg.DescribeConfigsRequestResource) configKey {
 			return configKey{x.ResourceType, x.ResourceName}
 		},
-		respResources: func(resp kmsg.Response) *[]kmsg.DescribeConfigsResponseResource {
-			if dr, ok := resp.(*kmsg.DescribeConfigsResponse); ok {
-				return &dr.Resources
-			}
-			return nil
-		},
+		respResources: func(dr *kmsg.DescribeConfigsResponse) *[]kmsg.DescribeConfigsResponseResource { return &dr.Resources },
 		respKey: func(x *kmsg.DescribeConfigsResponseResource) configKey {
 			return configKey{x.ResourceType, x.ResourceName}
 		},
@@ -107,17 +98,12 @@ func handleDescribeConfigs(c *reqCtx, r *kmsg.DescribeConfigsRequest) filter.Ver
 // the topic_changes config rules. AlterConfigs replaces a resource's whole
 // config, so required configs must be in it.
 func handleAlterConfigs(c *reqCtx, r *kmsg.AlterConfigsRequest) filter.Verdict {
-	return configSplit[kmsg.AlterConfigsRequestResource, kmsg.AlterConfigsResponseResource]{
+	return configSplit[kmsg.AlterConfigsRequestResource, kmsg.AlterConfigsResponseResource, *kmsg.AlterConfigsResponse]{
 		resources: &r.Resources,
 		key: func(x *kmsg.AlterConfigsRequestResource) configKey {
 			return configKey{x.ResourceType, x.ResourceName}
 		},
-		respResources: func(resp kmsg.Response) *[]kmsg.AlterConfigsResponseResource {
-			if ar, ok := resp.(*kmsg.AlterConfigsResponse); ok {
-				return &ar.Resources
-			}
-			return nil
-		},
+		respResources: func(ar *kmsg.AlterConfigsResponse) *[]kmsg.AlterConfigsResponseResource { return &ar.Resources },
 		respKey: func(x *kmsg.AlterConfigsResponseResource) configKey {
 			return configKey{x.ResourceType, x.ResourceName}
 		},
@@ -144,16 +130,13 @@ func handleAlterConfigs(c *reqCtx, r *kmsg.AlterConfigsRequest) filter.Verdict {
 // handleIncrementalAlterConfigs enforces AlterConfigs on each resource and,
 // on topics, the topic_changes config rules (incrementalViolation).
 func handleIncrementalAlterConfigs(c *reqCtx, r *kmsg.IncrementalAlterConfigsRequest) filter.Verdict {
-	return configSplit[kmsg.IncrementalAlterConfigsRequestResource, kmsg.IncrementalAlterConfigsResponseResource]{
+	return configSplit[kmsg.IncrementalAlterConfigsRequestResource, kmsg.IncrementalAlterConfigsResponseResource, *kmsg.IncrementalAlterConfigsResponse]{
 		resources: &r.Resources,
 		key: func(x *kmsg.IncrementalAlterConfigsRequestResource) configKey {
 			return configKey{x.ResourceType, x.ResourceName}
 		},
-		respResources: func(resp kmsg.Response) *[]kmsg.IncrementalAlterConfigsResponseResource {
-			if ar, ok := resp.(*kmsg.IncrementalAlterConfigsResponse); ok {
-				return &ar.Resources
-			}
-			return nil
+		respResources: func(ar *kmsg.IncrementalAlterConfigsResponse) *[]kmsg.IncrementalAlterConfigsResponseResource {
+			return &ar.Resources
 		},
 		respKey: func(x *kmsg.IncrementalAlterConfigsResponseResource) configKey {
 			return configKey{x.ResourceType, x.ResourceName}

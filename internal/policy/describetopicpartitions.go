@@ -37,7 +37,7 @@ func handleDescribeTopicPartitions(c *reqCtx, r *kmsg.DescribeTopicPartitionsReq
 		}
 	}
 	if denied == 0 {
-		return filter.Verdict{OnResponse: func(resp kmsg.Response) error { _, err := c.learnDescribedTopics(resp); return err }}
+		return filter.Verdict{OnResponse: filter.Then(func(dr *kmsg.DescribeTopicPartitionsResponse) error { c.learnDescribedTopics(dr); return nil })}
 	}
 	var cursorTopic string
 	if r.Cursor != nil {
@@ -66,11 +66,8 @@ func handleDescribeTopicPartitions(c *reqCtx, r *kmsg.DescribeTopicPartitionsReq
 		if cursorDenied {
 			r.Cursor = nil
 		}
-	}, func(resp kmsg.Response) error {
-		dr, err := c.learnDescribedTopics(resp)
-		if err != nil {
-			return err
-		}
+	}, filter.Then(func(dr *kmsg.DescribeTopicPartitionsResponse) error {
+		c.learnDescribedTopics(dr)
 		dr.Topics = mergeInOrder(dr.Topics, func(t *kmsg.DescribeTopicPartitionsResponseTopic) string { return deref(t.Topic) }, keys,
 			func(i int) (kmsg.DescribeTopicPartitionsResponseTopic, bool) {
 				d, ok := denialAt(denials, i)
@@ -83,7 +80,7 @@ func handleDescribeTopicPartitions(c *reqCtx, r *kmsg.DescribeTopicPartitionsReq
 				return st, true
 			})
 		return nil
-	})
+	}))
 }
 
 // describeAllTopicPartitions pages an all-topics request over the topics
@@ -109,13 +106,13 @@ func describeAllTopicPartitions(c *reqCtx, r *kmsg.DescribeTopicPartitionsReques
 	if c.st.auditOnly {
 		// Audit mode must not alter traffic: the answer is the upstream's,
 		// and what would be hidden is only audited.
-		return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
-			dr, err := c.learnDescribedTopics(resp)
-			for i := 0; err == nil && i < len(dr.Topics); i++ {
+		return filter.Verdict{OnResponse: filter.Then(func(dr *kmsg.DescribeTopicPartitionsResponse) error {
+			c.learnDescribedTopics(dr)
+			for i := range dr.Topics {
 				c.visible(OpDescribe, ResTopic, deref(dr.Topics[i].Topic))
 			}
-			return err
-		}}
+			return nil
+		})}
 	}
 	limit := max(r.ResponsePartitionLimit, 1)
 	var from *kmsg.DescribeTopicPartitionsRequestCursor // the cursor sent upstream
@@ -130,14 +127,11 @@ func describeAllTopicPartitions(c *reqCtx, r *kmsg.DescribeTopicPartitionsReques
 		r.Cursor = from
 	}
 	r.ResponsePartitionLimit = math.MaxInt32
-	return filter.Verdict{Modified: true, OnResponse: func(resp kmsg.Response) error {
-		dr, err := c.learnDescribedTopics(resp)
-		if err != nil {
-			return err
-		}
+	return filter.Verdict{Modified: true, OnResponse: filter.Then(func(dr *kmsg.DescribeTopicPartitionsResponse) error {
+		c.learnDescribedTopics(dr)
 		pageDescribableTopics(c, dr, from, limit)
 		return nil
-	}}
+	})}
 }
 
 // pageDescribableTopics cuts the client's page of at most limit partitions
@@ -198,15 +192,10 @@ func pageDescribableTopics(c *reqCtx, dr *kmsg.DescribeTopicPartitionsResponse, 
 
 // learnDescribedTopics records the topic ids of a DescribeTopicPartitions
 // answer, before any are hidden.
-func (c *reqCtx) learnDescribedTopics(resp kmsg.Response) (*kmsg.DescribeTopicPartitionsResponse, error) {
-	dr, ok := resp.(*kmsg.DescribeTopicPartitionsResponse)
-	if !ok {
-		return nil, errWrongResponse(resp)
-	}
+func (c *reqCtx) learnDescribedTopics(dr *kmsg.DescribeTopicPartitionsResponse) {
 	for _, t := range dr.Topics {
 		if t.Topic != nil && t.ErrorCode == 0 {
 			c.e.ids.learn(t.TopicID, *t.Topic)
 		}
 	}
-	return dr, nil
 }

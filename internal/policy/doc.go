@@ -11,7 +11,8 @@
 //     operation/resource pairs it needs, as Kafka's authorizer does; the
 //     handlers enforce exactly that table, and docs/policy.md is generated
 //     from it.
-//   - Enforcer is the filter.RequestFilter the proxy runs. It splits partly
+//   - Enforcer is the filter.Filter the proxy runs: it registers a typed
+//     request handler per row of the operation table. It splits partly
 //     denied requests, answers wholly denied ones itself, and merges
 //     synthesized per-resource errors into upstream responses in the order
 //     the client asked. Reload swaps in a new policy atomically.

@@ -16,14 +16,14 @@ import (
 	"github.com/kproxy/kproxy/internal/protocol"
 )
 
-// Enforcer is the policy's filter.RequestFilter. It holds the current
+// Enforcer is the policy's filter.Filter: a request handler for every API
+// of the operation table. It holds the current
 // compiled policy behind an atomic pointer: Reload applies a new one to the
 // next request on every connection, and a request in flight finishes under
 // the policy it started with. Safe for concurrent use.
 type Enforcer struct {
 	cur     atomic.Pointer[state]
 	table   []*apiEntry // by API key
-	keys    []int16
 	ids     topicIDs
 	audit   *auditLog
 	auditTo io.Closer // the audit file, if kproxy opened one
@@ -32,12 +32,12 @@ type Enforcer struct {
 	// tableMisses counts handler questions the table does not list (bugs;
 	// tests assert none).
 	tableMisses atomic.Uint64
-	// summaries recycles the *protocol.ProduceSummary InspectRequest
+	// summaries recycles the *protocol.ProduceSummary decideProduceRaw
 	// reads produces into.
 	summaries sync.Pool
 }
 
-var _ filter.RequestFilter = (*Enforcer)(nil)
+var _ filter.Filter = (*Enforcer)(nil)
 
 // Option configures an Enforcer.
 type Option func(*options)
@@ -75,11 +75,6 @@ func New(p *config.Policy, a *config.Audit, opts ...Option) (*Enforcer, error) {
 	}
 	e := &Enforcer{log: o.log, metrics: newMetrics(o.reg)}
 	e.table = tableByKey(operationTable())
-	for key, entry := range e.table {
-		if entry != nil && !entry.setup {
-			e.keys = append(e.keys, int16(key))
-		}
-	}
 
 	out, buffered := o.audit, false
 	size := config.DefaultAuditBufferSize
@@ -138,65 +133,77 @@ func (e *Enforcer) Close() error {
 	return nil
 }
 
-// RequestKeys is every API key the operation table covers except
-// ApiVersions and the SASL exchange, which are always allowed and so are
-// never decoded for the policy. Keys kmsg does not know never reach a
-// filter: the engine closes connections that send them.
-func (e *Enforcer) RequestKeys() []int16 { return e.keys }
+// Register registers the handler of every API the operation table covers
+// except ApiVersions and the SASL exchange, which are always allowed and
+// so are never decoded for the policy. Keys kmsg does not know never reach
+// a handler: the engine closes connections that send them.
+func (e *Enforcer) Register(r *filter.Registry) {
+	for _, row := range e.table {
+		switch {
+		case row == nil || row.setup:
+		case row.handle == nil:
+			// Unreachable while the coverage test passes; fails closed if
+			// a row lacks its handler.
+			anyKey(unlisted)(e, r, row)
+		default:
+			row.handle(e, r, row)
+		}
+	}
+}
 
-// FilterRequest decides req under the current policy.
-func (e *Enforcer) FilterRequest(conn *filter.Conn, req kmsg.Request) filter.Verdict {
+// unlisted denies an API whose row has no handler.
+func unlisted(c *reqCtx, req kmsg.Request) filter.Verdict {
+	return denyTopLevel(req, &denial{code: errClusterAuthorizationFailed,
+		msg: fmt.Sprintf("kproxy policy: %s has no handler in the operation table; denied", protocol.APIName(c.key))})
+}
+
+// decide decides req, of row's API, under the current policy: the
+// connection-wide governance first, then the row's enforcement.
+func decide[R kmsg.Request](e *Enforcer, row *apiEntry, conn *filter.Conn, req R, enforce func(*reqCtx, R) filter.Verdict) filter.Verdict {
 	st := e.cur.Load()
 	if st == nil {
 		return filter.Verdict{}
 	}
-	key := req.Key()
-	c := &reqCtx{e: e, st: st, prin: PrincipalOf(conn), client: conn.Client, key: key}
-	if int(key) >= len(e.table) || e.table[key] == nil || e.table[key].handle == nil {
-		// Unreachable while the coverage test passes; fails closed if kmsg
-		// learns a key the table has not.
-		return denyTopLevel(req, &denial{code: errClusterAuthorizationFailed,
-			msg: fmt.Sprintf("kproxy policy: %s is not in the operation table; denied", protocol.APIName(key))})
-	}
-	c.entry = e.table[key]
+	c := &reqCtx{e: e, st: st, prin: PrincipalOf(conn), client: conn.Client, key: int16(row.key), entry: row}
 	c.subj = st.subject(&c.prin)
 	if st.gov.hasClientID || st.gov.forbids {
-		if v, stop := c.connectionGovernance(req); stop {
-			return v
+		if v, forced, stop := c.connectionGovernance(); stop {
+			if forced == nil {
+				return v
+			}
+			// Every part of req is answered with forced: through the API's
+			// own enforcement with every check forced to it, so that
+			// per-resource errors land where the client looks for them,
+			// else in the top-level error code.
+			c.forced = forced
+			if v := enforce(c, req); v.Respond != nil || v.Close != nil {
+				return v
+			}
+			return denyTopLevel(req, forced)
 		}
 	}
-	return c.entry.handle(c, req)
+	return enforce(c, req)
 }
 
-// connectionGovernance applies client_id_pattern and forbidden_apis.
-func (c *reqCtx) connectionGovernance(req kmsg.Request) (filter.Verdict, bool) {
+// connectionGovernance applies client_id_pattern and forbidden_apis. stop
+// says the request is decided: by v, or, when forced is set, by denying
+// all of it with forced.
+func (c *reqCtx) connectionGovernance() (v filter.Verdict, forced *denial, stop bool) {
 	for _, g := range c.governance() {
 		if g.clientID != nil && !g.clientID.match(c.prin.ClientID) {
 			v := &violation{rule: g.name, check: "client_id_pattern", code: errPolicyViolation,
 				what: fmt.Sprintf("client id %q does not match client_id_pattern %q", c.prin.ClientID, g.clientID.source)}
 			if d := c.violated(v, ResCluster, ClusterName); d != nil {
-				return filter.Verdict{Close: fmt.Errorf("%s: closing the connection", d.msg)}, true
+				return filter.Verdict{Close: fmt.Errorf("%s: closing the connection", d.msg)}, nil, true
 			}
 		}
 		if g.forbidden[c.key] {
 			v := &violation{rule: g.name, check: "forbidden_apis", code: errPolicyViolation,
 				what: fmt.Sprintf("%s is a forbidden API", protocol.APIName(c.key))}
 			if d := c.violated(v, ResCluster, ClusterName); d != nil {
-				return c.denyAll(req, d), true
+				return filter.Verdict{}, d, true
 			}
 		}
 	}
-	return filter.Verdict{}, false
-}
-
-// denyAll answers every part of req with d: through the API's own handler
-// with every check forced to d, so that per-resource errors land where the
-// client looks for them, else in the top-level error code.
-func (c *reqCtx) denyAll(req kmsg.Request, d *denial) filter.Verdict {
-	c.forced = d
-	v := c.entry.handle(c, req)
-	if v.Respond != nil || v.Close != nil {
-		return v
-	}
-	return denyTopLevel(req, d)
+	return filter.Verdict{}, nil, false
 }

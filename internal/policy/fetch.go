@@ -34,11 +34,7 @@ func handleFetch(c *reqCtx, r *kmsg.FetchRequest) filter.Verdict {
 	if denied == len(orig) {
 		return fetchDeny(r, func(i int) *denial { return denials[i] })
 	}
-	return c.split(r, false, func() { r.Topics = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		fr, ok := resp.(*kmsg.FetchResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return c.split(r, false, func() { r.Topics = keepAllowed(orig, denials) }, filter.Then(func(fr *kmsg.FetchResponse) error {
 		fr.Topics = mergeInOrder(fr.Topics, func(t *kmsg.FetchResponseTopic) topicKey { return topicKey{t.Topic, t.TopicID} }, keys,
 			func(i int) (kmsg.FetchResponseTopic, bool) {
 				d, ok := denialAt(denials, i)
@@ -48,7 +44,7 @@ func handleFetch(c *reqCtx, r *kmsg.FetchRequest) filter.Verdict {
 				return fetchErrTopic(&orig[i], d), true
 			})
 		return nil
-	})
+	}))
 }
 
 // fetchDeny answers a wholly denied fetch. The answer opens no fetch

@@ -31,10 +31,11 @@ func BenchmarkSessionlessFetch(b *testing.B) {
 					}
 				}
 				var frame []byte
+				fetch := handlersOf(enf)[req.Key()]
 				b.ReportAllocs()
 				for b.Loop() {
 					req.SessionEpoch = epoch
-					v := enf.FilterRequest(testConn, req)
+					v := fetch.Handle(testConn, req)
 					if v.Respond != nil {
 						b.Fatal("answered locally")
 					}

@@ -51,7 +51,7 @@ func TestFetchNamingASessionIsRefused(t *testing.T) {
 			{"invalid epoch", 3, -2, nil},
 		} {
 			req := fetchReq(12, tc.id, tc.epoch, tc.topics...)
-			v := enf.FilterRequest(testConn, req)
+			v := filterRequest(enf, testConn, req)
 			resp, ok := v.Respond.(*kmsg.FetchResponse)
 			if !ok || v.Modified || v.OnResponse != nil {
 				t.Fatalf("%s, %s: verdict %+v, want a local answer", mode, tc.name, v)
@@ -84,7 +84,7 @@ func TestFullFetchIsForwardedSessionless(t *testing.T) {
 		{"already sessionless", 0, -1, false},
 	} {
 		req := fetchReq(12, tc.id, tc.epoch, "pub.a", "pub.b")
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if v.Respond != nil || v.Close != nil || v.OnResponse != nil || v.Modified != tc.modified {
 			t.Fatalf("%s: verdict %+v, want forwarded (modified %v)", tc.name, v, tc.modified)
 		}
@@ -94,7 +94,7 @@ func TestFullFetchIsForwardedSessionless(t *testing.T) {
 	}
 	// Before v7 there are no sessions and nothing to rewrite.
 	old := fetchReq(6, 0, 0, "pub.a")
-	if v := enf.FilterRequest(testConn, old); v.Modified || v.Respond != nil {
+	if v := filterRequest(enf, testConn, old); v.Modified || v.Respond != nil {
 		t.Errorf("v6 fetch: verdict %+v, want forwarded unchanged", v)
 	}
 }
@@ -106,7 +106,7 @@ func TestSessionlessFetchStillSplits(t *testing.T) {
 	enf := newTestEnforcer(t, readPolicy, nil)
 	req := fetchReq(12, 4, 0, "pub.a", "secret", "pub.b")
 	req.ForgottenTopics = []kmsg.FetchRequestForgottenTopic{{Topic: "secret", Partitions: []int32{1}}}
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if !v.Modified || v.OnResponse == nil || v.Respond != nil {
 		t.Fatalf("verdict %+v, want a split", v)
 	}
@@ -142,17 +142,17 @@ func TestSessionlessFetchStillSplits(t *testing.T) {
 func TestSessionAfterReloadIsRefused(t *testing.T) {
 	for _, from := range []string{"policy: {default: allow}\n", readPolicy + "  mode: audit\n"} {
 		enf := newTestEnforcer(t, from, nil)
-		if v := enf.FilterRequest(testConn, fetchReq(12, 0, 0, "secret")); v.Respond != nil {
+		if v := filterRequest(enf, testConn, fetchReq(12, 0, 0, "secret")); v.Respond != nil {
 			t.Fatalf("before the reload, the full fetch was answered locally: %+v", v)
 		}
 		if err := enf.Reload(parsePolicy(t, readPolicy).Policy, nil); err != nil {
 			t.Fatal(err)
 		}
-		v := enf.FilterRequest(testConn, fetchReq(12, 1, 1))
+		v := filterRequest(enf, testConn, fetchReq(12, 1, 1))
 		if resp, ok := v.Respond.(*kmsg.FetchResponse); !ok || resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 			t.Fatalf("after the reload, incremental fetch verdict %+v, want FETCH_SESSION_ID_NOT_FOUND", v)
 		}
-		v = enf.FilterRequest(testConn, fetchReq(12, 0, 0, "secret"))
+		v = filterRequest(enf, testConn, fetchReq(12, 0, 0, "secret"))
 		resp, ok := v.Respond.(*kmsg.FetchResponse)
 		if !ok || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != errTopicAuthorizationFailed || resp.SessionID != 0 {
 			t.Fatalf("after the reload, full fetch verdict %+v, want 29 without a session", v)
@@ -170,13 +170,13 @@ func TestSessionFromBeforeAnyPolicyIsRefused(t *testing.T) {
 	}
 	defer enf.Close()
 	open := fetchReq(12, 0, 0, "secret")
-	if v := enf.FilterRequest(testConn, open); v.Modified || v.Respond != nil || open.SessionEpoch != 0 {
+	if v := filterRequest(enf, testConn, open); v.Modified || v.Respond != nil || open.SessionEpoch != 0 {
 		t.Fatalf("without a policy the fetch was changed: %+v", v)
 	}
 	if err := enf.Reload(parsePolicy(t, readPolicy).Policy, nil); err != nil {
 		t.Fatal(err)
 	}
-	v := enf.FilterRequest(testConn, fetchReq(12, 1, 1))
+	v := filterRequest(enf, testConn, fetchReq(12, 1, 1))
 	if resp, ok := v.Respond.(*kmsg.FetchResponse); !ok || resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Fatalf("session from before the policy: verdict %+v, want FETCH_SESSION_ID_NOT_FOUND", v)
 	}

@@ -3,6 +3,8 @@ package policy
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
 )
 
 // Share sessions (KIP-932) under a policy.
@@ -28,11 +30,7 @@ import (
 // and the principal may not read. r is the decoded request, which the
 // engine keeps for the hook.
 func (c *reqCtx) checkShareFetchResponse(r *kmsg.ShareFetchRequest) func(kmsg.Response) error {
-	return func(resp kmsg.Response) error {
-		sr, ok := resp.(*kmsg.ShareFetchResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return filter.Then(func(sr *kmsg.ShareFetchResponse) error {
 		if d := c.unnamedShareTopicDenial(r, sr); d != nil {
 			sr.ErrorCode = kerr.ShareSessionNotFound.Code
 			msg := "kproxy policy: the share session holds a partition this principal may not read; open a new share session"
@@ -41,7 +39,7 @@ func (c *reqCtx) checkShareFetchResponse(r *kmsg.ShareFetchRequest) func(kmsg.Re
 			sr.NodeEndpoints = nil
 		}
 		return nil
-	}
+	})
 }
 
 // unnamedShareTopicDenial decides Read on each topic of sr that r did not

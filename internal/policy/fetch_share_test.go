@@ -71,7 +71,7 @@ func TestShareFetchSessionTopicsAreDecided(t *testing.T) {
 		{"only readable topics delivered", nil, [][16]byte{pubID}, false},
 	} {
 		req := shareFetchReq(tc.named...)
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if v.Respond != nil || v.Close != nil || v.OnResponse == nil {
 			t.Fatalf("%s: verdict %+v, want forwarded with a response check", tc.name, v)
 		}
@@ -94,7 +94,7 @@ func TestShareFetchSessionTopicsAreDecided(t *testing.T) {
 	audit := newTestEnforcer(t, sharePolicy+"  mode: audit\n", nil)
 	audit.ids.learn(secretID, "secret")
 	req := shareFetchReq()
-	v := audit.FilterRequest(testConn, req)
+	v := filterRequest(audit, testConn, req)
 	resp := shareFetchResp(req, secretID)
 	if err := v.OnResponse(resp); err != nil {
 		t.Fatal(err)

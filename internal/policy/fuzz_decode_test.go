@@ -32,8 +32,8 @@ policy:
 `
 
 // FuzzPolicyDecode feeds arbitrary bodies, for every API key and version
-// the policy decodes, through protocol.DecodeRequest and the enforcer's
-// FilterRequest, and the response hook it returns through a response of
+// the policy decodes, through protocol.DecodeRequest and the handler the
+// enforcer registers for it, and the response hook it returns through a response of
 // the same shape (default, and the body decoded as a response). Nothing
 // may panic, and decoding may allocate no more than
 // protocol.MaxDecodedSize of the body.
@@ -47,7 +47,14 @@ func FuzzPolicyDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { enf.Close() })
-	keys := enf.RequestKeys()
+	var reg filter.Registry
+	enf.Register(&reg)
+	handlers := map[int16]filter.RequestHandler{}
+	var keys []int16
+	for _, h := range reg.Requests() {
+		handlers[h.Key] = h
+		keys = append(keys, h.Key)
+	}
 	for i, key := range keys {
 		req := kmsg.RequestForKey(key)
 		for _, v := range []int16{0, protocol.MaxVersion(key)} {
@@ -70,7 +77,7 @@ func FuzzPolicyDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		v := enf.FilterRequest(conn, req)
+		v := handlers[key].Handle(conn, req)
 		if v.OnResponse == nil {
 			return
 		}
@@ -79,7 +86,7 @@ func FuzzPolicyDecode(f *testing.F) {
 		_ = v.OnResponse(resp)
 		if decoded, err := protocol.DecodeResponse(key, version, body); err == nil {
 			// A fresh verdict: a hook may keep state from its request.
-			if v := enf.FilterRequest(conn, req); v.OnResponse != nil {
+			if v := handlers[key].Handle(conn, req); v.OnResponse != nil {
 				_ = v.OnResponse(decoded)
 			}
 		}

@@ -10,10 +10,6 @@ import (
 	"github.com/kproxy/kproxy/internal/protocol"
 )
 
-func errWrongType(req kmsg.Request) error {
-	return fmt.Errorf("kproxy policy: %s request decoded as unexpected type %T", protocol.APIName(req.Key()), req)
-}
-
 // noCheck is the handler of APIs Kafka authorizes nothing for.
 func noCheck(*reqCtx, kmsg.Request) filter.Verdict { return filter.Verdict{} }
 
@@ -30,8 +26,8 @@ func clusterOp(op Operation) func(*reqCtx, kmsg.Request) filter.Verdict {
 
 // clusterOpWith is clusterOp for APIs whose responses carry errors per
 // entry instead: build answers every entry of req with d.
-func clusterOpWith(op Operation, build func(req kmsg.Request, d *denial) kmsg.Response) func(*reqCtx, kmsg.Request) filter.Verdict {
-	return func(c *reqCtx, req kmsg.Request) filter.Verdict {
+func clusterOpWith[R kmsg.Request](op Operation, build func(req R, d *denial) kmsg.Response) func(*reqCtx, R) filter.Verdict {
+	return func(c *reqCtx, req R) filter.Verdict {
 		if d := c.checkCluster(op); d != nil {
 			return filter.Verdict{Respond: build(req, d)}
 		}
@@ -51,34 +47,15 @@ func closeUnlessCluster(op Operation) func(*reqCtx, kmsg.Request) filter.Verdict
 	}
 }
 
-// groupOp is the handler of single-group APIs (JoinGroup, SyncGroup, ...).
-func groupOp(op Operation) func(*reqCtx, kmsg.Request) filter.Verdict {
-	return func(c *reqCtx, req kmsg.Request) filter.Verdict {
-		group, ok := groupOf(req)
-		if !ok {
-			return filter.Verdict{Close: errWrongType(req)}
-		}
-		if d := c.check(op, ResGroup, group); d != nil {
+// groupOp is the handler of single-group APIs (JoinGroup, SyncGroup, ...),
+// whose group is group(req).
+func groupOp[R kmsg.Request](op Operation, group func(R) string) func(*reqCtx, R) filter.Verdict {
+	return func(c *reqCtx, req R) filter.Verdict {
+		if d := c.check(op, ResGroup, group(req)); d != nil {
 			return denyTopLevel(req, d)
 		}
 		return filter.Verdict{}
 	}
-}
-
-func groupOf(req kmsg.Request) (string, bool) {
-	switch r := req.(type) {
-	case *kmsg.JoinGroupRequest:
-		return r.Group, true
-	case *kmsg.HeartbeatRequest:
-		return r.Group, true
-	case *kmsg.LeaveGroupRequest:
-		return r.Group, true
-	case *kmsg.SyncGroupRequest:
-		return r.Group, true
-	case *kmsg.StreamsGroupTopologyDescriptionUpdateRequest:
-		return r.Group, true
-	}
-	return "", false
 }
 
 // denyTopLevel answers req wholly with d in its response's top-level error

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"reflect"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
@@ -19,55 +21,22 @@ const hiddenTopicsInGroup = "kproxy policy: the group's members subscribe to or 
 // description names (subscriptions, assignments, target assignments,
 // topologies: whatever topicRefs finds).
 
-func handleConsumerGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
-	return afterResponse(v, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.ConsumerGroupDescribeResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		for i := range dr.Groups {
-			if g := &dr.Groups[i]; g.ErrorCode == 0 && c.namesHiddenTopic(g) {
-				h := kmsg.NewConsumerGroupDescribeResponseGroup()
-				h.Group, h.ErrorCode, h.ErrorMessage = g.Group, errTopicAuthorizationFailed, kmsg.StringPtr(hiddenTopicsInGroup)
-				*g = h
+// hideGroupsNamingHiddenTopics makes v answer each described group (T,
+// naming itself in the string field nameField) of a response whose groups
+// are listed by groups, that names a topic the principal may not describe,
+// with TOPIC_AUTHORIZATION_FAILED and nothing else about it.
+func hideGroupsNamingHiddenTopics[R kmsg.Response, T any](c *reqCtx, v filter.Verdict, groups func(R) *[]T, nameField string) filter.Verdict {
+	hidden := &denial{code: errTopicAuthorizationFailed, msg: hiddenTopicsInGroup}
+	return afterResponse(v, filter.Then(func(resp R) error {
+		list := *groups(resp)
+		for i := range list {
+			g := reflect.ValueOf(&list[i]).Elem()
+			if g.FieldByName("ErrorCode").Int() == 0 && c.namesHiddenTopic(&list[i]) {
+				list[i] = entryAnswering[T](nameField, g.FieldByName(nameField).String(), hidden)
 			}
 		}
 		return nil
-	})
-}
-
-func handleShareGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
-	return afterResponse(v, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.ShareGroupDescribeResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		for i := range dr.Groups {
-			if g := &dr.Groups[i]; g.ErrorCode == 0 && c.namesHiddenTopic(g) {
-				h := kmsg.NewShareGroupDescribeResponseGroup()
-				h.GroupID, h.ErrorCode, h.ErrorMessage = g.GroupID, errTopicAuthorizationFailed, kmsg.StringPtr(hiddenTopicsInGroup)
-				*g = h
-			}
-		}
-		return nil
-	})
-}
-
-func handleStreamsGroupDescribeTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
-	return afterResponse(v, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.StreamsGroupDescribeResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		for i := range dr.Groups {
-			if g := &dr.Groups[i]; g.ErrorCode == 0 && c.namesHiddenTopic(g) {
-				h := kmsg.NewStreamsGroupDescribeResponseGroup()
-				h.Group, h.ErrorCode, h.ErrorMessage = g.Group, errTopicAuthorizationFailed, kmsg.StringPtr(hiddenTopicsInGroup)
-				*g = h
-			}
-		}
-		return nil
-	})
+	}))
 }
 
 // afterResponse makes fn see the answer to a request after what v already

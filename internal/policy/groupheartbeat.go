@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -40,68 +41,38 @@ func (c *reqCtx) checkRegexSubscription(regex *string) *denial {
 		"kproxy policy: SubscribedTopicRegex refused: %s may not describe every topic, and the broker resolves the regex over all of them; subscribe by topic names", c.prin)}
 }
 
-// assignedTopicsCheck is the response hook that answers a heartbeat whose
-// assignment names a topic the principal may not describe with
-// TOPIC_AUTHORIZATION_FAILED. Ids kproxy cannot name pass: the member's
-// topics were authorized by name when it subscribed.
-func (c *reqCtx) assignedTopicsCheck(assignment func(kmsg.Response) ([][16]byte, bool)) func(kmsg.Response) error {
-	return func(resp kmsg.Response) error {
-		ids, ok := assignment(resp)
-		if !ok {
-			return errWrongResponse(resp)
-		}
-		for _, id := range ids {
-			if name, known := c.topicName("", id); known && !c.visible(OpDescribe, ResTopic, name) {
-				setTopLevelError(resp, &denial{code: errTopicAuthorizationFailed, msg: "kproxy policy: the assignment names topics this principal may not describe"})
-				clearAssignment(resp)
-				return nil
-			}
-		}
+// groupHeartbeat enforces a KIP-848 or KIP-932 heartbeat req, whose answer
+// is R: Read on the group, Describe on each subscribed topic name and, for
+// a regex subscription, on every topic, with the top-level error Kafka
+// uses. The answer's assignment is checked by refuseHiddenAssignment.
+func groupHeartbeat[R kmsg.Response](c *reqCtx, req kmsg.Request, group string, names []string, regex *string) filter.Verdict {
+	if d := c.check(OpRead, ResGroup, group); d != nil {
+		return denyTopLevel(req, d)
+	}
+	if d := checkTopicsDescribe(c, OpDescribe, names); d != nil {
+		return denyTopLevel(req, d)
+	}
+	if d := c.checkRegexSubscription(regex); d != nil {
+		return denyTopLevel(req, d)
+	}
+	return filter.Verdict{OnResponse: filter.Then(func(resp R) error {
+		c.refuseHiddenAssignment(resp)
 		return nil
-	}
+	})}
 }
 
-func clearAssignment(resp kmsg.Response) {
-	switch r := resp.(type) {
-	case *kmsg.ConsumerGroupHeartbeatResponse:
-		r.Assignment, r.MemberID, r.MemberEpoch = nil, nil, 0
-	case *kmsg.ShareGroupHeartbeatResponse:
-		r.Assignment, r.MemberID, r.MemberEpoch = nil, nil, 0
+// refuseHiddenAssignment answers a heartbeat whose assignment names a
+// topic the principal may not describe (assignsHiddenTopic) with
+// TOPIC_AUTHORIZATION_FAILED, and no assignment, member id or epoch. resp
+// is a ConsumerGroupHeartbeat or ShareGroupHeartbeat response, which name
+// those fields alike.
+func (c *reqCtx) refuseHiddenAssignment(resp kmsg.Response) {
+	v := reflect.ValueOf(resp).Elem()
+	if v.FieldByName("ErrorCode").Int() != 0 || !c.assignsHiddenTopic(v.FieldByName("Assignment").Interface()) {
+		return
 	}
-}
-
-func consumerAssignment(resp kmsg.Response) ([][16]byte, bool) {
-	hr, ok := resp.(*kmsg.ConsumerGroupHeartbeatResponse)
-	if !ok {
-		return nil, false
+	setTopLevelError(resp, &denial{code: errTopicAuthorizationFailed, msg: "kproxy policy: the assignment names topics this principal may not describe"})
+	for _, field := range []string{"Assignment", "MemberID", "MemberEpoch"} {
+		v.FieldByName(field).SetZero()
 	}
-	if hr.ErrorCode != 0 || hr.Assignment == nil {
-		return nil, true
-	}
-	ids := make([][16]byte, len(hr.Assignment.Topics))
-	for i, t := range hr.Assignment.Topics {
-		ids[i] = t.TopicID
-	}
-	return ids, true
-}
-
-func shareAssignment(resp kmsg.Response) ([][16]byte, bool) {
-	hr, ok := resp.(*kmsg.ShareGroupHeartbeatResponse)
-	if !ok {
-		return nil, false
-	}
-	if hr.ErrorCode != 0 || hr.Assignment == nil {
-		return nil, true
-	}
-	ids := make([][16]byte, len(hr.Assignment.TopicPartitions))
-	for i, t := range hr.Assignment.TopicPartitions {
-		ids[i] = t.TopicID
-	}
-	return ids, true
-}
-
-// heartbeatVerdict forwards an authorized heartbeat with the assignment
-// check.
-func (c *reqCtx) heartbeatVerdict(assignment func(kmsg.Response) ([][16]byte, bool)) filter.Verdict {
-	return filter.Verdict{OnResponse: c.assignedTopicsCheck(assignment)}
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -52,11 +53,7 @@ func handleFindCoordinator(c *reqCtx, r *kmsg.FindCoordinatorRequest) filter.Ver
 	if denied == 0 {
 		return filter.Verdict{}
 	}
-	return c.split(r, denied == len(orig), func() { r.CoordinatorKeys = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		fr, ok := resp.(*kmsg.FindCoordinatorResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return c.split(r, denied == len(orig), func() { r.CoordinatorKeys = keepAllowed(orig, denials) }, filter.Then(func(fr *kmsg.FindCoordinatorResponse) error {
 		fr.Coordinators = mergeInOrder(fr.Coordinators, func(co *kmsg.FindCoordinatorResponseCoordinator) string { return co.Key }, orig,
 			func(i int) (kmsg.FindCoordinatorResponseCoordinator, bool) {
 				d, ok := denialAt(denials, i)
@@ -69,14 +66,14 @@ func handleFindCoordinator(c *reqCtx, r *kmsg.FindCoordinatorRequest) filter.Ver
 				return co, true
 			})
 		return nil
-	})
+	}))
 }
 
 // splitNamed is the shape of the APIs that list resources of type rt by
 // name and answer an entry per name: denied names are removed from the
 // request and answered with synth.
-func splitNamed[T any](c *reqCtx, req kmsg.Request, groups []string, op Operation, rt ResourceType, set func([]string),
-	respList func(kmsg.Response) (*[]T, bool), keyOf func(*T) string, synth func(group string, d *denial) T) filter.Verdict {
+func splitNamed[T any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, groups []string, op Operation, rt ResourceType, set func([]string),
+	respList func(Resp) *[]T, keyOf func(*T) string, synth func(group string, d *denial) T) filter.Verdict {
 	denials := make([]*denial, len(groups))
 	denied := 0
 	for i, g := range groups {
@@ -87,11 +84,8 @@ func splitNamed[T any](c *reqCtx, req kmsg.Request, groups []string, op Operatio
 	if denied == 0 {
 		return filter.Verdict{}
 	}
-	return c.split(req, denied == len(groups), func() { set(keepAllowed(groups, denials)) }, func(resp kmsg.Response) error {
-		list, ok := respList(resp)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return c.split(req, denied == len(groups), func() { set(keepAllowed(groups, denials)) }, filter.Then(func(resp Resp) error {
+		list := respList(resp)
 		*list = mergeInOrder(*list, keyOf, groups, func(i int) (T, bool) {
 			d, ok := denialAt(denials, i)
 			if !ok {
@@ -101,92 +95,46 @@ func splitNamed[T any](c *reqCtx, req kmsg.Request, groups []string, op Operatio
 			return synth(groups[i], d), true
 		})
 		return nil
-	})
+	}))
+}
+
+// splitGroups is splitNamed for the group APIs, whose response entries
+// (T) name their group in the string field nameField and carry an error
+// code and message.
+func splitGroups[T any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, groups []string, op Operation, set func([]string),
+	respList func(Resp) *[]T, nameField string) filter.Verdict {
+	return splitNamed(c, req, groups, op, ResGroup, set, respList,
+		func(g *T) string { return reflect.ValueOf(g).Elem().FieldByName(nameField).String() },
+		func(group string, d *denial) T { return entryAnswering[T](nameField, group, d) })
 }
 
 func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdict {
-	return describedClassicGroupTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
-		func(resp kmsg.Response) (*[]kmsg.DescribeGroupsResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.DescribeGroupsResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
-		},
-		func(g *kmsg.DescribeGroupsResponseGroup) string { return g.Group },
-		func(group string, d *denial) kmsg.DescribeGroupsResponseGroup {
-			g := kmsg.NewDescribeGroupsResponseGroup()
-			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		}))
+	groups := func(dr *kmsg.DescribeGroupsResponse) *[]kmsg.DescribeGroupsResponseGroup { return &dr.Groups }
+	return describedClassicGroupTopics(c, splitGroups(c, r, r.Groups, OpDescribe, func(g []string) { r.Groups = g }, groups, "Group"))
 }
 
 func handleDeleteGroups(c *reqCtx, r *kmsg.DeleteGroupsRequest) filter.Verdict {
-	return splitNamed(c, r, r.Groups, OpDelete, ResGroup, func(g []string) { r.Groups = g },
-		func(resp kmsg.Response) (*[]kmsg.DeleteGroupsResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.DeleteGroupsResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
-		},
-		func(g *kmsg.DeleteGroupsResponseGroup) string { return g.Group },
-		func(group string, d *denial) kmsg.DeleteGroupsResponseGroup {
-			g := kmsg.NewDeleteGroupsResponseGroup()
-			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		})
+	groups := func(dr *kmsg.DeleteGroupsResponse) *[]kmsg.DeleteGroupsResponseGroup { return &dr.Groups }
+	return splitGroups(c, r, r.Groups, OpDelete, func(g []string) { r.Groups = g }, groups, "Group")
 }
 
 func handleConsumerGroupDescribe(c *reqCtx, r *kmsg.ConsumerGroupDescribeRequest) filter.Verdict {
-	return handleConsumerGroupDescribeTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
-		func(resp kmsg.Response) (*[]kmsg.ConsumerGroupDescribeResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.ConsumerGroupDescribeResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
-		},
-		func(g *kmsg.ConsumerGroupDescribeResponseGroup) string { return g.Group },
-		func(group string, d *denial) kmsg.ConsumerGroupDescribeResponseGroup {
-			g := kmsg.NewConsumerGroupDescribeResponseGroup()
-			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		}))
+	groups := func(dr *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup {
+		return &dr.Groups
+	}
+	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, r.Groups, OpDescribe, func(g []string) { r.Groups = g }, groups, "Group"), groups, "Group")
 }
 
 func handleShareGroupDescribe(c *reqCtx, r *kmsg.ShareGroupDescribeRequest) filter.Verdict {
-	return handleShareGroupDescribeTopics(c, splitNamed(c, r, r.GroupIDs, OpDescribe, ResGroup, func(g []string) { r.GroupIDs = g },
-		func(resp kmsg.Response) (*[]kmsg.ShareGroupDescribeResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.ShareGroupDescribeResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
-		},
-		func(g *kmsg.ShareGroupDescribeResponseGroup) string { return g.GroupID },
-		func(group string, d *denial) kmsg.ShareGroupDescribeResponseGroup {
-			g := kmsg.NewShareGroupDescribeResponseGroup()
-			g.GroupID, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		}))
+	groups := func(dr *kmsg.ShareGroupDescribeResponse) *[]kmsg.ShareGroupDescribeResponseGroup { return &dr.Groups }
+	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, r.GroupIDs, OpDescribe, func(g []string) { r.GroupIDs = g }, groups, "GroupID"), groups, "GroupID")
 }
 
 func handleStreamsGroupDescribe(c *reqCtx, r *kmsg.StreamsGroupDescribeRequest) filter.Verdict {
-	return handleStreamsGroupDescribeTopics(c, splitNamed(c, r, r.Groups, OpDescribe, ResGroup, func(g []string) { r.Groups = g },
-		func(resp kmsg.Response) (*[]kmsg.StreamsGroupDescribeResponseGroup, bool) {
-			dr, ok := resp.(*kmsg.StreamsGroupDescribeResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.Groups, true
-		},
-		func(g *kmsg.StreamsGroupDescribeResponseGroup) string { return g.Group },
-		func(group string, d *denial) kmsg.StreamsGroupDescribeResponseGroup {
-			g := kmsg.NewStreamsGroupDescribeResponseGroup()
-			g.Group, g.ErrorCode, g.ErrorMessage = group, d.code, d.msgPtr()
-			return g
-		}))
+	groups := func(dr *kmsg.StreamsGroupDescribeResponse) *[]kmsg.StreamsGroupDescribeResponseGroup {
+		return &dr.Groups
+	}
+	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, r.Groups, OpDescribe, func(g []string) { r.Groups = g }, groups, "Group"), groups, "Group")
 }
 
 // handleListGroups: Describe on the cluster sees every group; otherwise
@@ -199,11 +147,7 @@ func handleListGroups(c *reqCtx, r *kmsg.ListGroupsRequest) filter.Verdict {
 			return filter.Verdict{}
 		}
 	}
-	return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
-		lr, ok := resp.(*kmsg.ListGroupsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return filter.Verdict{OnResponse: filter.Then(func(lr *kmsg.ListGroupsResponse) error {
 		kept := lr.Groups[:0]
 		for _, g := range lr.Groups {
 			if c.visible(OpDescribe, ResGroup, g.Group) {
@@ -213,7 +157,7 @@ func handleListGroups(c *reqCtx, r *kmsg.ListGroupsRequest) filter.Verdict {
 		clear(lr.Groups[len(kept):])
 		lr.Groups = kept
 		return nil
-	}}
+	})}
 }
 
 // checkTopicsDescribe decides Describe on each named topic and returns a
@@ -241,26 +185,11 @@ func checkTopicsDescribe(c *reqCtx, op Operation, topics []string) *denial {
 // subscription needs Describe on every topic, and an assignment naming a
 // hidden topic is refused (groupheartbeat.go).
 func handleConsumerGroupHeartbeat(c *reqCtx, r *kmsg.ConsumerGroupHeartbeatRequest) filter.Verdict {
-	if d := c.check(OpRead, ResGroup, r.Group); d != nil {
-		return denyTopLevel(r, d)
-	}
-	if d := checkTopicsDescribe(c, OpDescribe, r.SubscribedTopicNames); d != nil {
-		return denyTopLevel(r, d)
-	}
-	if d := c.checkRegexSubscription(r.SubscribedTopicRegex); d != nil {
-		return denyTopLevel(r, d)
-	}
-	return c.heartbeatVerdict(consumerAssignment)
+	return groupHeartbeat[*kmsg.ConsumerGroupHeartbeatResponse](c, r, r.Group, r.SubscribedTopicNames, r.SubscribedTopicRegex)
 }
 
 func handleShareGroupHeartbeat(c *reqCtx, r *kmsg.ShareGroupHeartbeatRequest) filter.Verdict {
-	if d := c.check(OpRead, ResGroup, r.GroupID); d != nil {
-		return denyTopLevel(r, d)
-	}
-	if d := checkTopicsDescribe(c, OpDescribe, r.SubscribedTopicNames); d != nil {
-		return denyTopLevel(r, d)
-	}
-	return c.heartbeatVerdict(shareAssignment)
+	return groupHeartbeat[*kmsg.ShareGroupHeartbeatResponse](c, r, r.GroupID, r.SubscribedTopicNames, nil)
 }
 
 // handleStreamsGroupHeartbeat enforces Read on the group and Describe on
@@ -293,11 +222,7 @@ func handleStreamsGroupHeartbeat(c *reqCtx, r *kmsg.StreamsGroupHeartbeatRequest
 // topics of the share session the request does not name are decided on
 // its response (fetch_share.go).
 func handleShareFetch(c *reqCtx, r *kmsg.ShareFetchRequest) filter.Verdict {
-	ids := make([][16]byte, len(r.Topics))
-	for i := range r.Topics {
-		ids[i] = r.Topics[i].TopicID
-	}
-	v := shareGroupTopics(c, r, deref(r.GroupID), ids)
+	v := groupThenTopics(c, r, OpRead, deref(r.GroupID), len(r.Topics), func(i int) *denial { return c.readTopicByID(r.Topics[i].TopicID) })
 	if v.Respond == nil && v.Close == nil {
 		v.OnResponse = c.checkShareFetchResponse(r)
 	}
@@ -305,50 +230,38 @@ func handleShareFetch(c *reqCtx, r *kmsg.ShareFetchRequest) filter.Verdict {
 }
 
 func handleShareAcknowledge(c *reqCtx, r *kmsg.ShareAcknowledgeRequest) filter.Verdict {
-	ids := make([][16]byte, len(r.Topics))
-	for i := range r.Topics {
-		ids[i] = r.Topics[i].TopicID
-	}
-	return shareGroupTopics(c, r, deref(r.GroupID), ids)
+	return groupThenTopics(c, r, OpRead, deref(r.GroupID), len(r.Topics), func(i int) *denial { return c.readTopicByID(r.Topics[i].TopicID) })
 }
 
-func shareGroupTopics(c *reqCtx, req kmsg.Request, group string, ids [][16]byte) filter.Verdict {
-	if d := c.check(OpRead, ResGroup, group); d != nil {
+// handleAlterShareGroupOffsets enforces Read on the group and each topic.
+func handleAlterShareGroupOffsets(c *reqCtx, r *kmsg.AlterShareGroupOffsetsRequest) filter.Verdict {
+	return groupThenTopics(c, r, OpRead, r.GroupID, len(r.Topics), func(i int) *denial { return c.check(OpRead, ResTopic, r.Topics[i].Topic) })
+}
+
+// handleDeleteShareGroupOffsets enforces Delete on the group and Read on
+// each topic.
+func handleDeleteShareGroupOffsets(c *reqCtx, r *kmsg.DeleteShareGroupOffsetsRequest) filter.Verdict {
+	return groupThenTopics(c, r, OpDelete, r.GroupID, len(r.Topics), func(i int) *denial { return c.check(OpRead, ResTopic, r.Topics[i].Topic) })
+}
+
+// groupThenTopics enforces op on req's group, then decides each of its n
+// topics with topicDenial; the first denial refuses the whole request with
+// the top-level error code.
+func groupThenTopics(c *reqCtx, req kmsg.Request, op Operation, group string, n int, topicDenial func(i int) *denial) filter.Verdict {
+	if d := c.check(op, ResGroup, group); d != nil {
 		return denyTopLevel(req, d)
 	}
-	for _, id := range ids {
-		if d := c.checkTopicRef("", id, func(name string) *denial { return c.check(OpRead, ResTopic, name) }); d != nil {
+	for i := range n {
+		if d := topicDenial(i); d != nil {
 			return denyTopLevel(req, d)
 		}
 	}
 	return filter.Verdict{}
 }
 
-// handleAlterShareGroupOffsets enforces Read on the group and each topic.
-func handleAlterShareGroupOffsets(c *reqCtx, r *kmsg.AlterShareGroupOffsetsRequest) filter.Verdict {
-	if d := c.check(OpRead, ResGroup, r.GroupID); d != nil {
-		return denyTopLevel(r, d)
-	}
-	for _, t := range r.Topics {
-		if d := c.check(OpRead, ResTopic, t.Topic); d != nil {
-			return denyTopLevel(r, d)
-		}
-	}
-	return filter.Verdict{}
-}
-
-// handleDeleteShareGroupOffsets enforces Delete on the group and Read on
-// each topic.
-func handleDeleteShareGroupOffsets(c *reqCtx, r *kmsg.DeleteShareGroupOffsetsRequest) filter.Verdict {
-	if d := c.check(OpDelete, ResGroup, r.GroupID); d != nil {
-		return denyTopLevel(r, d)
-	}
-	for _, t := range r.Topics {
-		if d := c.check(OpRead, ResTopic, t.Topic); d != nil {
-			return denyTopLevel(r, d)
-		}
-	}
-	return filter.Verdict{}
+// readTopicByID decides Read on a topic named by id (checkTopicRef).
+func (c *reqCtx) readTopicByID(id [16]byte) *denial {
+	return c.checkTopicRef("", id, func(name string) *denial { return c.check(OpRead, ResTopic, name) })
 }
 
 // handleDescribeShareGroupOffsets enforces Describe on each group and on
@@ -372,11 +285,7 @@ func handleDescribeShareGroupOffsets(c *reqCtx, r *kmsg.DescribeShareGroupOffset
 	if denied == 0 {
 		return describeShareGroupAllTopics(c, r, filter.Verdict{})
 	}
-	return describeShareGroupAllTopics(c, r, c.split(r, denied == len(orig), func() { r.Groups = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return describeShareGroupAllTopics(c, r, c.split(r, denied == len(orig), func() { r.Groups = keepAllowed(orig, denials) }, filter.Then(func(dr *kmsg.DescribeShareGroupOffsetsResponse) error {
 		dr.Groups = mergeInOrder(dr.Groups, func(g *kmsg.DescribeShareGroupOffsetsResponseGroup) string { return g.GroupID }, keys,
 			func(i int) (kmsg.DescribeShareGroupOffsetsResponseGroup, bool) {
 				d, ok := denialAt(denials, i)
@@ -388,7 +297,7 @@ func handleDescribeShareGroupOffsets(c *reqCtx, r *kmsg.DescribeShareGroupOffset
 				return g, true
 			})
 		return nil
-	}))
+	})))
 }
 
 func deref(s *string) string {

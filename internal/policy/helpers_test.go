@@ -1,11 +1,57 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 )
+
+// handlersOf is the request handlers enf registers, by API key.
+func handlersOf(enf *Enforcer) map[int16]filter.RequestHandler {
+	var reg filter.Registry
+	enf.Register(&reg)
+	hs := make(map[int16]filter.RequestHandler, len(reg.Requests()))
+	for _, h := range reg.Requests() {
+		hs[h.Key] = h
+	}
+	return hs
+}
+
+// filterRequest passes req through the handler enf registered for its
+// key, as the engine does with a decoded request; a key with none is
+// forwarded, as the engine streams it.
+func filterRequest(enf *Enforcer, conn *filter.Conn, req kmsg.Request) filter.Verdict {
+	h, ok := handlersOf(enf)[req.Key()]
+	if !ok {
+		return filter.Verdict{}
+	}
+	return h.Handle(conn, req)
+}
+
+// decideRaw asks enf's handler of key to decide a request from its raw
+// body, as the engine does before decoding it.
+func decideRaw(enf *Enforcer, conn *filter.Conn, key, version int16, body []byte) (filter.Verdict, bool) {
+	h := handlersOf(enf)[key]
+	if h.DecideRaw == nil {
+		return filter.Verdict{}, false
+	}
+	return h.DecideRaw(conn, version, body)
+}
+
+// requestKeys is every API key enf registers a handler for.
+func requestKeys(enf *Enforcer) []int16 {
+	var keys []int16
+	for key := range handlersOf(enf) {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	return keys
+}
 
 // parsePolicy parses a policy section (YAML under "policy:") through the
 // real config loader, so tests see exactly what kproxy would.

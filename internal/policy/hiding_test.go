@@ -46,7 +46,7 @@ func TestGroupDescribesHideGroupsNamingHiddenTopics(t *testing.T) {
 	} {
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
 		req.Groups = []string{"g", "ok"}
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if v.OnResponse == nil {
 			t.Fatalf("%s: no response hook", name)
 		}
@@ -69,7 +69,7 @@ func TestGroupDescribesHideGroupsNamingHiddenTopics(t *testing.T) {
 
 	share := kmsg.NewPtrShareGroupDescribeRequest()
 	share.GroupIDs = []string{"g"}
-	v := enf.FilterRequest(testConn, share)
+	v := filterRequest(enf, testConn, share)
 	sresp := share.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
 	sg := kmsg.NewShareGroupDescribeResponseGroup()
 	sm := kmsg.NewShareGroupDescribeResponseGroupMember()
@@ -85,7 +85,7 @@ func TestGroupDescribesHideGroupsNamingHiddenTopics(t *testing.T) {
 
 	streams := kmsg.NewPtrStreamsGroupDescribeRequest()
 	streams.Groups = []string{"g"}
-	v = enf.FilterRequest(testConn, streams)
+	v = filterRequest(enf, testConn, streams)
 	tresp := streams.ResponseKind().(*kmsg.StreamsGroupDescribeResponse)
 	tg := kmsg.NewStreamsGroupDescribeResponseGroup()
 	tg.Group = "g"
@@ -114,7 +114,7 @@ func TestHeartbeatAssignmentOfHiddenTopic(t *testing.T) {
 	for _, ids := range [][][16]byte{{visibleID}, {visibleID, hiddenID}} {
 		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		req.Group, req.MemberID, req.MemberEpoch = "g", "m", 3
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if v.Respond != nil || v.OnResponse == nil {
 			t.Fatalf("heartbeat verdict %+v", v)
 		}
@@ -137,7 +137,7 @@ func TestHeartbeatAssignmentOfHiddenTopic(t *testing.T) {
 
 		share := kmsg.NewPtrShareGroupHeartbeatRequest()
 		share.GroupID, share.MemberID = "g", "m"
-		v = enf.FilterRequest(testConn, share)
+		v = filterRequest(enf, testConn, share)
 		sresp := share.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
 		sresp.Assignment = &kmsg.ShareGroupHeartbeatResponseAssignment{}
 		for _, id := range ids {
@@ -182,7 +182,7 @@ func TestPageDescribableTopicsAtHiddenRuns(t *testing.T) {
 	page := func(cursor *kmsg.DescribeTopicPartitionsRequestCursor, limit int32, next *kmsg.DescribeTopicPartitionsResponseNextCursor, topics ...string) string {
 		req := kmsg.NewPtrDescribeTopicPartitionsRequest()
 		req.ResponsePartitionLimit, req.Cursor = limit, cursor
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if !v.Modified || req.ResponsePartitionLimit <= limit {
 			t.Fatalf("upstream limit %d not raised", req.ResponsePartitionLimit)
 		}
@@ -244,7 +244,7 @@ func TestDescribeTransactionsLeavesOutHiddenTopics(t *testing.T) {
 `, nil)
 	req := kmsg.NewPtrDescribeTransactionsRequest()
 	req.TransactionalIDs = []string{"tx"}
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if v.OnResponse == nil {
 		t.Fatalf("verdict %+v", v)
 	}
@@ -327,7 +327,7 @@ policy:
 		},
 	}
 	answer := func(name string, req kmsg.Request) []byte {
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if v.Respond == nil {
 			t.Fatalf("%s: not answered by the policy: %+v", name, v)
 		}
@@ -353,7 +353,7 @@ func TestDescribeTopicPartitionsAuditModePassesThrough(t *testing.T) {
 	enf := newTestEnforcer(t, strings.Replace(hidingPolicy, "policy:\n", "policy:\n  mode: audit\n", 1), nil)
 	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
 	req.ResponsePartitionLimit = 1
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if v.Modified || req.ResponsePartitionLimit != 1 || v.OnResponse == nil {
 		t.Fatalf("audit mode changed the request: %+v limit %d", v, req.ResponsePartitionLimit)
 	}
@@ -396,7 +396,7 @@ func TestDescribeGroupsConsumerProtocolTopics(t *testing.T) {
 		req := kmsg.NewPtrDescribeGroupsRequest()
 		req.SetVersion(5)
 		req.Groups = []string{"g"}
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 		g := kmsg.NewDescribeGroupsResponseGroup()
 		g.Group, g.ProtocolType, g.Members = "g", "consumer", []kmsg.DescribeGroupsResponseGroupMember{tc.m}
@@ -417,7 +417,7 @@ func TestDescribeShareGroupOffsetsAllTopics(t *testing.T) {
 	enf := newTestEnforcer(t, hidingPolicy, nil)
 	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
 	req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "g"}}
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if v.OnResponse == nil {
 		t.Fatalf("verdict %+v", v)
 	}

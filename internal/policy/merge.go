@@ -1,5 +1,7 @@
 package policy
 
+import "reflect"
+
 // topicKey identifies a topic entry in a request or its response: by name,
 // or by id in the versions that name topics by id.
 type topicKey struct {
@@ -100,4 +102,21 @@ func (c *reqCtx) topicDenials(n int, at func(i int) (string, [16]byte), check fu
 		keys[i] = topicKey{name, id}
 	}
 	return keys, denials, denied
+}
+
+// entryAnswering is a fresh T, a response's entry for one named resource
+// with kmsg's defaults, that names name in its string field nameField and
+// answers it with d's error code and, where T has the field, its message.
+func entryAnswering[T any](nameField, name string, d *denial) T {
+	var t T
+	if def, ok := any(&t).(interface{ Default() }); ok {
+		def.Default()
+	}
+	v := reflect.ValueOf(&t).Elem()
+	v.FieldByName(nameField).SetString(name)
+	v.FieldByName("ErrorCode").SetInt(int64(d.code))
+	if msg := v.FieldByName("ErrorMessage"); msg.IsValid() && msg.Type() == stringPtrType {
+		msg.Set(reflect.ValueOf(d.msgPtr()))
+	}
+	return t
 }

@@ -21,11 +21,7 @@ import (
 func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 	allTopics := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if allTopics {
-		return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
-			mr, ok := resp.(*kmsg.MetadataResponse)
-			if !ok {
-				return errWrongResponse(resp)
-			}
+		return filter.Verdict{OnResponse: filter.Then(func(mr *kmsg.MetadataResponse) error {
 			c.learnMetadataIDs(mr)
 			kept := mr.Topics[:0]
 			for _, t := range mr.Topics {
@@ -36,7 +32,7 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 			clear(mr.Topics[len(kept):])
 			mr.Topics = kept
 			return nil
-		}}
+		})}
 	}
 
 	if r.Version < 4 {
@@ -95,11 +91,7 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 		}
 	}
 	unresolved := unresolvedMetadataIDs(orig, names)
-	return filter.Verdict{Modified: modified, OnResponse: func(resp kmsg.Response) error {
-		mr, ok := resp.(*kmsg.MetadataResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return filter.Verdict{Modified: modified, OnResponse: filter.Then(func(mr *kmsg.MetadataResponse) error {
 		c.learnMetadataIDs(mr)
 		govCreate.record(c, mr)
 		kept := mr.Topics[:0]
@@ -151,7 +143,7 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 			return metadataErrTopic(names[i], orig[i].TopicID, d), true
 		})
 		return nil
-	}}
+	})}
 }
 
 func metadataErrTopic(name string, id [16]byte, d *denial) kmsg.MetadataResponseTopic {

@@ -28,11 +28,7 @@ func handleOffsetFetch(c *reqCtx, r *kmsg.OffsetFetchRequest) filter.Verdict {
 		return filter.Verdict{Respond: resp}
 	}
 	if r.Topics == nil { // all topics (v2+)
-		return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
-			or, ok := resp.(*kmsg.OffsetFetchResponse)
-			if !ok {
-				return errWrongResponse(resp)
-			}
+		return filter.Verdict{OnResponse: filter.Then(func(or *kmsg.OffsetFetchResponse) error {
 			kept := or.Topics[:0]
 			for _, t := range or.Topics {
 				if c.visible(OpDescribe, ResTopic, t.Topic) {
@@ -42,18 +38,13 @@ func handleOffsetFetch(c *reqCtx, r *kmsg.OffsetFetchRequest) filter.Verdict {
 			clear(or.Topics[len(kept):])
 			or.Topics = kept
 			return nil
-		}}
+		})}
 	}
-	return topicSplit[kmsg.OffsetFetchRequestTopic, kmsg.OffsetFetchResponseTopic]{
-		topics: &r.Topics,
-		key:    func(t *kmsg.OffsetFetchRequestTopic) topicKey { return byName(t.Topic) },
-		respTopics: func(resp kmsg.Response) *[]kmsg.OffsetFetchResponseTopic {
-			if or, ok := resp.(*kmsg.OffsetFetchResponse); ok {
-				return &or.Topics
-			}
-			return nil
-		},
-		respKey: func(t *kmsg.OffsetFetchResponseTopic) topicKey { return byName(t.Topic) },
+	return topicSplit[kmsg.OffsetFetchRequestTopic, kmsg.OffsetFetchResponseTopic, *kmsg.OffsetFetchResponse]{
+		topics:     &r.Topics,
+		key:        func(t *kmsg.OffsetFetchRequestTopic) topicKey { return byName(t.Topic) },
+		respTopics: func(or *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseTopic { return &or.Topics },
+		respKey:    func(t *kmsg.OffsetFetchResponseTopic) topicKey { return byName(t.Topic) },
 		denied: func(t *kmsg.OffsetFetchRequestTopic, d *denial) kmsg.OffsetFetchResponseTopic {
 			return offsetFetchErrTopic(t.Topic, t.Partitions, d)
 		},
@@ -110,11 +101,7 @@ func offsetFetchGroups(c *reqCtx, r *kmsg.OffsetFetchRequest) filter.Verdict {
 	if !modified && !anyAll {
 		return filter.Verdict{}
 	}
-	merge := func(resp kmsg.Response) error {
-		or, ok := resp.(*kmsg.OffsetFetchResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	merge := filter.Then(func(or *kmsg.OffsetFetchResponse) error {
 		planOf := make(map[string]int, len(orig))
 		for i := len(orig) - 1; i >= 0; i-- {
 			planOf[orig[i].Group] = i
@@ -172,7 +159,7 @@ func offsetFetchGroups(c *reqCtx, r *kmsg.OffsetFetchRequest) filter.Verdict {
 				return sg, true
 			})
 		return nil
-	}
+	})
 	if !modified {
 		return filter.Verdict{OnResponse: merge}
 	}

@@ -13,16 +13,11 @@ func handleOffsetCommit(c *reqCtx, r *kmsg.OffsetCommitRequest) filter.Verdict {
 	if gd := c.check(OpRead, ResGroup, r.Group); gd != nil {
 		check = func(string) *denial { return gd }
 	}
-	return topicSplit[kmsg.OffsetCommitRequestTopic, kmsg.OffsetCommitResponseTopic]{
-		topics: &r.Topics,
-		key:    func(t *kmsg.OffsetCommitRequestTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
-		respTopics: func(resp kmsg.Response) *[]kmsg.OffsetCommitResponseTopic {
-			if or, ok := resp.(*kmsg.OffsetCommitResponse); ok {
-				return &or.Topics
-			}
-			return nil
-		},
-		respKey: func(t *kmsg.OffsetCommitResponseTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
+	return topicSplit[kmsg.OffsetCommitRequestTopic, kmsg.OffsetCommitResponseTopic, *kmsg.OffsetCommitResponse]{
+		topics:     &r.Topics,
+		key:        func(t *kmsg.OffsetCommitRequestTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
+		respTopics: func(or *kmsg.OffsetCommitResponse) *[]kmsg.OffsetCommitResponseTopic { return &or.Topics },
+		respKey:    func(t *kmsg.OffsetCommitResponseTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
 		denied: func(t *kmsg.OffsetCommitRequestTopic, d *denial) kmsg.OffsetCommitResponseTopic {
 			st := kmsg.NewOffsetCommitResponseTopic()
 			st.Topic, st.TopicID = t.Topic, t.TopicID
@@ -48,16 +43,11 @@ func handleTxnOffsetCommit(c *reqCtx, r *kmsg.TxnOffsetCommitRequest) filter.Ver
 	if whole != nil {
 		check = func(string) *denial { return whole }
 	}
-	return topicSplit[kmsg.TxnOffsetCommitRequestTopic, kmsg.TxnOffsetCommitResponseTopic]{
-		topics: &r.Topics,
-		key:    func(t *kmsg.TxnOffsetCommitRequestTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
-		respTopics: func(resp kmsg.Response) *[]kmsg.TxnOffsetCommitResponseTopic {
-			if tr, ok := resp.(*kmsg.TxnOffsetCommitResponse); ok {
-				return &tr.Topics
-			}
-			return nil
-		},
-		respKey: func(t *kmsg.TxnOffsetCommitResponseTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
+	return topicSplit[kmsg.TxnOffsetCommitRequestTopic, kmsg.TxnOffsetCommitResponseTopic, *kmsg.TxnOffsetCommitResponse]{
+		topics:     &r.Topics,
+		key:        func(t *kmsg.TxnOffsetCommitRequestTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
+		respTopics: func(tr *kmsg.TxnOffsetCommitResponse) *[]kmsg.TxnOffsetCommitResponseTopic { return &tr.Topics },
+		respKey:    func(t *kmsg.TxnOffsetCommitResponseTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
 		denied: func(t *kmsg.TxnOffsetCommitRequestTopic, d *denial) kmsg.TxnOffsetCommitResponseTopic {
 			st := kmsg.NewTxnOffsetCommitResponseTopic()
 			st.Topic, st.TopicID = t.Topic, t.TopicID
@@ -77,16 +67,11 @@ func handleOffsetDelete(c *reqCtx, r *kmsg.OffsetDeleteRequest) filter.Verdict {
 	if d := c.check(OpDelete, ResGroup, r.Group); d != nil {
 		return denyTopLevel(r, d)
 	}
-	return topicSplit[kmsg.OffsetDeleteRequestTopic, kmsg.OffsetDeleteResponseTopic]{
-		topics: &r.Topics,
-		key:    func(t *kmsg.OffsetDeleteRequestTopic) topicKey { return byName(t.Topic) },
-		respTopics: func(resp kmsg.Response) *[]kmsg.OffsetDeleteResponseTopic {
-			if or, ok := resp.(*kmsg.OffsetDeleteResponse); ok {
-				return &or.Topics
-			}
-			return nil
-		},
-		respKey: func(t *kmsg.OffsetDeleteResponseTopic) topicKey { return byName(t.Topic) },
+	return topicSplit[kmsg.OffsetDeleteRequestTopic, kmsg.OffsetDeleteResponseTopic, *kmsg.OffsetDeleteResponse]{
+		topics:     &r.Topics,
+		key:        func(t *kmsg.OffsetDeleteRequestTopic) topicKey { return byName(t.Topic) },
+		respTopics: func(or *kmsg.OffsetDeleteResponse) *[]kmsg.OffsetDeleteResponseTopic { return &or.Topics },
+		respKey:    func(t *kmsg.OffsetDeleteResponseTopic) topicKey { return byName(t.Topic) },
 		denied: func(t *kmsg.OffsetDeleteRequestTopic, d *denial) kmsg.OffsetDeleteResponseTopic {
 			st := kmsg.NewOffsetDeleteResponseTopic()
 			st.Topic = t.Topic

@@ -83,11 +83,7 @@ func handleProduce(c *reqCtx, r *kmsg.ProduceRequest) filter.Verdict {
 			kept = append(kept, kt)
 		}
 	}
-	merge := func(resp kmsg.Response) error {
-		pr, ok := resp.(*kmsg.ProduceResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	merge := filter.Then(func(pr *kmsg.ProduceResponse) error {
 		byKey := make(map[topicKey]int, len(orig))
 		for i := len(orig) - 1; i >= 0; i-- {
 			byKey[keys[i]] = i
@@ -122,7 +118,7 @@ func handleProduce(c *reqCtx, r *kmsg.ProduceRequest) filter.Verdict {
 				return st, true
 			})
 		return nil
-	}
+	})
 	return c.split(r, allowed == 0, func() { r.Topics = kept }, merge)
 }
 
@@ -257,8 +253,4 @@ func codecName(codec uint8) string {
 		return names[codec]
 	}
 	return fmt.Sprintf("codec %d", codec)
-}
-
-func errWrongResponse(resp kmsg.Response) error {
-	return fmt.Errorf("kproxy policy: unexpected response type %T", resp)
 }

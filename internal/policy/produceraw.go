@@ -5,9 +5,7 @@ import (
 	"github.com/kproxy/kproxy/internal/protocol"
 )
 
-var _ filter.RequestInspector = (*Enforcer)(nil)
-
-// InspectRequest decides a Produce request from its raw body when the
+// decideProduceRaw decides a Produce request from its raw body when the
 // policy allows all of it, so the engine forwards the original bytes
 // without decoding them: the common case, and the one whose cost is paid on
 // every produce. It reads only what the decision needs (transactional id,
@@ -15,16 +13,13 @@ var _ filter.RequestInspector = (*Enforcer)(nil)
 // protocol.ProduceSummary.
 //
 // Anything else is left undecided, and the engine decodes the request for
-// FilterRequest, which answers it as before: a denial anywhere (to split
+// handleProduce, which answers it as before: a denial anywhere (to split
 // or refuse it), audit mode's would-be denials, unknown topic ids, bodies
 // the summary, like kmsg, refuses, and requests too large to summarize.
-// Nothing is recorded for a request left undecided, so FilterRequest
+// Nothing is recorded for a request left undecided, so handleProduce
 // records each decision once; for an allowed one, the decisions are
-// recorded as FilterRequest records them.
-func (e *Enforcer) InspectRequest(conn *filter.Conn, key, version int16, body []byte) (filter.Verdict, bool) {
-	if key != protocol.ProduceKey {
-		return filter.Verdict{}, false
-	}
+// recorded as handleProduce records them.
+func (e *Enforcer) decideProduceRaw(conn *filter.Conn, version int16, body []byte) (filter.Verdict, bool) {
 	s, _ := e.summaries.Get().(*protocol.ProduceSummary)
 	if s == nil {
 		s = new(protocol.ProduceSummary)
@@ -40,11 +35,8 @@ func (e *Enforcer) InspectRequest(conn *filter.Conn, key, version int16, body []
 	if st == nil {
 		return filter.Verdict{}, true
 	}
-	entry := e.table[key]
-	if entry == nil || entry.handle == nil {
-		return filter.Verdict{}, false
-	}
-	c := reqCtx{e: e, st: st, prin: PrincipalOf(conn), client: conn.Client, key: key, entry: entry}
+	entry := e.table[protocol.ProduceKey]
+	c := reqCtx{e: e, st: st, prin: PrincipalOf(conn), client: conn.Client, key: protocol.ProduceKey, entry: entry}
 	c.subj = st.subject(&c.prin)
 	if !c.produceAllowed(s) {
 		return filter.Verdict{}, false

@@ -81,12 +81,12 @@ func rawPathCases() []rawPathCase {
 	}
 }
 
-// TestInspectProduceMatchesFilterRequest: for every policy and request,
-// the engine's way (InspectRequest on the raw body, FilterRequest on the
+// TestRawProduceDecisionMatchesTypedHandler: for every policy and request,
+// the engine's way (the raw decision on the body, the typed handler on the
 // decoded request when undecided) gives the same verdict and writes the
-// same audit lines as FilterRequest alone, and the raw path decides the
+// same audit lines as the typed handler alone, and the raw path decides the
 // requests the policy allows whole.
-func TestInspectProduceMatchesFilterRequest(t *testing.T) {
+func TestRawProduceDecisionMatchesTypedHandler(t *testing.T) {
 	for pname, yaml := range rawPathPolicies {
 		for _, tc := range rawPathCases() {
 			for _, clientID := range []string{"unit", "svc-1"} {
@@ -96,20 +96,20 @@ func TestInspectProduceMatchesFilterRequest(t *testing.T) {
 				var viaRaw, direct syncBuffer
 				rawEnf, directEnf := newTestEnforcer(t, yaml, &viaRaw), newTestEnforcer(t, yaml, &direct)
 
-				v, decided := rawEnf.InspectRequest(&conn, tc.req.Key(), tc.req.GetVersion(), body)
+				v, decided := decideRaw(rawEnf, &conn, tc.req.Key(), tc.req.GetVersion(), body)
 				if !decided {
-					v = rawEnf.FilterRequest(&conn, decodeProduce(t, tc.req.GetVersion(), body))
+					v = filterRequest(rawEnf, &conn, decodeProduce(t, tc.req.GetVersion(), body))
 				}
-				want := directEnf.FilterRequest(&conn, decodeProduce(t, tc.req.GetVersion(), body))
+				want := filterRequest(directEnf, &conn, decodeProduce(t, tc.req.GetVersion(), body))
 				rawEnf.Close()
 				directEnf.Close()
 
 				where := pname + "/" + tc.name + "/client " + clientID
 				if verdictKind(v) != verdictKind(want) {
-					t.Errorf("%s: verdict %s, FilterRequest alone %s", where, verdictKind(v), verdictKind(want))
+					t.Errorf("%s: verdict %s, the typed handler alone %s", where, verdictKind(v), verdictKind(want))
 				}
 				if decided && verdictKind(want) != "forward" {
-					t.Errorf("%s: decided from the raw body, but FilterRequest %s", where, verdictKind(want))
+					t.Errorf("%s: decided from the raw body, but the typed handler %s", where, verdictKind(want))
 				}
 				if got, exp := auditSummary(t, &viaRaw), auditSummary(t, &direct); got != exp {
 					t.Errorf("%s: audit lines\n%s\nwant\n%s", where, got, exp)
@@ -173,17 +173,18 @@ func TestInspectProduceAllocatesNothing(t *testing.T) {
 	conn.ClientID = "svc-7-orders"
 	req := produceReq(9, -1, "team7.a:000", "team7.b:0")
 	body := req.AppendTo(nil)
-	if _, decided := enf.InspectRequest(&conn, req.Key(), 9, body); !decided {
+	if _, decided := decideRaw(enf, &conn, req.Key(), 9, body); !decided {
 		t.Fatal("allowed produce left undecided")
 	}
-	if allocs := testing.AllocsPerRun(200, func() { enf.InspectRequest(&conn, req.Key(), 9, body) }); allocs != 0 {
+	decide := handlersOf(enf)[req.Key()].DecideRaw
+	if allocs := testing.AllocsPerRun(200, func() { decide(&conn, 9, body) }); allocs != 0 {
 		t.Errorf("%.0f allocations per allowed produce", allocs)
 	}
 }
 
-// FuzzInspectProduce: for any Produce body and version, InspectRequest
+// FuzzInspectProduce: for any Produce body and version, the raw decision
 // never panics, and when it decides, the decoded path agrees: kmsg decodes
-// the body and FilterRequest forwards it unchanged.
+// the body and the typed handler forwards it unchanged.
 func FuzzInspectProduce(f *testing.F) {
 	for _, tc := range rawPathCases() {
 		f.Add(tc.req.GetVersion(), tc.req.AppendTo(nil))
@@ -194,7 +195,7 @@ func FuzzInspectProduce(f *testing.F) {
 		if version < 0 || version > kmsg.NewPtrProduceRequest().MaxVersion() {
 			return
 		}
-		v, decided := enf.InspectRequest(&conn, kmsg.Produce.Int16(), version, body)
+		v, decided := decideRaw(enf, &conn, kmsg.Produce.Int16(), version, body)
 		if !decided {
 			return
 		}
@@ -206,8 +207,8 @@ func FuzzInspectProduce(f *testing.F) {
 		if err := r.ReadFrom(body); err != nil {
 			t.Fatalf("decided a body kmsg refuses: %v", err)
 		}
-		if want := enf.FilterRequest(&conn, r); verdictKind(want) != "forward" {
-			t.Fatalf("decided to forward; FilterRequest: %s", verdictKind(want))
+		if want := filterRequest(enf, &conn, r); verdictKind(want) != "forward" {
+			t.Fatalf("decided to forward; the typed handler: %s", verdictKind(want))
 		}
 	})
 }

@@ -51,7 +51,7 @@ func BenchmarkRelayPolicyProduce(b *testing.B) {
 				b.Cleanup(be.Close)
 				var opts []proxy.Option
 				if mode == "policy" {
-					opts = append(opts, proxy.WithRequestFilters(newTestEnforcer(b, benchPolicy(50), nil)))
+					opts = append(opts, proxy.WithFilters(newTestEnforcer(b, benchPolicy(50), nil)))
 				}
 				addr := startRelayBenchProxy(b, be.Addr(), opts...)
 				runProduceFrames(b, addr, frames, 2)

@@ -56,7 +56,7 @@ func TestReloaderFromFile(t *testing.T) {
 	}
 	defer enf.Close()
 	r := config.NewReloader(path, running, ReloadApplier(enf), zerolog.New(&logs))
-	allowed := func() bool { return enf.FilterRequest(testConn, kmsg.NewPtrHeartbeatRequest()).Respond == nil }
+	allowed := func() bool { return filterRequest(enf, testConn, kmsg.NewPtrHeartbeatRequest()).Respond == nil }
 	if allowed() {
 		t.Fatal("default deny allowed")
 	}

@@ -18,7 +18,7 @@ type reqCtx struct {
 	e  *Enforcer
 	st *state
 	// prin and client are copied from the engine's filter.Conn, which must
-	// not be kept past FilterRequest: response hooks run later, on another
+	// not be kept past the handler: response hooks run later, on another
 	// goroutine, while the connection's next request updates it.
 	prin   Principal
 	client netip.AddrPort

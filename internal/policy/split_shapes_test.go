@@ -21,7 +21,7 @@ policy:
 		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, topic
 		req.Resources = append(req.Resources, res)
 	}
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if !v.Modified || v.OnResponse == nil || len(req.Resources) != 2 {
 		t.Fatalf("verdict %+v forwarded %+v", v, req.Resources)
 	}
@@ -63,7 +63,7 @@ policy:
 			rt.Partitions = []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0}, {Partition: 1}}
 			req.Topics = append(req.Topics, rt)
 		}
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if !v.Modified || v.OnResponse == nil || len(req.Topics) != 2 || req.Topics[0].Topic != "pub-a" || req.Topics[1].Topic != "pub-b" {
 			t.Fatalf("verdict %+v forwarded %+v", v, req.Topics)
 		}
@@ -97,7 +97,7 @@ policy:
 			rt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0}}
 			req.Topics = append(req.Topics, rt)
 		}
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if v.OnResponse == nil {
 			t.Fatalf("verdict %+v", v)
 		}

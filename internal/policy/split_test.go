@@ -84,7 +84,7 @@ var testConn = &filter.Conn{ID: 7, Listener: "bootstrap", ClientID: "unit"}
 func TestProduceSplitMergesInClientOrder(t *testing.T) {
 	enf := newTestEnforcer(t, splitPolicy, nil)
 	req := produceReq(9, -1, "ok.a:00", "denied:0", "ok.strict:010", "ok.b:0")
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if !v.Modified || v.OnResponse == nil || v.Respond != nil {
 		t.Fatalf("verdict %+v: want a split", v)
 	}
@@ -124,7 +124,7 @@ func TestProduceSplitMergesInClientOrder(t *testing.T) {
 func TestProduceWhollyDeniedIsAnsweredLocally(t *testing.T) {
 	enf := newTestEnforcer(t, splitPolicy, nil)
 	req := produceReq(7, 1, "x:00", "y:0")
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	resp, ok := v.Respond.(*kmsg.ProduceResponse)
 	if !ok || v.Modified {
 		t.Fatalf("verdict %+v: want a local answer", v)
@@ -139,7 +139,7 @@ func TestProduceWhollyDeniedIsAnsweredLocally(t *testing.T) {
 
 func TestProduceAllowedIsForwardedUntouched(t *testing.T) {
 	enf := newTestEnforcer(t, splitPolicy, nil)
-	v := enf.FilterRequest(testConn, produceReq(9, -1, "ok.a:01", "ok.strict:03"))
+	v := filterRequest(enf, testConn, produceReq(9, -1, "ok.a:01", "ok.strict:03"))
 	if v.Modified || v.Respond != nil || v.OnResponse != nil || v.Close != nil {
 		t.Fatalf("verdict %+v: want untouched", v)
 	}
@@ -152,7 +152,7 @@ func TestProduceTopicIDs(t *testing.T) {
 	req := produceReq(13, -1, "a:0", "b:0")
 	req.Topics[0].Topic, req.Topics[0].TopicID = "", known
 	req.Topics[1].Topic, req.Topics[1].TopicID = "", unknown
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if !v.Modified || len(req.Topics) != 1 || req.Topics[0].TopicID != known {
 		t.Fatalf("verdict %+v, forwarded %+v", v, req.Topics)
 	}
@@ -181,7 +181,7 @@ policy:
 		acks int16
 		ok   bool
 	}{{-1, true}, {1, false}, {0, false}} {
-		v := enf.FilterRequest(testConn, produceReq(9, tt.acks, "t:0"))
+		v := filterRequest(enf, testConn, produceReq(9, tt.acks, "t:0"))
 		if tt.ok {
 			if v.Respond != nil {
 				t.Errorf("acks=%d refused", tt.acks)
@@ -215,15 +215,15 @@ policy:
 		}
 		return v.Respond.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
 	}
-	if c := code(enf.FilterRequest(testConn, mk(batch(0, 5, 10)))); c != 0 {
+	if c := code(filterRequest(enf, testConn, mk(batch(0, 5, 10)))); c != 0 {
 		t.Errorf("small idempotent batch: code %d", c)
 	}
-	if c := code(enf.FilterRequest(testConn, mk(batch(0, -1, 10)))); c != errPolicyViolation {
+	if c := code(filterRequest(enf, testConn, mk(batch(0, -1, 10)))); c != errPolicyViolation {
 		t.Errorf("batch without producer id: code %d, want POLICY_VIOLATION", c)
 	}
 	// Two batches: the second too large.
 	two := append(batch(0, 5, 10), batch(0, 5, 300)...)
-	if c := code(enf.FilterRequest(testConn, mk(two))); c != errMessageTooLarge {
+	if c := code(filterRequest(enf, testConn, mk(two))); c != errMessageTooLarge {
 		t.Errorf("oversized second batch: code %d, want MESSAGE_TOO_LARGE", c)
 	}
 }
@@ -241,7 +241,7 @@ policy:
 		r := produceReq(9, -1, "t:0")
 		r.TransactionID = tt.txn
 		r.Topics[0].Partitions[0].Records = batch(0x10, 5, 10) // transactional
-		v := enf.FilterRequest(testConn, r)
+		v := filterRequest(enf, testConn, r)
 		var got int16
 		if v.Respond != nil {
 			got = v.Respond.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
@@ -284,7 +284,7 @@ policy:
 	// All topics: only the describable ones come back.
 	all := kmsg.NewPtrMetadataRequest()
 	all.SetVersion(12)
-	v := enf.FilterRequest(testConn, all)
+	v := filterRequest(enf, testConn, all)
 	if v.Modified || v.OnResponse == nil {
 		t.Fatalf("all-topics verdict %+v", v)
 	}
@@ -304,7 +304,7 @@ policy:
 		mt.Topic = strPtr(n)
 		req.Topics = append(req.Topics, mt)
 	}
-	v = enf.FilterRequest(testConn, req)
+	v = filterRequest(enf, testConn, req)
 	if !v.Modified || req.AllowAutoTopicCreation || len(req.Topics) != 2 {
 		t.Fatalf("listed verdict %+v; forwarded %d topics, auto-create %v", v, len(req.Topics), req.AllowAutoTopicCreation)
 	}
@@ -319,7 +319,7 @@ policy:
 	v0 := kmsg.NewPtrMetadataRequest()
 	v0.SetVersion(0)
 	v0.Topics = []kmsg.MetadataRequestTopic{{Topic: strPtr("secret")}}
-	v = enf.FilterRequest(testConn, v0)
+	v = filterRequest(enf, testConn, v0)
 	resp = upstream(v0, "pub.a", "secret")
 	v.OnResponse(resp)
 	if got := topicsOf(resp); got != "secret=29" {
@@ -336,7 +336,7 @@ policy:
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.SetVersion(4)
 	req.CoordinatorKeys = []string{"no-1", "ok-1", "no-2", "ok-2"}
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if !v.Modified || strings.Join(req.CoordinatorKeys, ",") != "ok-1,ok-2" {
 		t.Fatalf("verdict %+v, forwarded %v", v, req.CoordinatorKeys)
 	}
@@ -370,7 +370,7 @@ policy:
 	g2.Group = "ok"
 	g2.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: "secret", Partitions: []int32{0}}, {Topic: "pub", Partitions: []int32{0, 1}}}
 	req.Groups = []kmsg.OffsetFetchRequestGroup{g1, g2}
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if !v.Modified || len(req.Groups) != 1 || len(req.Groups[0].Topics) != 1 || req.Groups[0].Topics[0].Topic != "pub" {
 		t.Fatalf("verdict %+v forwarded %+v", v, req.Groups)
 	}
@@ -425,7 +425,7 @@ policy:
 		mk("weak.isr", 1, 3, "min.insync.replicas=1"),
 		mk("unclean.one", 1, 3, "min.insync.replicas=2", "unclean.leader.election.enable=true"),
 	}
-	v := enf.FilterRequest(testConn, req)
+	v := filterRequest(enf, testConn, req)
 	if len(req.Topics) != 1 || req.Topics[0].Topic != "good.name" {
 		t.Fatalf("forwarded %+v (verdict %+v)", req.Topics, v)
 	}
@@ -473,7 +473,7 @@ policy:
 		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
 		res.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: tt.key, Op: tt.op, Value: strPtr(tt.value)}}
 		req.Resources = append(req.Resources, res)
-		v := enf.FilterRequest(testConn, req)
+		v := filterRequest(enf, testConn, req)
 		if got := v.Respond == nil; got != tt.ok {
 			t.Errorf("%s: allowed = %v, want %v", tt.name, got, tt.ok)
 		}
@@ -489,16 +489,16 @@ policy:
     - {name: no-delete-records, forbidden_apis: [deleterecords]}
 `, nil)
 	bad := &filter.Conn{ClientID: "rogue"}
-	if v := enf.FilterRequest(bad, kmsg.NewPtrMetadataRequest()); v.Close == nil || !strings.Contains(v.Close.Error(), `"ids"`) {
+	if v := filterRequest(enf, bad, kmsg.NewPtrMetadataRequest()); v.Close == nil || !strings.Contains(v.Close.Error(), `"ids"`) {
 		t.Errorf("client id rogue: verdict %+v, want close naming the rule", v)
 	}
 	good := &filter.Conn{ClientID: "app-1"}
-	if v := enf.FilterRequest(good, kmsg.NewPtrMetadataRequest()); v.Close != nil || v.Respond != nil {
+	if v := filterRequest(enf, good, kmsg.NewPtrMetadataRequest()); v.Close != nil || v.Respond != nil {
 		t.Errorf("client id app-1: %+v", v)
 	}
 	req := kmsg.NewPtrDeleteRecordsRequest()
 	req.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: "t", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0}}}}
-	v := enf.FilterRequest(good, req)
+	v := filterRequest(enf, good, req)
 	resp, ok := v.Respond.(*kmsg.DeleteRecordsResponse)
 	if !ok || resp.Topics[0].Partitions[0].ErrorCode != errPolicyViolation {
 		t.Errorf("forbidden DeleteRecords: %+v", v)
@@ -524,7 +524,7 @@ policy:
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.SetVersion(4)
 		req.TransactionalID = tt.txn
-		v := enf.FilterRequest(&filter.Conn{ClientID: tt.client}, req)
+		v := filterRequest(enf, &filter.Conn{ClientID: tt.client}, req)
 		var got int16
 		if v.Respond != nil {
 			got = v.Respond.(*kmsg.InitProducerIDResponse).ErrorCode
@@ -551,7 +551,7 @@ func TestAuditModeNeverAltersTraffic(t *testing.T) {
 		"txn without an id": txn,
 	} {
 		before := len(req.Topics)
-		if v := enf.FilterRequest(testConn, req); v.Respond != nil || v.Modified || v.Close != nil || v.OnResponse != nil || len(req.Topics) != before {
+		if v := filterRequest(enf, testConn, req); v.Respond != nil || v.Modified || v.Close != nil || v.OnResponse != nil || len(req.Topics) != before {
 			t.Errorf("%s: audit mode altered the request: %+v", name, v)
 		}
 	}

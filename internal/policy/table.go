@@ -23,7 +23,10 @@ type apiEntry struct {
 	setup bool
 	// answer says, for the docs, how a denial is answered.
 	answer string
-	handle func(c *reqCtx, req kmsg.Request) filter.Verdict
+	handle handler
+	// decideRaw, when set, decides the API from its raw body first (see
+	// filter.DecideRaw).
+	decideRaw func(e *Enforcer, conn *filter.Conn, version int16, body []byte) (filter.Verdict, bool)
 }
 
 func (a *apiEntry) lists(op Operation, rt ResourceType) bool {
@@ -60,13 +63,13 @@ const (
 func operationTable() []apiEntry {
 	clusterAction := []need{nd(OpClusterAction, ResCluster, "")}
 	internal := func(key kmsg.Key) apiEntry {
-		return apiEntry{key: key, needs: clusterAction, answer: answerInternal, handle: clusterOp(OpClusterAction)}
+		return apiEntry{key: key, needs: clusterAction, answer: answerInternal, handle: anyKey(clusterOp(OpClusterAction))}
 	}
 	clusterAlter := func(key kmsg.Key) apiEntry {
-		return apiEntry{key: key, needs: []need{nd(OpAlter, ResCluster, "")}, answer: answerClusterTop, handle: clusterOp(OpAlter)}
+		return apiEntry{key: key, needs: []need{nd(OpAlter, ResCluster, "")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpAlter))}
 	}
 	clusterDescribe := func(key kmsg.Key) apiEntry {
-		return apiEntry{key: key, needs: []need{nd(OpDescribe, ResCluster, "")}, answer: answerClusterTop, handle: clusterOp(OpDescribe)}
+		return apiEntry{key: key, needs: []need{nd(OpDescribe, ResCluster, "")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpDescribe))}
 	}
 	return []apiEntry{
 		{key: kmsg.Produce, needs: []need{
@@ -74,121 +77,125 @@ func operationTable() []apiEntry {
 			nd(OpWrite, ResTransactionalID, "transactional id set or transactional batches"),
 			nd(OpDescribe, ResTopic, whenByID),
 		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split); transactional id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition",
-			handle: typed(handleProduce)},
+			handle: on(handleProduce), decideRaw: (*Enforcer).decideProduceRaw},
 		{key: kmsg.Fetch, needs: []need{
 			nd(OpRead, ResTopic, "consumer fetch"),
 			nd(OpClusterAction, ResCluster, "follower fetch: replica id >= 0"),
 			nd(OpDescribe, ResTopic, whenByID),
-		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleFetch)},
+		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleFetch)},
 		{key: kmsg.ListOffsets, needs: []need{nd(OpDescribe, ResTopic, "")},
-			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleListOffsets)},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleListOffsets)},
 		{key: kmsg.Metadata, needs: []need{
 			nd(OpDescribe, ResTopic, ""),
 			nd(OpCreate, ResCluster, "auto-creation; either pair"),
 			nd(OpCreate, ResTopic, "auto-creation; either pair"),
-		}, answer: "listed topics: TOPIC_AUTHORIZATION_FAILED; all-topics requests: hidden; auto-creation disabled for topics the principal may not create", handle: withAuthorizedOps(typed(handleMetadata))},
+		}, answer: "listed topics: TOPIC_AUTHORIZATION_FAILED; all-topics requests: hidden; auto-creation disabled for topics the principal may not create", handle: on(withAuthorizedOps(handleMetadata))},
 		internal(kmsg.LeaderAndISR),
 		internal(kmsg.StopReplica),
 		internal(kmsg.UpdateMetadata),
 		internal(kmsg.ControlledShutdown),
 		{key: kmsg.OffsetCommit, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
-			answer: "group: GROUP_AUTHORIZATION_FAILED for every partition; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleOffsetCommit)},
+			answer: "group: GROUP_AUTHORIZATION_FAILED for every partition; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleOffsetCommit)},
 		{key: kmsg.OffsetFetch, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "")},
-			answer: "groups: GROUP_AUTHORIZATION_FAILED; listed topics: TOPIC_AUTHORIZATION_FAILED per partition; all-topics requests: hidden (batched v8+ split per group)", handle: typed(handleOffsetFetch)},
+			answer: "groups: GROUP_AUTHORIZATION_FAILED; listed topics: TOPIC_AUTHORIZATION_FAILED per partition; all-topics requests: hidden (batched v8+ split per group)", handle: on(handleOffsetFetch)},
 		{key: kmsg.FindCoordinator, needs: []need{
 			nd(OpDescribe, ResGroup, "key type group"),
 			nd(OpDescribe, ResTransactionalID, "key type transaction"),
 			nd(OpClusterAction, ResCluster, "key type share, broker-internal"),
-		}, answer: "GROUP_/TRANSACTIONAL_ID_AUTHORIZATION_FAILED (per key in batched v4+, split)", handle: typed(handleFindCoordinator)},
-		{key: kmsg.JoinGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
-		{key: kmsg.Heartbeat, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
-		{key: kmsg.LeaveGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
-		{key: kmsg.SyncGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
+		}, answer: "GROUP_/TRANSACTIONAL_ID_AUTHORIZATION_FAILED (per key in batched v4+, split)", handle: on(handleFindCoordinator)},
+		{key: kmsg.JoinGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
+			handle: on(groupOp(OpRead, func(r *kmsg.JoinGroupRequest) string { return r.Group }))},
+		{key: kmsg.Heartbeat, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
+			handle: on(groupOp(OpRead, func(r *kmsg.HeartbeatRequest) string { return r.Group }))},
+		{key: kmsg.LeaveGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
+			handle: on(groupOp(OpRead, func(r *kmsg.LeaveGroupRequest) string { return r.Group }))},
+		{key: kmsg.SyncGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
+			handle: on(groupOp(OpRead, func(r *kmsg.SyncGroupRequest) string { return r.Group }))},
 		{key: kmsg.DescribeGroups, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "topics a consumer group's members subscribe to or are assigned")},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED, no details (request split); a consumer group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: withAuthorizedOps(typed(handleDescribeGroups))},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED, no details (request split); a consumer group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleDescribeGroups))},
 		{key: kmsg.ListGroups, needs: []need{nd(OpDescribe, ResCluster, "sees every group"), nd(OpDescribe, ResGroup, "otherwise, per group")},
-			answer: "groups the principal may not describe are hidden", handle: typed(handleListGroups)},
+			answer: "groups the principal may not describe are hidden", handle: on(handleListGroups)},
 		{key: kmsg.SASLHandshake, setup: true, answer: "always allowed: needed to connect"},
 		{key: kmsg.ApiVersions, setup: true, answer: "always allowed: needed to connect"},
 		{key: kmsg.CreateTopics, needs: []need{
 			nd(OpCreate, ResCluster, "either pair"),
 			nd(OpCreate, ResTopic, "either pair"),
 			nd(OpDescribe, ResTopic, "kproxy: also needed, so that TOPIC_ALREADY_EXISTS never reveals a topic (as Metadata auto-creation)"),
-		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleCreateTopics)},
+		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: on(handleCreateTopics)},
 		{key: kmsg.DeleteTopics, needs: []need{nd(OpDelete, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
-			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED (request split)", handle: typed(handleDeleteTopics)},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED (request split)", handle: on(handleDeleteTopics)},
 		{key: kmsg.DeleteRecords, needs: []need{nd(OpDelete, ResTopic, "")},
-			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleDeleteRecords)},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleDeleteRecords)},
 		{key: kmsg.InitProducerID, needs: []need{
 			nd(OpWrite, ResTransactionalID, "transactional id set"),
 			nd(OpIdempotentWrite, ResCluster, "no transactional id; either pair"),
 			nd(OpWrite, ResTopic, "no transactional id; either pair: Write on any topic"),
-		}, answer: "TRANSACTIONAL_ID_ or CLUSTER_AUTHORIZATION_FAILED", handle: typed(handleInitProducerID)},
+		}, answer: "TRANSACTIONAL_ID_ or CLUSTER_AUTHORIZATION_FAILED", handle: on(handleInitProducerID)},
 		{key: kmsg.OffsetForLeaderEpoch, needs: []need{
 			nd(OpDescribe, ResTopic, "consumer"),
 			nd(OpClusterAction, ResCluster, "follower: replica id >= 0"),
-		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleOffsetForLeaderEpoch)},
+		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleOffsetForLeaderEpoch)},
 		{key: kmsg.AddPartitionsToTxn, needs: []need{
 			nd(OpWrite, ResTransactionalID, "v0-3, clients"),
 			nd(OpWrite, ResTopic, "v0-3, clients"),
 			nd(OpClusterAction, ResCluster, "v4+, brokers verifying"),
-		}, answer: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED for all; denied topics TOPIC_AUTHORIZATION_FAILED, the rest OPERATION_NOT_ATTEMPTED (as Kafka: never split)", handle: typed(handleAddPartitionsToTxn)},
+		}, answer: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED for all; denied topics TOPIC_AUTHORIZATION_FAILED, the rest OPERATION_NOT_ATTEMPTED (as Kafka: never split)", handle: on(handleAddPartitionsToTxn)},
 		{key: kmsg.AddOffsetsToTxn, needs: []need{nd(OpWrite, ResTransactionalID, ""), nd(OpRead, ResGroup, "")},
-			answer: "TRANSACTIONAL_ID_ or GROUP_AUTHORIZATION_FAILED", handle: typed(handleAddOffsetsToTxn)},
+			answer: "TRANSACTIONAL_ID_ or GROUP_AUTHORIZATION_FAILED", handle: on(handleAddOffsetsToTxn)},
 		{key: kmsg.EndTxn, needs: []need{nd(OpWrite, ResTransactionalID, "")},
-			answer: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", handle: typed(handleEndTxn)},
+			answer: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", handle: on(handleEndTxn)},
 		{key: kmsg.WriteTxnMarkers, needs: clusterAction, answer: "CLUSTER_AUTHORIZATION_FAILED per partition (broker-internal API)",
-			handle: clusterOpWith(OpClusterAction, denyWriteTxnMarkers)},
+			handle: on(clusterOpWith(OpClusterAction, denyWriteTxnMarkers))},
 		{key: kmsg.TxnOffsetCommit, needs: []need{nd(OpWrite, ResTransactionalID, ""), nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
-			answer: "transactional id / group: error for every partition; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleTxnOffsetCommit)},
+			answer: "transactional id / group: error for every partition; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleTxnOffsetCommit)},
 		clusterDescribe(kmsg.DescribeACLs),
 		{key: kmsg.CreateACLs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per creation",
-			handle: clusterOpWith(OpAlter, denyCreateACLs)},
+			handle: on(clusterOpWith(OpAlter, denyCreateACLs))},
 		{key: kmsg.DeleteACLs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per filter",
-			handle: clusterOpWith(OpAlter, denyDeleteACLs)},
+			handle: on(clusterOpWith(OpAlter, denyDeleteACLs))},
 		{key: kmsg.DescribeConfigs, needs: []need{
 			nd(OpDescribeConfigs, ResTopic, "topic resources"),
 			nd(OpDescribeConfigs, ResCluster, "broker, broker logger, client metrics resources"),
 			nd(OpDescribeConfigs, ResGroup, "group resources"),
-		}, answer: "denied resources: TOPIC_/CLUSTER_/GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleDescribeConfigs)},
+		}, answer: "denied resources: TOPIC_/CLUSTER_/GROUP_AUTHORIZATION_FAILED (request split)", handle: on(handleDescribeConfigs)},
 		{key: kmsg.AlterConfigs, needs: []need{
 			nd(OpAlterConfigs, ResTopic, "topic resources"),
 			nd(OpAlterConfigs, ResCluster, "broker, broker logger, client metrics resources"),
 			nd(OpAlterConfigs, ResGroup, "group resources"),
-		}, answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleAlterConfigs)},
+		}, answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: on(handleAlterConfigs)},
 		{key: kmsg.AlterReplicaLogDirs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per partition",
-			handle: clusterOpWith(OpAlter, denyAlterReplicaLogDirs)},
+			handle: on(clusterOpWith(OpAlter, denyAlterReplicaLogDirs))},
 		{key: kmsg.DescribeLogDirs, needs: []need{nd(OpDescribe, ResCluster, "")},
-			answer: "CLUSTER_AUTHORIZATION_FAILED (v3+; earlier versions get an empty answer, as from Kafka)", handle: clusterOpWith(OpDescribe, denyDescribeLogDirs)},
+			answer: "CLUSTER_AUTHORIZATION_FAILED (v3+; earlier versions get an empty answer, as from Kafka)", handle: on(clusterOpWith(OpDescribe, denyDescribeLogDirs))},
 		{key: kmsg.SASLAuthenticate, setup: true, answer: "always allowed: needed to connect"},
 		{key: kmsg.CreatePartitions, needs: []need{nd(OpAlter, ResTopic, "")},
-			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleCreatePartitions)},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: on(handleCreatePartitions)},
 		// kproxy does not model Kafka's DelegationToken and User resource
 		// types; it asks for the cluster permission instead, which is
 		// stricter.
-		{key: kmsg.CreateDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for User/DelegationToken ACLs")}, answer: answerClusterTop, handle: clusterOp(OpAlter)},
-		{key: kmsg.RenewDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: clusterOp(OpAlter)},
-		{key: kmsg.ExpireDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: clusterOp(OpAlter)},
-		{key: kmsg.DescribeDelegationToken, needs: []need{nd(OpDescribe, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: clusterOp(OpDescribe)},
+		{key: kmsg.CreateDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for User/DelegationToken ACLs")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpAlter))},
+		{key: kmsg.RenewDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpAlter))},
+		{key: kmsg.ExpireDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpAlter))},
+		{key: kmsg.DescribeDelegationToken, needs: []need{nd(OpDescribe, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpDescribe))},
 		{key: kmsg.DeleteGroups, needs: []need{nd(OpDelete, ResGroup, "")},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: typed(handleDeleteGroups)},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: on(handleDeleteGroups)},
 		{key: kmsg.ElectLeaders, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED (top-level and per partition)",
-			handle: clusterOpWith(OpAlter, denyElectLeaders)},
+			handle: on(clusterOpWith(OpAlter, denyElectLeaders))},
 		{key: kmsg.IncrementalAlterConfigs, needs: []need{
 			nd(OpAlterConfigs, ResTopic, "topic resources"),
 			nd(OpAlterConfigs, ResCluster, "broker, broker logger, client metrics resources"),
 			nd(OpAlterConfigs, ResGroup, "group resources"),
-		}, answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: typed(handleIncrementalAlterConfigs)},
+		}, answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: on(handleIncrementalAlterConfigs)},
 		clusterAlter(kmsg.AlterPartitionAssignments),
 		clusterDescribe(kmsg.ListPartitionReassignments),
 		{key: kmsg.OffsetDelete, needs: []need{nd(OpDelete, ResGroup, ""), nd(OpRead, ResTopic, "")},
-			answer: "group: GROUP_AUTHORIZATION_FAILED; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleOffsetDelete)},
-		{key: kmsg.DescribeClientQuotas, needs: []need{nd(OpDescribeConfigs, ResCluster, "")}, answer: answerClusterTop, handle: clusterOp(OpDescribeConfigs)},
+			answer: "group: GROUP_AUTHORIZATION_FAILED; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleOffsetDelete)},
+		{key: kmsg.DescribeClientQuotas, needs: []need{nd(OpDescribeConfigs, ResCluster, "")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpDescribeConfigs))},
 		{key: kmsg.AlterClientQuotas, needs: []need{nd(OpAlterConfigs, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per entry",
-			handle: clusterOpWith(OpAlterConfigs, denyAlterClientQuotas)},
+			handle: on(clusterOpWith(OpAlterConfigs, denyAlterClientQuotas))},
 		clusterDescribe(kmsg.DescribeUserSCRAMCredentials),
 		{key: kmsg.AlterUserSCRAMCredentials, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per user",
-			handle: clusterOpWith(OpAlter, denyAlterUserSCRAMCredentials)},
+			handle: on(clusterOpWith(OpAlter, denyAlterUserSCRAMCredentials))},
 		internal(kmsg.Vote),
 		internal(kmsg.BeginQuorumEpoch),
 		internal(kmsg.EndQuorumEpoch),
@@ -197,55 +204,56 @@ func operationTable() []apiEntry {
 		clusterAlter(kmsg.UpdateFeatures),
 		internal(kmsg.Envelope),
 		internal(kmsg.FetchSnapshot),
-		{key: kmsg.DescribeCluster, answer: answerNone + ": like Metadata's broker list", handle: withAuthorizedOps(noCheck)},
+		{key: kmsg.DescribeCluster, answer: answerNone + ": like Metadata's broker list", handle: anyKey(withAuthorizedOps(noCheck))},
 		{key: kmsg.DescribeProducers, needs: []need{nd(OpRead, ResTopic, "")},
-			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: typed(handleDescribeProducers)},
+			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleDescribeProducers)},
 		internal(kmsg.BrokerRegistration),
 		internal(kmsg.BrokerHeartbeat),
 		clusterAlter(kmsg.UnregisterBroker),
 		{key: kmsg.DescribeTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, ""), nd(OpDescribe, ResTopic, "topics of a described transaction: hidden ones left out, as Kafka")},
-			answer: "denied ids: TRANSACTIONAL_ID_AUTHORIZATION_FAILED (request split)", handle: typed(handleDescribeTransactions)},
+			answer: "denied ids: TRANSACTIONAL_ID_AUTHORIZATION_FAILED (request split)", handle: on(handleDescribeTransactions)},
 		{key: kmsg.ListTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, "per transaction")},
-			answer: "transactions the principal may not describe are hidden", handle: typed(handleListTransactions)},
+			answer: "transactions the principal may not describe are hidden", handle: on(handleListTransactions)},
 		internal(kmsg.AllocateProducerIDs),
 		{key: kmsg.ConsumerGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names; every topic for a regex subscription; assigned topics")},
-			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleConsumerGroupHeartbeat)},
+			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleConsumerGroupHeartbeat)},
 		{key: kmsg.ConsumerGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: withAuthorizedOps(typed(handleConsumerGroupDescribe))},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleConsumerGroupDescribe))},
 		internal(kmsg.ControllerRegistration),
-		{key: kmsg.GetTelemetrySubscriptions, answer: answerNone, handle: noCheck},
-		{key: kmsg.PushTelemetry, answer: answerNone, handle: noCheck},
+		{key: kmsg.GetTelemetrySubscriptions, answer: answerNone, handle: anyKey(noCheck)},
+		{key: kmsg.PushTelemetry, answer: answerNone, handle: anyKey(noCheck)},
 		internal(kmsg.AssignReplicasToDirs),
-		{key: kmsg.ListConfigResources, needs: []need{nd(OpDescribeConfigs, ResCluster, "")}, answer: answerClusterTop, handle: clusterOp(OpDescribeConfigs)},
+		{key: kmsg.ListConfigResources, needs: []need{nd(OpDescribeConfigs, ResCluster, "")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpDescribeConfigs))},
 		{key: kmsg.DescribeTopicPartitions, needs: []need{nd(OpDescribe, ResTopic, "")},
-			answer: "listed topics: TOPIC_AUTHORIZATION_FAILED (request split); all-topics requests: hidden", handle: withAuthorizedOps(typed(handleDescribeTopicPartitions))},
+			answer: "listed topics: TOPIC_AUTHORIZATION_FAILED (request split); all-topics requests: hidden", handle: on(withAuthorizedOps(handleDescribeTopicPartitions))},
 		{key: kmsg.ShareGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names; assigned topics")},
-			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareGroupHeartbeat)},
+			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleShareGroupHeartbeat)},
 		{key: kmsg.ShareGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: withAuthorizedOps(typed(handleShareGroupDescribe))},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleShareGroupDescribe))},
 		{key: kmsg.ShareFetch, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
-			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareFetch)},
+			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleShareFetch)},
 		{key: kmsg.ShareAcknowledge, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
-			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleShareAcknowledge)},
+			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleShareAcknowledge)},
 		clusterAlter(kmsg.AddRaftVoter),
 		clusterAlter(kmsg.RemoveRaftVoter),
 		internal(kmsg.UpdateRaftVoter),
-		{key: kmsg.InitializeShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
-		{key: kmsg.ReadShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
-		{key: kmsg.WriteShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
-		{key: kmsg.DeleteShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
-		{key: kmsg.ReadShareGroupStateSummary, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: closeUnlessCluster(OpClusterAction)},
+		{key: kmsg.InitializeShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		{key: kmsg.ReadShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		{key: kmsg.WriteShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		{key: kmsg.DeleteShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		{key: kmsg.ReadShareGroupStateSummary, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
 		{key: kmsg.StreamsGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "topics the topology names")},
-			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: typed(handleStreamsGroupHeartbeat)},
+			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleStreamsGroupHeartbeat)},
 		{key: kmsg.StreamsGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: withAuthorizedOps(typed(handleStreamsGroupDescribe))},
+			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleStreamsGroupDescribe))},
 		{key: kmsg.DescribeShareGroupOffsets, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "")},
-			answer: "per group: GROUP_ or TOPIC_AUTHORIZATION_FAILED (request split by group)", handle: typed(handleDescribeShareGroupOffsets)},
+			answer: "per group: GROUP_ or TOPIC_AUTHORIZATION_FAILED (request split by group)", handle: on(handleDescribeShareGroupOffsets)},
 		{key: kmsg.AlterShareGroupOffsets, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
-			answer: answerTopLevel, handle: typed(handleAlterShareGroupOffsets)},
+			answer: answerTopLevel, handle: on(handleAlterShareGroupOffsets)},
 		{key: kmsg.DeleteShareGroupOffsets, needs: []need{nd(OpDelete, ResGroup, ""), nd(OpRead, ResTopic, "")},
-			answer: answerTopLevel, handle: typed(handleDeleteShareGroupOffsets)},
-		{key: kmsg.StreamsGroupTopologyDescriptionUpdate, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED", handle: groupOp(OpRead)},
+			answer: answerTopLevel, handle: on(handleDeleteShareGroupOffsets)},
+		{key: kmsg.StreamsGroupTopologyDescriptionUpdate, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
+			handle: on(groupOp(OpRead, func(r *kmsg.StreamsGroupTopologyDescriptionUpdateRequest) string { return r.Group }))},
 		clusterAlter(kmsg.UnregisterController),
 	}
 }
@@ -263,13 +271,33 @@ func tableByKey(table []apiEntry) []*apiEntry {
 	return idx
 }
 
-// typed adapts a handler of one request type to the table's signature.
-func typed[R kmsg.Request](fn func(*reqCtx, R) filter.Verdict) func(*reqCtx, kmsg.Request) filter.Verdict {
-	return func(c *reqCtx, req kmsg.Request) filter.Verdict {
-		r, ok := req.(R)
-		if !ok {
-			return filter.Verdict{Close: errWrongType(req)}
-		}
-		return fn(c, r)
+// handler registers the enforcement of one row's API with the engine.
+type handler func(e *Enforcer, r *filter.Registry, row *apiEntry)
+
+// on is the handler of a row whose enforcement takes its request typed.
+func on[R kmsg.Request](enforce func(*reqCtx, R) filter.Verdict) handler {
+	return func(e *Enforcer, r *filter.Registry, row *apiEntry) {
+		filter.OnRequest(r, func(conn *filter.Conn, req R) filter.Verdict { return decide(e, row, conn, req, enforce) },
+			row.options(e)...)
 	}
+}
+
+// anyKey is the handler of a row whose enforcement serves many APIs alike
+// (cluster-wide checks, single-group APIs) and so takes the request
+// untyped.
+func anyKey(enforce func(*reqCtx, kmsg.Request) filter.Verdict) handler {
+	return func(e *Enforcer, r *filter.Registry, row *apiEntry) {
+		filter.OnRequestKey(r, int16(row.key), func(conn *filter.Conn, req kmsg.Request) filter.Verdict {
+			return decide(e, row, conn, req, enforce)
+		}, row.options(e)...)
+	}
+}
+
+func (a *apiEntry) options(e *Enforcer) []filter.RequestOption {
+	if a.decideRaw == nil {
+		return nil
+	}
+	return []filter.RequestOption{filter.DecideRaw(func(conn *filter.Conn, version int16, body []byte) (filter.Verdict, bool) {
+		return a.decideRaw(e, conn, version, body)
+	})}
 }

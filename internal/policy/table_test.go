@@ -50,7 +50,7 @@ func TestTableCoversEveryAPIKey(t *testing.T) {
 func TestRequestKeys(t *testing.T) {
 	enf := newTestEnforcer(t, "policy: {default: allow}", nil)
 	got := map[int16]bool{}
-	for _, k := range enf.RequestKeys() {
+	for _, k := range requestKeys(enf) {
 		got[k] = true
 	}
 	for key := int16(0); key <= protocol.MaxKnownKey(); key++ {
@@ -59,7 +59,7 @@ func TestRequestKeys(t *testing.T) {
 		}
 		setup := key == protocol.APIVersionsKey || key == protocol.SASLHandshakeKey || key == protocol.SASLAuthenticateKey
 		if got[key] == setup {
-			t.Errorf("RequestKeys includes %s = %v, want %v", protocol.APIName(key), got[key], !setup)
+			t.Errorf("handler registered for %s = %v, want %v", protocol.APIName(key), got[key], !setup)
 		}
 	}
 }
@@ -154,6 +154,13 @@ func carriesCode(v reflect.Value, code int16) bool {
 func TestEveryAPIEveryVersionDenies(t *testing.T) {
 	denyAll := newTestEnforcer(t, "policy: {default: deny}", nil)
 	allowAll := newTestEnforcer(t, "policy: {default: allow}", nil)
+	var forbidden []string
+	for _, e := range operationTable() {
+		if !e.setup {
+			forbidden = append(forbidden, kmsg.NameForKey(int16(e.key)))
+		}
+	}
+	forbidAll := newTestEnforcer(t, "policy: {default: allow, governance: [{name: none, forbidden_apis: ["+strings.Join(forbidden, ", ")+"]}]}", nil)
 	conn := &filter.Conn{ID: 1, Listener: "bootstrap", ClientID: "c"}
 	for _, e := range operationTable() {
 		if e.setup {
@@ -166,20 +173,18 @@ func TestEveryAPIEveryVersionDenies(t *testing.T) {
 				name = protocol.APIName(key) + "/v0"
 			}
 			req := populated(t, key, v)
-			if got := allowAll.FilterRequest(conn, req); got.Respond != nil || got.Close != nil || got.Modified {
+			if got := filterRequest(allowAll, conn, req); got.Respond != nil || got.Close != nil || got.Modified {
 				t.Errorf("%s: allowed request was not forwarded unchanged: %+v", name, got)
 			}
-			verdict := denyAll.FilterRequest(conn, populated(t, key, v))
+			verdict := filterRequest(denyAll, conn, populated(t, key, v))
 			checkDenied(t, name, &e, populated(t, key, v), verdict, -1)
 
 			// forbidden_apis answers every part with POLICY_VIOLATION.
-			c := &reqCtx{e: denyAll, st: denyAll.cur.Load(), client: conn.Client, prin: PrincipalOf(conn), entry: &e, key: key}
-			c.subj = c.st.subject(&c.prin)
-			verdict = c.denyAll(populated(t, key, v), &denial{code: errPolicyViolation, msg: "forbidden"})
+			verdict = filterRequest(forbidAll, conn, populated(t, key, v))
 			checkDenied(t, name+"/forbidden", &e, populated(t, key, v), verdict, errPolicyViolation)
 		}
 	}
-	for _, enf := range []*Enforcer{denyAll, allowAll} {
+	for _, enf := range []*Enforcer{denyAll, allowAll, forbidAll} {
 		if n := enf.tableMisses.Load(); n != 0 {
 			t.Errorf("handlers asked %d questions their table rows do not list (see log)", n)
 		}

@@ -39,26 +39,21 @@ func handleCreateTopics(c *reqCtx, r *kmsg.CreateTopicsRequest) filter.Verdict {
 			denied++
 		}
 	}
-	learn := func(resp kmsg.Response) error {
-		cr, ok := resp.(*kmsg.CreateTopicsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	learn := filter.Then(func(cr *kmsg.CreateTopicsResponse) error {
 		for _, t := range cr.Topics {
 			if t.ErrorCode == 0 {
 				c.e.ids.learn(t.TopicID, t.Topic)
 			}
 		}
 		return nil
-	}
+	})
 	if denied == 0 {
 		return filter.Verdict{OnResponse: learn}
 	}
-	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		if err := learn(resp); err != nil {
+	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, filter.Then(func(cr *kmsg.CreateTopicsResponse) error {
+		if err := learn(cr); err != nil {
 			return err
 		}
-		cr := resp.(*kmsg.CreateTopicsResponse)
 		cr.Topics = mergeInOrder(cr.Topics, func(t *kmsg.CreateTopicsResponseTopic) string { return t.Topic }, keys,
 			func(i int) (kmsg.CreateTopicsResponseTopic, bool) {
 				d, ok := denialAt(denials, i)
@@ -70,7 +65,7 @@ func handleCreateTopics(c *reqCtx, r *kmsg.CreateTopicsRequest) filter.Verdict {
 				return st, true
 			})
 		return nil
-	})
+	}))
 }
 
 // checkNewTopic applies topic_changes governance to a topic to be created.
@@ -121,13 +116,7 @@ func (c *reqCtx) creationViolation(nt newTopic) *violation {
 func handleDeleteTopics(c *reqCtx, r *kmsg.DeleteTopicsRequest) filter.Verdict {
 	if r.Version < 6 {
 		return splitNamed(c, r, r.TopicNames, OpDelete, ResTopic, func(t []string) { r.TopicNames = t },
-			func(resp kmsg.Response) (*[]kmsg.DeleteTopicsResponseTopic, bool) {
-				dr, ok := resp.(*kmsg.DeleteTopicsResponse)
-				if !ok {
-					return nil, false
-				}
-				return &dr.Topics, true
-			},
+			func(dr *kmsg.DeleteTopicsResponse) *[]kmsg.DeleteTopicsResponseTopic { return &dr.Topics },
 			func(t *kmsg.DeleteTopicsResponseTopic) string { return deref(t.Topic) },
 			func(topic string, d *denial) kmsg.DeleteTopicsResponseTopic {
 				st := kmsg.NewDeleteTopicsResponseTopic()
@@ -151,11 +140,7 @@ func handleDeleteTopics(c *reqCtx, r *kmsg.DeleteTopicsRequest) filter.Verdict {
 	if denied == 0 {
 		return filter.Verdict{}
 	}
-	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.DeleteTopicsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, filter.Then(func(dr *kmsg.DeleteTopicsResponse) error {
 		dr.Topics = mergeInOrder(dr.Topics, func(t *kmsg.DeleteTopicsResponseTopic) string {
 			name, _ := c.topicName(deref(t.Topic), t.TopicID)
 			return name
@@ -170,7 +155,7 @@ func handleDeleteTopics(c *reqCtx, r *kmsg.DeleteTopicsRequest) filter.Verdict {
 			return st, true
 		})
 		return nil
-	})
+	}))
 }
 
 // handleCreatePartitions enforces Alter on each topic and max_partitions
@@ -193,11 +178,7 @@ func handleCreatePartitions(c *reqCtx, r *kmsg.CreatePartitionsRequest) filter.V
 	if denied == 0 {
 		return filter.Verdict{}
 	}
-	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, func(resp kmsg.Response) error {
-		cr, ok := resp.(*kmsg.CreatePartitionsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return c.split(r, denied == len(orig), func() { r.Topics = keepAllowed(orig, denials) }, filter.Then(func(cr *kmsg.CreatePartitionsResponse) error {
 		cr.Topics = mergeInOrder(cr.Topics, func(t *kmsg.CreatePartitionsResponseTopic) string { return t.Topic }, keys,
 			func(i int) (kmsg.CreatePartitionsResponseTopic, bool) {
 				d, ok := denialAt(denials, i)
@@ -209,7 +190,7 @@ func handleCreatePartitions(c *reqCtx, r *kmsg.CreatePartitionsRequest) filter.V
 				return st, true
 			})
 		return nil
-	})
+	}))
 }
 
 // checkPartitionTotal applies max_partitions to the total partition count

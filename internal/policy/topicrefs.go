@@ -123,12 +123,19 @@ func stringsOf(v reflect.Value) []string {
 
 // namesHiddenTopic reports whether v names a topic the principal may not
 // describe, or one by an id kproxy cannot name (failing closed).
-func (c *reqCtx) namesHiddenTopic(v any) bool {
+func (c *reqCtx) namesHiddenTopic(v any) bool { return c.hidesTopic(v, false) }
+
+// assignsHiddenTopic is namesHiddenTopic for an assignment, whose ids
+// kproxy cannot name pass: the member's topics were authorized by name
+// when it subscribed.
+func (c *reqCtx) assignsHiddenTopic(v any) bool { return c.hidesTopic(v, true) }
+
+func (c *reqCtx) hidesTopic(v any, unknownIDsPass bool) bool {
 	return !topicRefs(v, func(name string, id [16]byte) bool {
 		if name == "" {
 			var ok bool
 			if name, ok = c.topicName("", id); !ok {
-				return false
+				return unknownIDsPass
 			}
 		}
 		return c.visible(OpDescribe, ResTopic, name)

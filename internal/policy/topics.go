@@ -11,16 +11,11 @@ import (
 // with an error in each of their partitions (see topicSplit).
 
 func handleListOffsets(c *reqCtx, r *kmsg.ListOffsetsRequest) filter.Verdict {
-	return topicSplit[kmsg.ListOffsetsRequestTopic, kmsg.ListOffsetsResponseTopic]{
-		topics: &r.Topics,
-		key:    func(t *kmsg.ListOffsetsRequestTopic) topicKey { return byName(t.Topic) },
-		respTopics: func(resp kmsg.Response) *[]kmsg.ListOffsetsResponseTopic {
-			if lr, ok := resp.(*kmsg.ListOffsetsResponse); ok {
-				return &lr.Topics
-			}
-			return nil
-		},
-		respKey: func(t *kmsg.ListOffsetsResponseTopic) topicKey { return byName(t.Topic) },
+	return topicSplit[kmsg.ListOffsetsRequestTopic, kmsg.ListOffsetsResponseTopic, *kmsg.ListOffsetsResponse]{
+		topics:     &r.Topics,
+		key:        func(t *kmsg.ListOffsetsRequestTopic) topicKey { return byName(t.Topic) },
+		respTopics: func(lr *kmsg.ListOffsetsResponse) *[]kmsg.ListOffsetsResponseTopic { return &lr.Topics },
+		respKey:    func(t *kmsg.ListOffsetsResponseTopic) topicKey { return byName(t.Topic) },
 		denied: func(t *kmsg.ListOffsetsRequestTopic, d *denial) kmsg.ListOffsetsResponseTopic {
 			st := kmsg.NewListOffsetsResponseTopic()
 			st.Topic = t.Topic
@@ -35,16 +30,11 @@ func handleListOffsets(c *reqCtx, r *kmsg.ListOffsetsRequest) filter.Verdict {
 }
 
 func handleDeleteRecords(c *reqCtx, r *kmsg.DeleteRecordsRequest) filter.Verdict {
-	return topicSplit[kmsg.DeleteRecordsRequestTopic, kmsg.DeleteRecordsResponseTopic]{
-		topics: &r.Topics,
-		key:    func(t *kmsg.DeleteRecordsRequestTopic) topicKey { return byName(t.Topic) },
-		respTopics: func(resp kmsg.Response) *[]kmsg.DeleteRecordsResponseTopic {
-			if dr, ok := resp.(*kmsg.DeleteRecordsResponse); ok {
-				return &dr.Topics
-			}
-			return nil
-		},
-		respKey: func(t *kmsg.DeleteRecordsResponseTopic) topicKey { return byName(t.Topic) },
+	return topicSplit[kmsg.DeleteRecordsRequestTopic, kmsg.DeleteRecordsResponseTopic, *kmsg.DeleteRecordsResponse]{
+		topics:     &r.Topics,
+		key:        func(t *kmsg.DeleteRecordsRequestTopic) topicKey { return byName(t.Topic) },
+		respTopics: func(dr *kmsg.DeleteRecordsResponse) *[]kmsg.DeleteRecordsResponseTopic { return &dr.Topics },
+		respKey:    func(t *kmsg.DeleteRecordsResponseTopic) topicKey { return byName(t.Topic) },
 		denied: func(t *kmsg.DeleteRecordsRequestTopic, d *denial) kmsg.DeleteRecordsResponseTopic {
 			st := kmsg.NewDeleteRecordsResponseTopic()
 			st.Topic = t.Topic
@@ -65,14 +55,11 @@ func handleOffsetForLeaderEpoch(c *reqCtx, r *kmsg.OffsetForLeaderEpochRequest) 
 		d := c.checkCluster(OpClusterAction)
 		check = func(string) *denial { return d }
 	}
-	return topicSplit[kmsg.OffsetForLeaderEpochRequestTopic, kmsg.OffsetForLeaderEpochResponseTopic]{
+	return topicSplit[kmsg.OffsetForLeaderEpochRequestTopic, kmsg.OffsetForLeaderEpochResponseTopic, *kmsg.OffsetForLeaderEpochResponse]{
 		topics: &r.Topics,
 		key:    func(t *kmsg.OffsetForLeaderEpochRequestTopic) topicKey { return byName(t.Topic) },
-		respTopics: func(resp kmsg.Response) *[]kmsg.OffsetForLeaderEpochResponseTopic {
-			if or, ok := resp.(*kmsg.OffsetForLeaderEpochResponse); ok {
-				return &or.Topics
-			}
-			return nil
+		respTopics: func(or *kmsg.OffsetForLeaderEpochResponse) *[]kmsg.OffsetForLeaderEpochResponseTopic {
+			return &or.Topics
 		},
 		respKey: func(t *kmsg.OffsetForLeaderEpochResponseTopic) topicKey { return byName(t.Topic) },
 		denied: func(t *kmsg.OffsetForLeaderEpochRequestTopic, d *denial) kmsg.OffsetForLeaderEpochResponseTopic {
@@ -89,16 +76,11 @@ func handleOffsetForLeaderEpoch(c *reqCtx, r *kmsg.OffsetForLeaderEpochRequest) 
 }
 
 func handleDescribeProducers(c *reqCtx, r *kmsg.DescribeProducersRequest) filter.Verdict {
-	return topicSplit[kmsg.DescribeProducersRequestTopic, kmsg.DescribeProducersResponseTopic]{
-		topics: &r.Topics,
-		key:    func(t *kmsg.DescribeProducersRequestTopic) topicKey { return byName(t.Topic) },
-		respTopics: func(resp kmsg.Response) *[]kmsg.DescribeProducersResponseTopic {
-			if dr, ok := resp.(*kmsg.DescribeProducersResponse); ok {
-				return &dr.Topics
-			}
-			return nil
-		},
-		respKey: func(t *kmsg.DescribeProducersResponseTopic) topicKey { return byName(t.Topic) },
+	return topicSplit[kmsg.DescribeProducersRequestTopic, kmsg.DescribeProducersResponseTopic, *kmsg.DescribeProducersResponse]{
+		topics:     &r.Topics,
+		key:        func(t *kmsg.DescribeProducersRequestTopic) topicKey { return byName(t.Topic) },
+		respTopics: func(dr *kmsg.DescribeProducersResponse) *[]kmsg.DescribeProducersResponseTopic { return &dr.Topics },
+		respKey:    func(t *kmsg.DescribeProducersResponseTopic) topicKey { return byName(t.Topic) },
 		denied: func(t *kmsg.DescribeProducersRequestTopic, d *denial) kmsg.DescribeProducersResponseTopic {
 			st := kmsg.NewDescribeProducersResponseTopic()
 			st.Topic = t.Topic

@@ -13,12 +13,11 @@ import (
 // OffsetDelete and unbatched OffsetFetch. Denied topics are removed from
 // the request and answered by the policy, in the client's order; a request
 // whose every topic is denied never reaches the upstream.
-type topicSplit[T, RT any] struct {
+type topicSplit[T, RT any, Resp kmsg.Response] struct {
 	topics *[]T              // the request's topic list
 	key    func(*T) topicKey // a request topic's name or id
-	// respTopics is the response's topic list, nil if resp is not the
-	// response type.
-	respTopics func(resp kmsg.Response) *[]RT
+	// respTopics is the response's topic list.
+	respTopics func(resp Resp) *[]RT
 	respKey    func(*RT) topicKey
 	// denied is the policy's answer for a denied request topic.
 	denied func(*T, *denial) RT
@@ -26,7 +25,7 @@ type topicSplit[T, RT any] struct {
 
 // apply decides each topic with check (topic ids kproxy cannot name are
 // denied with UNKNOWN_TOPIC_ID) and returns the verdict for req.
-func (s topicSplit[T, RT]) apply(c *reqCtx, req kmsg.Request, check func(name string) *denial) filter.Verdict {
+func (s topicSplit[T, RT, Resp]) apply(c *reqCtx, req kmsg.Request, check func(name string) *denial) filter.Verdict {
 	orig := *s.topics
 	keys, denials, denied := c.topicDenials(len(orig), func(i int) (string, [16]byte) {
 		k := s.key(&orig[i])
@@ -36,11 +35,8 @@ func (s topicSplit[T, RT]) apply(c *reqCtx, req kmsg.Request, check func(name st
 		return filter.Verdict{}
 	}
 	strip := func() { *s.topics = keepAllowed(orig, denials) }
-	return c.split(req, denied == len(orig), strip, func(resp kmsg.Response) error {
+	return c.split(req, denied == len(orig), strip, filter.Then(func(resp Resp) error {
 		list := s.respTopics(resp)
-		if list == nil {
-			return errWrongResponse(resp)
-		}
 		*list = mergeInOrder(*list, s.respKey, keys, func(i int) (RT, bool) {
 			d, ok := denialAt(denials, i)
 			if !ok {
@@ -50,7 +46,7 @@ func (s topicSplit[T, RT]) apply(c *reqCtx, req kmsg.Request, check func(name st
 			return s.denied(&orig[i], d), true
 		})
 		return nil
-	})
+	}))
 }
 
 // byName is the key of a topic named only by name.

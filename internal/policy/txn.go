@@ -105,12 +105,8 @@ func handleEndTxn(c *reqCtx, r *kmsg.EndTxnRequest) filter.Verdict {
 
 func handleDescribeTransactions(c *reqCtx, r *kmsg.DescribeTransactionsRequest) filter.Verdict {
 	return describeTransactionTopics(c, splitNamed(c, r, r.TransactionalIDs, OpDescribe, ResTransactionalID, func(ids []string) { r.TransactionalIDs = ids },
-		func(resp kmsg.Response) (*[]kmsg.DescribeTransactionsResponseTransactionState, bool) {
-			dr, ok := resp.(*kmsg.DescribeTransactionsResponse)
-			if !ok {
-				return nil, false
-			}
-			return &dr.TransactionStates, true
+		func(dr *kmsg.DescribeTransactionsResponse) *[]kmsg.DescribeTransactionsResponseTransactionState {
+			return &dr.TransactionStates
 		},
 		func(s *kmsg.DescribeTransactionsResponseTransactionState) string { return s.TransactionalID },
 		func(id string, d *denial) kmsg.DescribeTransactionsResponseTransactionState {
@@ -124,11 +120,7 @@ func handleDescribeTransactions(c *reqCtx, r *kmsg.DescribeTransactionsRequest) 
 // handleListTransactions lists only the transactions the principal may
 // describe, as Kafka filters them.
 func handleListTransactions(c *reqCtx, r *kmsg.ListTransactionsRequest) filter.Verdict {
-	return filter.Verdict{OnResponse: func(resp kmsg.Response) error {
-		lr, ok := resp.(*kmsg.ListTransactionsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return filter.Verdict{OnResponse: filter.Then(func(lr *kmsg.ListTransactionsResponse) error {
 		kept := lr.TransactionStates[:0]
 		for _, s := range lr.TransactionStates {
 			if c.visible(OpDescribe, ResTransactionalID, s.TransactionalID) {
@@ -138,12 +130,11 @@ func handleListTransactions(c *reqCtx, r *kmsg.ListTransactionsRequest) filter.V
 		clear(lr.TransactionStates[len(kept):])
 		lr.TransactionStates = kept
 		return nil
-	}}
+	})}
 }
 
 // denyWriteTxnMarkers answers every partition of every marker.
-func denyWriteTxnMarkers(req kmsg.Request, d *denial) kmsg.Response {
-	r := req.(*kmsg.WriteTxnMarkersRequest)
+func denyWriteTxnMarkers(r *kmsg.WriteTxnMarkersRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	for _, m := range r.Markers {
 		sm := kmsg.NewWriteTxnMarkersResponseMarker()

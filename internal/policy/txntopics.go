@@ -11,11 +11,7 @@ import (
 // does: Describe on the transactional id shows the transaction, not every
 // topic it writes.
 func describeTransactionTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
-	return afterResponse(v, func(resp kmsg.Response) error {
-		dr, ok := resp.(*kmsg.DescribeTransactionsResponse)
-		if !ok {
-			return errWrongResponse(resp)
-		}
+	return afterResponse(v, filter.Then(func(dr *kmsg.DescribeTransactionsResponse) error {
 		for i := range dr.TransactionStates {
 			s := &dr.TransactionStates[i]
 			kept := s.Topics[:0]
@@ -28,5 +24,5 @@ func describeTransactionTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
 			s.Topics = kept
 		}
 		return nil
-	})
+	}))
 }

@@ -8,60 +8,67 @@ import (
 // Option adds a feature to a Server.
 type Option func(*Server)
 
-// WithRequestFilters adds request filters, run in the order given after
-// those added earlier.
-func WithRequestFilters(fs ...filter.RequestFilter) Option {
-	return func(s *Server) { s.extraRequestFilters = append(s.extraRequestFilters, fs...) }
+// WithFilters adds filters, registered (once, by Start) in the order given
+// after those added earlier: their request handlers run in that order
+// before a request goes upstream; their response handlers run after the
+// built-in ApiVersions clamp and before address rewriting (which must see
+// every address a filter may add).
+func WithFilters(fs ...filter.Filter) Option {
+	return func(s *Server) { s.filters = append(s.filters, fs...) }
 }
 
-// WithResponseFilters adds response filters, run after the built-in
-// ApiVersions clamp and before address rewriting (which must see every
-// address a filter may add).
-func WithResponseFilters(fs ...filter.ResponseFilter) Option {
-	return func(s *Server) { s.extraResponseFilters = append(s.extraResponseFilters, fs...) }
-}
+// handlerTable indexes handlers by their API key, keeping their order, so
+// the data path finds a message's handlers with one slice lookup and
+// streams every key that has none.
+type handlerTable[H any] [][]H
 
-// filterTable indexes filters by the API keys they declare, keeping their
-// order, so the data path finds a message's filters with one slice lookup
-// and streams every key that has none.
-type filterTable[F any] [][]F
-
-func buildFilterTable[F any](keysOf func(F) []int16, filters ...F) filterTable[F] {
-	table := make(filterTable[F], protocol.MaxKnownKey()+1)
-	for _, f := range filters {
-		for _, key := range keysOf(f) {
-			if key >= 0 && int(key) < len(table) {
-				table[key] = append(table[key], f)
-			}
+func buildHandlerTable[H any](keyOf func(H) int16, handlers []H) handlerTable[H] {
+	table := make(handlerTable[H], protocol.MaxKnownKey()+1)
+	for _, h := range handlers {
+		if key := keyOf(h); key >= 0 && int(key) < len(table) {
+			table[key] = append(table[key], h)
 		}
 	}
 	return table
 }
 
-func (t filterTable[F]) lookup(key int16) []F {
+func (t handlerTable[H]) lookup(key int16) []H {
 	if key < 0 || int(key) >= len(t) {
 		return nil
 	}
 	return t[key]
 }
 
-// responseNeeds is, per API key and version, the most any response filter
+// empty reports whether no key has handlers.
+func (t handlerTable[H]) empty() bool {
+	for _, hs := range t {
+		if len(hs) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func requestKey(h filter.RequestHandler) int16   { return h.Key }
+func responseKey(h filter.ResponseHandler) int16 { return h.Key }
+
+// responseNeeds is, per API key and version, the most any response handler
 // needs from that response, so the data path decides with two lookups.
 type responseNeeds [][]filter.Need
 
-func buildResponseNeeds(table filterTable[filter.ResponseFilter]) responseNeeds {
+func buildResponseNeeds(table handlerTable[filter.ResponseHandler]) responseNeeds {
 	needs := make(responseNeeds, len(table))
-	for key, filters := range table {
-		if len(filters) == 0 {
+	for key, handlers := range table {
+		if len(handlers) == 0 {
 			continue
 		}
 		maxV := protocol.MaxVersion(int16(key))
 		needs[key] = make([]filter.Need, maxV+1)
 		for v := int16(0); v <= maxV; v++ {
-			for _, f := range filters {
+			for _, h := range handlers {
 				need := filter.Decode
-				if sel, ok := f.(filter.ResponseSelector); ok {
-					need = sel.ResponseNeed(int16(key), v)
+				if h.Need != nil {
+					need = h.Need(v)
 				}
 				if need == filter.DropTopLevelTags && !canDropTags(int16(key), v) {
 					need = filter.Decode

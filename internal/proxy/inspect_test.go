@@ -20,15 +20,19 @@ type inspectingFilter struct {
 	sawBody          atomic.Bool
 }
 
-func (f *inspectingFilter) RequestKeys() []int16 { return []int16{protocol.ProduceKey} }
-func (f *inspectingFilter) FilterRequest(*filter.Conn, kmsg.Request) filter.Verdict {
+func (f *inspectingFilter) Register(r *filter.Registry) {
+	filter.OnRequest(r, f.produce, filter.DecideRaw(f.decideRaw))
+}
+
+func (f *inspectingFilter) produce(*filter.Conn, *kmsg.ProduceRequest) filter.Verdict {
 	f.whole.Add(1)
 	return filter.Verdict{}
 }
-func (f *inspectingFilter) InspectRequest(_ *filter.Conn, key, version int16, body []byte) (filter.Verdict, bool) {
+
+func (f *inspectingFilter) decideRaw(_ *filter.Conn, version int16, body []byte) (filter.Verdict, bool) {
 	f.inspected.Add(1)
 	var s protocol.ProduceSummary
-	if key == protocol.ProduceKey && s.Parse(version, body) == nil && s.Topics() == 1 {
+	if s.Parse(version, body) == nil && s.Topics() == 1 {
 		f.sawBody.Store(true)
 	}
 	return f.verdict, f.decide
@@ -37,8 +41,8 @@ func (f *inspectingFilter) InspectRequest(_ *filter.Conn, key, version int16, bo
 // A filter that decides from the raw body is not given the decoded
 // request, and the request still reaches the upstream and is answered; one
 // that does not decide, or decides with a verdict that needs a decoded
-// request, gets FilterRequest as before.
-func TestRequestInspectorSkipsTheDecode(t *testing.T) {
+// request, gets the decoded request as before.
+func TestDecideRawSkipsTheDecode(t *testing.T) {
 	be, err := relaytest.NewBackend(relaytest.Produce64K)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +57,7 @@ func TestRequestInspectorSkipsTheDecode(t *testing.T) {
 		"undecided":          {&inspectingFilter{}, n},
 		"decided but modify": {&inspectingFilter{decide: true, verdict: filter.Verdict{Modified: true}}, n},
 	} {
-		s := startBenchProxy(t, be.Addr(), WithRequestFilters(tc.f))
+		s := startBenchProxy(t, be.Addr(), WithFilters(tc.f))
 		if err := relaytest.Check(s.BootstrapAddr(), relaytest.Produce64K, n); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -61,7 +65,7 @@ func TestRequestInspectorSkipsTheDecode(t *testing.T) {
 			t.Errorf("%s: inspected %d of %d requests (saw the body: %v)", name, got, n, tc.f.sawBody.Load())
 		}
 		if got := tc.f.whole.Load(); got != tc.wantWhole {
-			t.Errorf("%s: FilterRequest called %d times, want %d", name, got, tc.wantWhole)
+			t.Errorf("%s: typed handler called %d times, want %d", name, got, tc.wantWhole)
 		}
 	}
 }

@@ -82,7 +82,8 @@ func frameEchoUpstream(tb testing.TB, headerTags bool, body []byte) string {
 	return ln.Addr().String()
 }
 
-func startBenchProxy(tb testing.TB, upstream string, opts ...Option) *Server {
+// benchProxyConfig is the configuration of a plain proxy for upstream.
+func benchProxyConfig(tb testing.TB, upstream string) *config.Config {
 	cfg, err := config.Parse(strings.NewReader(`
 upstream: {bootstrap_servers: ["` + upstream + `"]}
 listeners: {bind_host: 127.0.0.1}
@@ -90,7 +91,11 @@ listeners: {bind_host: 127.0.0.1}
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := New(cfg, zerolog.Nop(), prometheus.NewRegistry(), opts...)
+	return cfg
+}
+
+func startBenchProxy(tb testing.TB, upstream string, opts ...Option) *Server {
+	s := New(benchProxyConfig(tb, upstream), zerolog.Nop(), prometheus.NewRegistry(), opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := s.Start(ctx); err != nil {
 		tb.Fatal(err)
@@ -183,14 +188,15 @@ func byteSize(n int) string {
 	return strconv.Itoa(n) + "B"
 }
 
-// allowAllProduce is a request filter that wants every Produce request
-// decoded and lets it through: the cost of the engine's filtered path
-// (read the whole frame, decode, forward), as a policy that allows the
-// produce pays it, without the policy's own decisions.
+// allowAllProduce is a filter that wants every Produce request decoded and
+// lets it through: the cost of the engine's filtered path (read the whole
+// frame, decode, forward), as a policy that allows the produce pays it,
+// without the policy's own decisions.
 type allowAllProduce struct{}
 
-func (allowAllProduce) RequestKeys() []int16 { return []int16{protocol.ProduceKey} }
-func (allowAllProduce) FilterRequest(*filter.Conn, kmsg.Request) filter.Verdict {
+func (f allowAllProduce) Register(r *filter.Registry) { filter.OnRequest(r, f.produce) }
+
+func (allowAllProduce) produce(*filter.Conn, *kmsg.ProduceRequest) filter.Verdict {
 	return filter.Verdict{}
 }
 
@@ -209,7 +215,7 @@ func BenchmarkRelayFilteredProduce(b *testing.B) {
 			b.Run(shape.Name+"/"+mode, func(b *testing.B) {
 				var opts []Option
 				if mode == "filtered" {
-					opts = append(opts, WithRequestFilters(allowAllProduce{}))
+					opts = append(opts, WithFilters(allowAllProduce{}))
 				}
 				s := startBenchProxy(b, be.Addr(), opts...)
 				relaytest.Run(b, s.BootstrapAddr(), shape)

@@ -57,11 +57,11 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		var recycle *[]byte // frame's pooled buffer, once it is written
 		var charge requestCharge
 		if owed.local == nil && frame == nil {
-			if filters := p.s.requestFilters.lookup(h.APIKey); len(filters) > 0 {
+			if handlers := p.s.requestHandlers.lookup(h.APIKey); len(handlers) > 0 {
 				if string(clientID) != p.conn.ClientID {
 					p.conn.ClientID = string(clientID)
 				}
-				frame, recycle, charge, err = p.filterRequest(h, cr, frameLen, &owed, filters)
+				frame, recycle, charge, err = p.filterRequest(h, cr, frameLen, &owed, handlers)
 				held = charge.afterWrite + charge.afterResponse
 				if err != nil {
 					return err
@@ -294,10 +294,11 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 type requestCharge struct{ afterWrite, afterResponse int64 }
 
 // filterRequest reads the whole request frame from cr and passes it
-// through filters: to a filter.RequestInspector as raw bytes first, and
-// decoded (once, for the first filter that needs it) to the rest. It
-// returns the frame to forward (the original bytes, or a re-encoding if a
-// filter changed the request) and fills in owed: a local answer, or a hook
+// through handlers, in order: as raw bytes to one with filter.DecideRaw
+// while nothing decoded it yet, else decoded (once, for the first handler
+// that needs it). It returns the frame to forward (the original bytes, or a
+// re-encoding if a handler changed the request) and fills in owed: a local
+// answer, or a hook
 // for the upstream's response. The caller must not read the frame from cr
 // again, and gives recycle (when not nil) back to the frame pool once the
 // frame is written.
@@ -305,7 +306,7 @@ type requestCharge struct{ afterWrite, afterResponse int64 }
 // The frame (as its bytes arrive), its decoding and a re-encoding are each
 // charged to limits.max_buffered_bytes before they are allocated (waiting
 // for room); the caller releases charge, also when err is set.
-func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, filters []filter.RequestFilter) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
 	reserve := func(n int) error {
 		if err := p.s.budget.acquire(&p.budget, int64(n), p.closed); err != nil {
 			return fail(reasonClientClosed, err)
@@ -319,7 +320,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 	}
 	frame = *buf
 	body := frame[protocol.FrameSizeLen+h.Len:]
-	var req kmsg.Request // decoded for the first filter that cannot decide from body
+	var req kmsg.Request // decoded for the first handler that cannot decide from body
 	decode := func() error {
 		decoded, err := protocol.DecodedSize(h.APIKey, h.APIVersion, body, false)
 		if err != nil {
@@ -338,10 +339,10 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 	}
 	var modified bool
 	var hooks []func(kmsg.Response) error
-	for _, f := range filters {
+	for _, handler := range handlers {
 		v, decided := filter.Verdict{}, false
 		if req == nil {
-			v, decided = p.inspectRequest(f, h, body)
+			v, decided = p.decideRaw(handler, h, body)
 		}
 		if !decided {
 			if req == nil {
@@ -349,7 +350,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 					return nil, nil, charge, err
 				}
 			}
-			v = f.FilterRequest(&p.conn, req)
+			v = handler.Handle(&p.conn, req)
 		}
 		if v.Close != nil {
 			return nil, nil, charge, fail(reasonFilter, v.Close)

@@ -59,8 +59,8 @@ func (p *pair) forwardResponses(down *direction) error {
 }
 
 // relayResponse reads the upstream's response to owed and writes it to the
-// client: streamed when no filter needs it, otherwise decoded once, passed
-// through the filters, and encoded once.
+// client: streamed when no handler needs it, otherwise decoded once, passed
+// through the handlers, and encoded once.
 func (p *pair) relayResponse(owed pending, down *direction) error {
 	prefix, err := down.r.Peek(protocol.FrameSizeLen + 4)
 	if err != nil {
@@ -111,8 +111,8 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream %s response: %w", protocol.APIName(owed.key), err))
 	}
-	filters := p.s.responseFilters.lookup(owed.key)
-	if need == filter.Inspect && !inspectWants(filters, owed.key, owed.version, body) {
+	handlers := p.s.responseHandlers.lookup(owed.key)
+	if need == filter.Inspect && !inspectWants(handlers, owed.version, body) {
 		_, err := down.w.Write(frame)
 		p.releaseBuffers()
 		if err != nil {
@@ -138,8 +138,8 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 			return fail(reasonFilter, err)
 		}
 	}
-	for _, f := range filters {
-		if err := f.FilterResponse(resp); err != nil {
+	for _, h := range handlers {
+		if err := h.Handle(resp); err != nil {
 			return fail(reasonRewrite, err)
 		}
 	}
@@ -153,26 +153,6 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}
 	return nil
-}
-
-// inspectWants asks the filters that inspect this response whether any of
-// them needs it decoded.
-func inspectWants(filters []filter.ResponseFilter, key, version int16, body []byte) bool {
-	for _, f := range filters {
-		sel, ok := f.(filter.ResponseSelector)
-		if !ok {
-			return true
-		}
-		switch sel.ResponseNeed(key, version) {
-		case filter.Decode:
-			return true
-		case filter.Inspect, filter.DropTopLevelTags:
-			if sel.InspectResponse(key, version, body) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (p *pair) decodeBuffer(n int) []byte {

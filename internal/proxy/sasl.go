@@ -53,15 +53,9 @@ func readSASLRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int) (
 // pick their SASL framing from these entries.
 type saslVersions struct{}
 
-var _ filter.ResponseFilter = saslVersions{}
+func (v saslVersions) Register(r *filter.Registry) { filter.OnResponse(r, v.advertise) }
 
-func (saslVersions) ResponseKeys() []int16 { return []int16{protocol.APIVersionsKey} }
-
-func (saslVersions) FilterResponse(resp kmsg.Response) error {
-	r, ok := resp.(*kmsg.ApiVersionsResponse)
-	if !ok {
-		return fmt.Errorf("sasl versions: unexpected %T", resp)
-	}
+func (saslVersions) advertise(r *kmsg.ApiVersionsResponse) error {
 	if r.ErrorCode != 0 {
 		return nil
 	}

@@ -114,7 +114,7 @@ func (a *passthroughAuth) learnUser(firstMessage []byte) error {
 	a.sawUser = true
 	user, err := auth.UserFromClientMessage(a.mechanism, firstMessage)
 	if err != nil {
-		if len(p.s.extraRequestFilters) == 0 {
+		if p.s.requestHandlers.empty() {
 			// No filter decides by principal: the user name only labels log
 			// lines, so a login kproxy cannot read (GSSAPI, OAUTHBEARER,
 			// delegation tokens) is the broker's business alone.

@@ -29,14 +29,15 @@ type Server struct {
 	// health bounds how often kproxy dials an unreachable upstream, and
 	// closes the listener of a node while its upstream is down.
 	health *upstreamHealth
-	// requestFilters and responseFilters hold, per API key, the filters
-	// that want that key decoded; none means the frame is streamed.
-	requestFilters       filterTable[filter.RequestFilter]
-	responseFilters      filterTable[filter.ResponseFilter]
-	responseNeeds        responseNeeds
-	extraRequestFilters  []filter.RequestFilter
-	extraResponseFilters []filter.ResponseFilter
-	frames               framePool // buffers of requests read whole for filters
+	// filters are the features WithFilters added. requestHandlers and
+	// responseHandlers hold, per API key, the handlers they and the
+	// built-in filters registered (in Start); none means the frame is
+	// streamed.
+	filters          []filter.Filter
+	requestHandlers  handlerTable[filter.RequestHandler]
+	responseHandlers handlerTable[filter.ResponseHandler]
+	responseNeeds    responseNeeds
+	frames           framePool // buffers of requests read whole for filters
 	// apiVersions answers ApiVersions of clients not yet authenticated
 	// (SASL terminate mode); set in Start.
 	apiVersions *apiVersionsCache
@@ -84,9 +85,6 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 	for _, opt := range opts {
 		opt(s)
 	}
-	s.requestFilters = buildFilterTable(filter.RequestFilter.RequestKeys, s.extraRequestFilters...)
-	s.responseFilters = buildFilterTable(filter.ResponseFilter.ResponseKeys, s.responseFilterList()...)
-	s.responseNeeds = buildResponseNeeds(s.responseFilters)
 	return s
 }
 
@@ -97,10 +95,8 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.setupSecurity(); err != nil {
 		return err
 	}
-	if s.sec.saslMode == config.SASLModeTerminate {
-		s.responseFilters = buildFilterTable(filter.ResponseFilter.ResponseKeys,
-			append(s.responseFilterList(), saslVersions{})...)
-		s.responseNeeds = buildResponseNeeds(s.responseFilters)
+	if err := s.registerFilters(); err != nil {
+		return fmt.Errorf("filters: %w", err)
 	}
 	l := s.cfg.Listeners
 	addr := net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))
@@ -124,12 +120,25 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// responseFilterList is the response filters in the order they run: the
-// ApiVersions clamp first, features next, address rewriting last, so it
-// sees every address a feature may add.
-func (s *Server) responseFilterList() []filter.ResponseFilter {
-	fs := append([]filter.ResponseFilter{rewrite.APIVersionsClamp{}}, s.extraResponseFilters...)
-	return append(fs, rewrite.Addresses{Mapper: s.routes})
+// registerFilters builds the handler tables from every filter, in the
+// order their handlers run: the ApiVersions clamp first, features next,
+// address rewriting last, so that it sees every address a feature may add;
+// in SASL terminate mode saslVersions after all. It runs once, in Start,
+// once the SASL mode is known.
+func (s *Server) registerFilters() error {
+	var reg filter.Registry
+	rewrite.APIVersionsClamp{}.Register(&reg)
+	for _, f := range s.filters {
+		f.Register(&reg)
+	}
+	rewrite.Addresses{Mapper: s.routes}.Register(&reg)
+	if s.sec.saslMode == config.SASLModeTerminate {
+		saslVersions{}.Register(&reg)
+	}
+	s.requestHandlers = buildHandlerTable(requestKey, reg.Requests())
+	s.responseHandlers = buildHandlerTable(responseKey, reg.Responses())
+	s.responseNeeds = buildResponseNeeds(s.responseHandlers)
+	return reg.Err()
 }
 
 // BootstrapAddr is the bound address of the bootstrap listener.

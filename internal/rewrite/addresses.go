@@ -9,7 +9,7 @@ import (
 	"github.com/kproxy/kproxy/internal/protocol"
 )
 
-// Addresses is a ResponseFilter that replaces every upstream broker address a
+// Addresses is a response filter that replaces every upstream broker address a
 // response carries with the address Mapper hands out for that node, so that
 // clients keep connecting through kproxy instead of going around it. Where
 // the addresses are, and which ones are removed instead (DescribeQuorum's
@@ -28,9 +28,6 @@ type Addresses struct {
 	// APIs is the table the filter works from; nil means protocol.APIs().
 	APIs *protocol.APITable
 }
-
-// Compile-time check that Addresses satisfies the engine's interface.
-var _ ResponseFilter = Addresses{}
 
 func (a Addresses) apis() *protocol.APITable {
 	if a.APIs == nil {

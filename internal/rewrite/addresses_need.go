@@ -4,8 +4,6 @@ import (
 	"github.com/kproxy/kproxy/filter"
 )
 
-var _ filter.ResponseSelector = Addresses{}
-
 // ResponseNeed keeps responses on the zero-copy path at versions whose
 // encoding cannot carry endpoints (the row's EndpointsSince). Above it, a
 // response with a walk to its top-level tags is not decoded for nothing:

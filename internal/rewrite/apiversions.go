@@ -1,14 +1,13 @@
 package rewrite
 
 import (
-	"fmt"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/protocol"
 )
 
-// APIVersionsClamp is a ResponseFilter for ApiVersions(18) that limits what a
+// APIVersionsClamp is a filter of ApiVersions(18) responses that limits what a
 // client may negotiate to what kproxy can decode.
 //
 // The proxy decodes responses with kmsg, so a client must never pick a key
@@ -29,22 +28,14 @@ import (
 // APIVersionsClamp has no state and is safe for concurrent use.
 type APIVersionsClamp struct{}
 
-// Compile-time check that APIVersionsClamp satisfies the engine's interface.
-var _ ResponseFilter = APIVersionsClamp{}
+var _ filter.Filter = APIVersionsClamp{}
 
-// ResponseKeys returns the ApiVersions key, 18.
-func (APIVersionsClamp) ResponseKeys() []int16 {
-	return []int16{18}
-}
+// Register registers Clamp for every ApiVersions response.
+func (c APIVersionsClamp) Register(r *filter.Registry) { filter.OnResponse(r, c.Clamp) }
 
-// FilterResponse clamps the ApiKeys of resp, which must be a
-// *kmsg.ApiVersionsResponse; any other type is an error. Surviving entries
-// keep their order.
-func (APIVersionsClamp) FilterResponse(resp kmsg.Response) error {
-	r, ok := resp.(*kmsg.ApiVersionsResponse)
-	if !ok {
-		return fmt.Errorf("rewrite: apiversions: unsupported response type %T", resp)
-	}
+// Clamp clamps the ApiKeys of r in place. Surviving entries keep their
+// order.
+func (APIVersionsClamp) Clamp(r *kmsg.ApiVersionsResponse) error {
 	// Filter in place: the decoded slice is ours to reuse and the result is
 	// never longer than the input.
 	kept := r.ApiKeys[:0]

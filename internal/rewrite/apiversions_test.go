@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
 )
 
 // kmsgMax is the highest version kmsg knows for key; tests use it rather
@@ -89,8 +91,8 @@ func TestAPIVersionsClampKeys(t *testing.T) {
 			r := kmsg.NewPtrApiVersionsResponse()
 			r.SetVersion(3)
 			r.ApiKeys = tt.in
-			if err := (APIVersionsClamp{}).FilterResponse(r); err != nil {
-				t.Fatalf("FilterResponse: %v", err)
+			if err := (APIVersionsClamp{}).Clamp(r); err != nil {
+				t.Fatalf("Clamp: %v", err)
 			}
 			if len(r.ApiKeys) != len(tt.want) || (len(tt.want) > 0 && !reflect.DeepEqual(r.ApiKeys, tt.want)) {
 				t.Fatalf("ApiKeys = %+v, want %+v", r.ApiKeys, tt.want)
@@ -119,8 +121,8 @@ func TestAPIVersionsUnsupportedVersionAnswer(t *testing.T) {
 	src.ApiKeys = []apiKey{{ApiKey: 18, MinVersion: 0, MaxVersion: avMax + 2}}
 	_, resp := roundTrip(t, src)
 
-	if err := (APIVersionsClamp{}).FilterResponse(resp); err != nil {
-		t.Fatalf("FilterResponse: %v", err)
+	if err := (APIVersionsClamp{}).Clamp(resp.(*kmsg.ApiVersionsResponse)); err != nil {
+		t.Fatalf("Clamp: %v", err)
 	}
 	_, final := roundTrip(t, resp)
 	f := final.(*kmsg.ApiVersionsResponse)
@@ -156,8 +158,8 @@ func TestAPIVersionsRoundTripAllVersions(t *testing.T) {
 			before := *resp.(*kmsg.ApiVersionsResponse)
 			before.ApiKeys = nil // compared separately
 
-			if err := (APIVersionsClamp{}).FilterResponse(resp); err != nil {
-				t.Fatalf("FilterResponse: %v", err)
+			if err := (APIVersionsClamp{}).Clamp(resp.(*kmsg.ApiVersionsResponse)); err != nil {
+				t.Fatalf("Clamp: %v", err)
 			}
 			_, final := roundTrip(t, resp)
 			f := *final.(*kmsg.ApiVersionsResponse)
@@ -177,13 +179,18 @@ func TestAPIVersionsRoundTripAllVersions(t *testing.T) {
 	}
 }
 
-func TestAPIVersionsClampInterface(t *testing.T) {
-	if got := (APIVersionsClamp{}).ResponseKeys(); !reflect.DeepEqual(got, []int16{18}) {
-		t.Errorf("ResponseKeys() = %v, want [18]", got)
+// The clamp registers one handler, for ApiVersions responses, and that
+// handler refuses any other type.
+func TestAPIVersionsClampRegisters(t *testing.T) {
+	var reg filter.Registry
+	APIVersionsClamp{}.Register(&reg)
+	hs := reg.Responses()
+	if len(hs) != 1 || hs[0].Key != 18 {
+		t.Fatalf("registered %+v, want one handler for key 18", hs)
 	}
 	for _, resp := range []kmsg.Response{kmsg.NewPtrMetadataResponse(), nil} {
-		if err := (APIVersionsClamp{}).FilterResponse(resp); err == nil {
-			t.Errorf("FilterResponse(%T) succeeded, want error", resp)
+		if err := hs[0].Handle(resp); err == nil {
+			t.Errorf("handler given %T succeeded, want error", resp)
 		}
 	}
 }

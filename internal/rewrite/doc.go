@@ -1,9 +1,11 @@
 // Package rewrite holds the response filters that keep clients talking to
 // kproxy: broker-address rewriting and ApiVersions clamping.
 //
-// Each filter works on an already decoded kmsg.Response and mutates it in
-// place; the proxy engine decodes a response once, runs every interested
-// filter over it, and encodes it once. Filters never see raw bytes.
+// Each is a filter.Filter whose handlers work on an already decoded
+// kmsg.Response and mutate it in place; the proxy engine decodes a response
+// once, runs every interested handler over it, and encodes it once.
+// Addresses also looks at the raw bytes of Produce and Fetch responses
+// first, so that most of them stay on the zero-copy path.
 //
 // The filters are:
 //
@@ -22,8 +24,6 @@
 // the BrokerMapper they are given is.
 package rewrite
 
-import "github.com/kproxy/kproxy/filter"
-
 // BrokerMapper tells a rewriter what address clients must be given for an
 // upstream broker.
 //
@@ -36,7 +36,3 @@ import "github.com/kproxy/kproxy/filter"
 type BrokerMapper interface {
 	MapBroker(nodeID int32, host string, port int32) (string, int32, error)
 }
-
-// ResponseFilter is the engine's response-filter contract, named here so
-// this package's filters can state that they implement it.
-type ResponseFilter = filter.ResponseFilter

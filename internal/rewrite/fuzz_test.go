@@ -128,8 +128,8 @@ func FuzzAPIVersionsClamp(f *testing.F) {
 		}
 		errorCode := resp.(*kmsg.ApiVersionsResponse).ErrorCode
 
-		if err := (APIVersionsClamp{}).FilterResponse(resp); err != nil {
-			t.Fatalf("FilterResponse: %v", err)
+		if err := (APIVersionsClamp{}).Clamp(resp.(*kmsg.ApiVersionsResponse)); err != nil {
+			t.Fatalf("Clamp: %v", err)
 		}
 
 		out := resp.AppendTo(nil)

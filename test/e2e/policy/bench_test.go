@@ -60,7 +60,7 @@ func benchProduce(b *testing.B, shape, mode string) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { enf.Close() })
-		opts = append(opts, proxy.WithRequestFilters(enf))
+		opts = append(opts, proxy.WithFilters(enf))
 	}
 	p := testkit.StartProxyWith(b, c.ListenAddrs(), "", opts...)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.BootstrapAddr()), kgo.ClientID("svc-7-bench"),

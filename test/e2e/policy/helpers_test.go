@@ -68,7 +68,7 @@ func newEnv(t *testing.T, brokers int, topics []string, policyYAML string, opts 
 	}
 	t.Cleanup(func() { enf.Close() })
 	e.enf = enf
-	e.proxy = testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithRequestFilters(enf))
+	e.proxy = testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithFilters(enf))
 	return e
 }
 

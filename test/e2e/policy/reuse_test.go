@@ -191,16 +191,15 @@ func TestConcurrentProducesKeepEveryDecisionIntact(t *testing.T) {
 	}
 }
 
-// renameTopic is a request filter that changes a Produce request without
+// renameTopic is a filter that changes a Produce request without
 // a response hook: it moves the records for one topic to another, whose
 // name is longer, so the re-encoded request is laid out differently from
 // the frame it was decoded from.
 type renameTopic struct{ from, to string }
 
-func (renameTopic) RequestKeys() []int16 { return []int16{int16(kmsg.Produce)} }
+func (f renameTopic) Register(r *filter.Registry) { filter.OnRequest(r, f.produce) }
 
-func (f renameTopic) FilterRequest(_ *filter.Conn, req kmsg.Request) filter.Verdict {
-	r := req.(*kmsg.ProduceRequest)
+func (f renameTopic) produce(_ *filter.Conn, r *kmsg.ProduceRequest) filter.Verdict {
 	modified := false
 	for i := range r.Topics {
 		if r.Topics[i].Topic == f.from {
@@ -217,7 +216,7 @@ func (f renameTopic) FilterRequest(_ *filter.Conn, req kmsg.Request) filter.Verd
 func TestRewrittenRequestIsEncodedFromAnIntactFrame(t *testing.T) {
 	const from, to = "r", "renamed-by-a-filter-to-a-much-longer-topic-name"
 	c := testkit.Cluster(t, 1, kfake.SeedTopics(1, to))
-	px := testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithRequestFilters(renameTopic{from, to}))
+	px := testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithFilters(renameTopic{from, to}))
 	raw := dialRaw(t, px.BootstrapAddr(), "e2e-rename")
 	for i := range 20 {
 		if got := produceCodes(raw.roundTrip(t, produceRequest(-1, from))); got != to+"=0" {

@@ -50,7 +50,7 @@ listeners:
   bind_host: 127.0.0.1
   sasl: {mode: terminate, mechanisms: [SCRAM-SHA-512], users: [%s]}
 log: {level: warn}
-`, c.ListenAddrs()[0], strings.Join(users, ", ")), proxy.WithRequestFilters(enf))
+`, c.ListenAddrs()[0], strings.Join(users, ", ")), proxy.WithFilters(enf))
 
 	ctx := testCtx(t, 30*time.Second)
 	for _, tt := range []struct {

@@ -41,7 +41,7 @@ func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *syncBuffer) {
 	}
 	t.Cleanup(func() { enf.Close() })
 	logs := &syncBuffer{}
-	return testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel, proxy.WithRequestFilters(enf)), logs
+	return testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel, proxy.WithFilters(enf)), logs
 }
 
 // TestMultiCNCertificateRefused: a client certificate whose subject holds

@@ -19,10 +19,9 @@ type answerDescribeGroups struct{}
 
 const localAnswerCode = 16 // NOT_COORDINATOR: any code kfake would not give here
 
-func (answerDescribeGroups) RequestKeys() []int16 { return []int16{int16(kmsg.DescribeGroups)} }
+func (f answerDescribeGroups) Register(r *filter.Registry) { filter.OnRequest(r, f.describeGroups) }
 
-func (answerDescribeGroups) FilterRequest(_ *filter.Conn, req kmsg.Request) filter.Verdict {
-	r := req.(*kmsg.DescribeGroupsRequest)
+func (answerDescribeGroups) describeGroups(_ *filter.Conn, r *kmsg.DescribeGroupsRequest) filter.Verdict {
 	resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, g := range r.Groups {
 		dg := kmsg.NewDescribeGroupsResponseGroup()
@@ -58,7 +57,7 @@ upstream:
   bootstrap_servers: [%q]%s
 listeners: {bind_host: 127.0.0.1}
 log: {level: warn}
-`, bootstrap[0], upstream), proxy.WithRequestFilters(answerDescribeGroups{}))
+`, bootstrap[0], upstream), proxy.WithFilters(answerDescribeGroups{}))
 			c := dialRaw(t, px.BootstrapAddr())
 			for i := range 60 {
 				md := kmsg.NewPtrMetadataRequest()

@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/protocol"
@@ -76,8 +77,13 @@ func TestHostileDecodeMemoryBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := enf.RequestKeys()
+	var reg filter.Registry
+	enf.Register(&reg)
 	enf.Close()
+	var keys []int16
+	for _, h := range reg.Requests() {
+		keys = append(keys, h.Key)
+	}
 	var frames [][]byte
 	var apis []string
 	for _, key := range keys {

@@ -91,7 +91,7 @@ log: {level: warn}
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
-	px := testkit.StartProxyConfig(t, yaml, proxy.WithRequestFilters(enf))
+	px := testkit.StartProxyConfig(t, yaml, proxy.WithFilters(enf))
 	ctx := testCtx(t, 60*time.Second)
 
 	withCert := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p.pki, true)),
