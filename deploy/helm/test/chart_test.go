@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ type chartCase struct {
 	// secrets: volume name -> Secret name the pod must mount.
 	secrets map[string]string
 	policy  bool
+	// listenerKey, when set, is a listeners key the case needs kproxy's
+	// configuration to know; the case is skipped on a kproxy without it.
+	listenerKey string
 }
 
 func chartCases(t *testing.T) []chartCase {
@@ -96,6 +100,15 @@ policy:
   default: allow
   governance: [{name: durable, produce: {required_acks: all}}]
 `},
+		{name: "gateway-lb-proxy-protocol", mode: "gateway", replicas: 3, nodeIDs: []int32{0, 1, 2}, lb: true,
+			listenerKey: "proxy_protocol",
+			values: `
+replicaCount: 3
+advertisedHost: kafka.example.com
+loadBalancer: {enabled: true, externalTrafficPolicy: Local}
+listeners:
+  proxyProtocol: {mode: required, trustedCidrs: ["10.0.0.0/8"]}
+`},
 		{name: "sidecar-plain-container", mode: "sidecar", nodeIDs: []int32{0, 1, 2},
 			values: "mode: sidecar\nsidecar: {native: false}\n"},
 	}
@@ -107,6 +120,9 @@ func TestChartMatrix(t *testing.T) {
 	bin := testkit.BuildKproxy(t)
 	for _, tc := range chartCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.listenerKey != "" && !slices.Contains(yamlKeys(reflect.TypeFor[config.Listeners]()), tc.listenerKey) {
+				t.Skipf("this kproxy's configuration has no listeners.%s", tc.listenerKey)
+			}
 			objs := render(t, upstreamValues, tc.values)
 			t.Logf("rendered: %s", strings.Join(objs.kinds, " "))
 			cfg := loadRenderedConfig(t, bin, objs)

@@ -48,14 +48,7 @@ func loadChart(t testing.TB) *chart.Chart {
 func renderValues(t testing.TB, layers ...string) (map[string]string, error) {
 	t.Helper()
 	c := loadChart(t)
-	vals := map[string]any{}
-	for _, layer := range layers {
-		v, err := chartutil.ReadValues([]byte(layer))
-		if err != nil {
-			t.Fatalf("values: %v\n%s", err, layer)
-		}
-		vals = chartutil.CoalesceTables(v.AsMap(), vals)
-	}
+	vals := layeredValues(t, layers...)
 	caps := chartutil.DefaultCapabilities.Copy()
 	kv, err := chartutil.ParseKubeVersion(kubeVersion)
 	if err != nil {
@@ -79,6 +72,20 @@ func renderValues(t testing.TB, layers ...string) (map[string]string, error) {
 		out[name] = text
 	}
 	return out, nil
+}
+
+// layeredValues merges YAML layers of values, later layers winning.
+func layeredValues(t testing.TB, layers ...string) map[string]any {
+	t.Helper()
+	vals := map[string]any{}
+	for _, layer := range layers {
+		v, err := chartutil.ReadValues([]byte(layer))
+		if err != nil {
+			t.Fatalf("values: %v\n%s", err, layer)
+		}
+		vals = chartutil.CoalesceTables(v.AsMap(), vals)
+	}
+	return vals
 }
 
 // objects are the decoded objects of one render.

@@ -121,6 +121,11 @@ and changing the policy does not.
 {{- with $v.listeners.sasl.users }}{{ $_ := set $sasl "users" . }}{{ end -}}
 {{- $_ := set $ln "sasl" $sasl -}}
 {{- end -}}
+{{- with $v.listeners.proxyProtocol -}}
+{{- if and .mode (ne .mode "off") -}}
+{{- $_ := set $ln "proxy_protocol" (dict "mode" .mode "trusted_cidrs" (default list .trustedCidrs)) -}}
+{{- end -}}
+{{- end -}}
 {{- $cfg := dict "upstream" $up "listeners" $ln "admin" (dict "listen" (printf "0.0.0.0:%d" (int $v.ports.admin))) "log" $v.log -}}
 {{- with $v.limits }}{{ $_ := set $cfg "limits" . }}{{ end -}}
 {{- with (omit $v.audit "log_allowed") }}{{ $_ := set $cfg "audit" . }}{{ end -}}
