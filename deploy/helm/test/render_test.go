@@ -157,48 +157,42 @@ func (o *objects) add(doc []byte) error {
 		return err
 	}
 	var name string
-	decode := func(obj interface{ GetName() string }) error {
-		if err := decodeStrict(doc, obj); err != nil {
-			return fmt.Errorf("%s: %w", tm.Kind, err)
-		}
-		name = obj.GetName()
-		return nil
-	}
 	var err error
 	switch tm.APIVersion + " " + tm.Kind {
 	case "v1 ConfigMap":
-		obj := &corev1.ConfigMap{}
-		err = decode(obj)
-		o.configMaps[name] = obj
+		name, err = decodeInto(doc, o.configMaps)
 	case "apps/v1 Deployment":
-		obj := &appsv1.Deployment{}
-		err = decode(obj)
-		o.deployments[name] = obj
+		name, err = decodeInto(doc, o.deployments)
 	case "v1 Service":
-		obj := &corev1.Service{}
-		err = decode(obj)
-		o.services[name] = obj
+		name, err = decodeInto(doc, o.services)
 	case "policy/v1 PodDisruptionBudget":
-		obj := &policyv1.PodDisruptionBudget{}
-		err = decode(obj)
-		o.pdbs[name] = obj
+		name, err = decodeInto(doc, o.pdbs)
 	case "autoscaling/v2 HorizontalPodAutoscaler":
-		obj := &autoscalingv2.HorizontalPodAutoscaler{}
-		err = decode(obj)
-		o.hpas[name] = obj
+		name, err = decodeInto(doc, o.hpas)
 	case "monitoring.coreos.com/v1 ServiceMonitor":
-		obj := &monitoringv1.ServiceMonitor{}
-		err = decode(obj)
-		o.serviceMonitors[name] = obj
+		name, err = decodeInto(doc, o.serviceMonitors)
 	default:
 		return fmt.Errorf("unexpected object %s %s", tm.APIVersion, tm.Kind)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", tm.Kind, err)
 	}
 	if name == "" {
 		return fmt.Errorf("%s without a name", tm.Kind)
 	}
 	o.kinds = append(o.kinds, tm.Kind+"/"+name)
 	return nil
+}
+
+// decodeInto decodes doc strictly as a T and files it by name.
+func decodeInto[T any, P interface {
+	*T
+	GetName() string
+}](doc []byte, into map[string]*T) (string, error) {
+	obj := P(new(T))
+	if err := decodeStrict(doc, obj); err != nil {
+		return "", err
+	}
+	into[obj.GetName()] = (*T)(obj)
+	return obj.GetName(), nil
 }
