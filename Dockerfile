@@ -9,13 +9,13 @@
 #
 # The `build` stage compiles kproxy with the Go toolchain image. Where no
 # base image can be pulled (the project's CI), build the binary on the host
-# instead and pass --build-arg BINARY_FROM=prebuilt: the `prebuilt` stage
-# takes kproxy and ca-certificates.crt from the build context's root.
-# deploy/image-test.sh does exactly that; deploy/README.md has the details.
+# and hand it in as that stage: a directory with out/kproxy and
+# out/ca-certificates.crt, given as --build-context build=DIR (podman,
+# buildah, docker buildx) replaces the stage, and the final image is the
+# same. deploy/image-test.sh does exactly that; deploy/README.md has the
+# details.
 
 ARG GO_VERSION=1.26.8
-# build | prebuilt: which stage supplies /out/kproxy and the CA bundle.
-ARG BINARY_FROM=build
 
 FROM golang:${GO_VERSION} AS build
 ARG VERSION=dev
@@ -31,11 +31,6 @@ RUN CGO_ENABLED=0 go build -trimpath \
       -o /out/kproxy ./cmd/kproxy \
  && cp /etc/ssl/certs/ca-certificates.crt /out/
 
-FROM scratch AS prebuilt
-COPY kproxy ca-certificates.crt /out/
-
-FROM ${BINARY_FROM} AS binary
-
 FROM scratch
 ARG VERSION=dev
 ARG COMMIT=unknown
@@ -44,8 +39,8 @@ LABEL org.opencontainers.image.title="kproxy" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${COMMIT}"
 # System roots for upstream.tls without a ca_file.
-COPY --from=binary /out/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
-COPY --from=binary /out/kproxy /kproxy
+COPY --from=build /out/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build /out/kproxy /kproxy
 COPY configs/ /etc/kproxy/
 # No shell, no passwd file: a numeric user and group, so that Kubernetes'
 # runAsNonRoot can verify it.
