@@ -82,47 +82,6 @@ func TestStrictDecodingRejectsUnknownFields(t *testing.T) {
 	}
 }
 
-// TestChecksumOnlyForRestartKeys: a change kproxy reloads (the policy,
-// audit.log_allowed) changes the ConfigMap but not the pods' checksum
-// annotation, so `helm upgrade` does not restart them; any other key
-// changes the annotation and rolls the pods.
-func TestChecksumOnlyForRestartKeys(t *testing.T) {
-	base := "policy: {default: allow}\naudit: {log_allowed: false}\n"
-	checksum := func(values string) (annotation, file string) {
-		objs := render(t, upstreamValues, base, values)
-		dep := mustGet(t, objs.deployments, fullname)
-		return dep.Spec.Template.Annotations["checksum/config"], objs.configMaps[fullname].Data["kproxy.yaml"]
-	}
-	baseSum, baseFile := checksum("")
-	if baseSum == "" {
-		t.Fatal("no checksum/config annotation on the pod template")
-	}
-	for _, tc := range []struct {
-		name, values string
-		restart      bool
-	}{
-		{"policy rules", `policy: {rules: [{name: r, principals: ["*"], allow: [Read], topics: ["*"]}]}`, false},
-		{"policy mode", "policy: {mode: audit}", false},
-		{"audit.log_allowed", "audit: {log_allowed: true}", false},
-		{"log level", "log: {level: debug}", true},
-		{"limits", "limits: {max_in_flight: 10}", true},
-		{"audit output", "audit: {output: /dev/stderr}", true},
-		{"broker port base", "ports: {brokerPortBase: 9200}", true},
-		{"upstream", `upstream: {bootstrapServers: ["other:9092"]}`, true},
-		{"listener tls", "listeners: {tls: {enabled: true, secretName: s}}", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			sum, file := checksum(tc.values)
-			if file == baseFile {
-				t.Fatalf("values %q did not change kproxy.yaml", tc.values)
-			}
-			if restarts := sum != baseSum; restarts != tc.restart {
-				t.Errorf("values %q: pods restart %v, want %v", tc.values, restarts, tc.restart)
-			}
-		})
-	}
-}
-
 // TestSchemaMatchesConfigKeys: the schema's limits, audit and log keys are
 // exactly kproxy's (written as in kproxy.yaml), so the schema neither
 // rejects a real key nor lets a misspelt one through to a crash-looping

@@ -18,40 +18,75 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 )
 
-// TestRenderedSidecarRunsAndReloadsPolicyFromConfigMapUpdate runs the real
-// kproxy on the sidecar ConfigMap the chart renders, in front of a kfake
-// cluster, with the file laid out as kubelet mounts a ConfigMap (the key a
-// symlink through ..data to a timestamped directory). A `helm upgrade`
-// that changes only the policy is then applied the way kubelet applies
-// it, by swapping ..data atomically: kproxy must reload the policy from
-// it, without a restart and without a restart warning, and the client's
-// next produce must see the new policy.
-func TestRenderedSidecarRunsAndReloadsPolicyFromConfigMapUpdate(t *testing.T) {
+// renderedSidecar is the real kproxy running on the sidecar ConfigMap the
+// chart renders, in front of a kfake cluster, with the file laid out as
+// kubelet mounts a ConfigMap.
+type renderedSidecar struct {
+	kp    *testkit.Binary
+	mount *configMapMount
+	// base are the values of the running file: the sidecar's own ports
+	// (free ones here) and the cluster.
+	base string
+}
+
+func startRenderedSidecar(t *testing.T, topic string, layers ...string) *renderedSidecar {
+	t.Helper()
 	bin := testkit.BuildKproxy(t)
-	const topic = "orders"
 	cluster := testkit.Cluster(t, 3, kfake.SeedTopics(3, topic))
-	bootstrap, base, admin := freePort(t), freePortRun(t, 3), freePort(t)
-	values := func(policyDefault string) string {
-		return fmt.Sprintf(`
+	s := &renderedSidecar{base: fmt.Sprintf(`
 mode: sidecar
 upstream: {bootstrapServers: [%q]}
 ports: {bootstrap: %d, brokerPortBase: %d, admin: %d}
 brokers: {nodeIds: [0, 1, 2]}
-policy: {default: %s}
-`, cluster.ListenAddrs()[0], bootstrap, base, admin, policyDefault)
-	}
-	configMap := func(v string) string {
-		objs := render(t, v)
-		return objs.configMaps[fullname].Data["kproxy.yaml"]
-	}
+`, cluster.ListenAddrs()[0], freePort(t), freePortRun(t, 3), freePort(t))}
+	_, file := s.render(t, layers...)
+	s.mount = newConfigMapMount(t, map[string]string{"kproxy.yaml": file})
+	s.kp = testkit.RunBinary(t, bin, filepath.Join(s.mount.dir, "kproxy.yaml"))
+	return s
+}
 
-	mount := newConfigMapMount(t, map[string]string{"kproxy.yaml": configMap(values("allow"))})
-	kp := testkit.RunBinary(t, bin, filepath.Join(mount.dir, "kproxy.yaml"))
-	if want := fmt.Sprintf("127.0.0.1:%d", bootstrap); kp.Bootstrap != want {
-		t.Fatalf("kproxy bootstrap listener %s, want %s from the rendered ports", kp.Bootstrap, want)
-	}
+// render renders the sidecar with layers over its base values and returns
+// the example pod's checksum annotation and the ConfigMap's kproxy.yaml.
+func (s *renderedSidecar) render(t *testing.T, layers ...string) (checksum, file string) {
+	t.Helper()
+	objs := render(t, append([]string{s.base}, layers...)...)
+	dep := mustGet(t, objs.deployments, fullname+"-example")
+	return dep.Spec.Template.Annotations["checksum/config"], objs.configMaps[fullname].Data["kproxy.yaml"]
+}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kp.Bootstrap), kgo.RequestRetries(0), kgo.ProducerLinger(0))
+// upgrade applies what a `helm upgrade` to layers renders as kubelet
+// does, waits for kproxy's reload of it and returns the sections kproxy
+// says need a restart.
+func (s *renderedSidecar) upgrade(t *testing.T, layers ...string) (restartSections []string) {
+	t.Helper()
+	_, file := s.render(t, layers...)
+	s.mount.update(t, map[string]string{"kproxy.yaml": file})
+	for {
+		l := s.kp.WaitLog("the reload", func(l testkit.LogLine) bool {
+			return strings.Contains(l.Message(), "only after a restart") || strings.HasPrefix(l.Message(), "policy reloaded") ||
+				strings.Contains(l.Message(), "rejected")
+		})
+		switch {
+		case strings.Contains(l.Message(), "only after a restart"):
+			section, _ := l["section"].(string)
+			restartSections = append(restartSections, section)
+		case strings.HasPrefix(l.Message(), "policy reloaded") && l["trigger"] == "file change":
+			return restartSections
+		default:
+			t.Fatalf("kproxy did not reload the upgraded ConfigMap: %v", l)
+		}
+	}
+}
+
+// TestRenderedSidecarReloadsPolicyFromConfigMapUpdate: the rendered
+// sidecar relays a produce; a `helm upgrade` that changes only the
+// policy, applied the way kubelet applies it (an atomic ..data swap), is
+// reloaded without a restart or restart warning, and the client's next
+// produce sees the new policy.
+func TestRenderedSidecarReloadsPolicyFromConfigMapUpdate(t *testing.T) {
+	const topic = "orders"
+	s := startRenderedSidecar(t, topic, "policy: {default: allow}")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.kp.Bootstrap), kgo.RequestRetries(0), kgo.ProducerLinger(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,19 +99,51 @@ policy: {default: %s}
 	if err := produce(); err != nil {
 		t.Fatalf("produce through the rendered sidecar config (policy default allow): %v", err)
 	}
-
-	mount.update(t, map[string]string{"kproxy.yaml": configMap(values("deny"))})
-	l := kp.WaitLog("the policy reload", func(l testkit.LogLine) bool {
-		if strings.Contains(l.Message(), "only after a restart") {
-			t.Errorf("a policy-only upgrade logged %q for section %v", l.Message(), l["section"])
-		}
-		return strings.HasPrefix(l.Message(), "policy reloaded") || strings.Contains(l.Message(), "reload rejected")
-	})
-	if !strings.HasPrefix(l.Message(), "policy reloaded") || l["trigger"] != "file change" {
-		t.Fatalf("reload log line %v, want a policy reloaded on the file change", l)
+	if restart := s.upgrade(t, "policy: {default: deny}"); len(restart) > 0 {
+		t.Errorf("a policy-only upgrade: kproxy says sections %v need a restart", restart)
 	}
 	if err := produce(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("produce after the policy changed to default deny: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+}
+
+// TestChecksumAgreesWithKproxyRestartSections: for each upgrade, the pods'
+// checksum/config annotation changes (rolling them) exactly when the
+// running kproxy, reloading the upgraded ConfigMap, says a section needs
+// a restart: a policy or audit.log_allowed change keeps the pods, any
+// other key rolls them.
+func TestChecksumAgreesWithKproxyRestartSections(t *testing.T) {
+	base := "policy: {default: allow}\naudit: {log_allowed: false}\n"
+	s := startRenderedSidecar(t, "t", base)
+	baseSum, baseFile := s.render(t, base)
+	if baseSum == "" {
+		t.Fatal("no checksum/config annotation on the pod template")
+	}
+	for _, tc := range []struct {
+		name, values string
+		restart      bool
+	}{
+		{"policy rules", `policy: {rules: [{name: r, principals: ["*"], allow: [Read], topics: ["*"]}]}`, false},
+		{"policy mode", "policy: {mode: audit}", false},
+		{"audit.log_allowed", "audit: {log_allowed: true}", false},
+		{"log level", "log: {level: debug}", true},
+		{"limits", "limits: {max_in_flight: 10}", true},
+		{"audit output", "audit: {output: /dev/stderr}", true},
+		{"broker port base", "ports: {brokerPortBase: 9200}", true},
+		{"upstream", `upstream: {bootstrapServers: ["other:9092"]}`, true},
+		{"listener tls", "listeners: {tls: {enabled: true, secretName: s}}", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sum, file := s.render(t, base, tc.values)
+			if file == baseFile {
+				t.Fatalf("values %q did not change kproxy.yaml", tc.values)
+			}
+			rolls := sum != baseSum
+			sections := s.upgrade(t, base, tc.values)
+			if rolls != tc.restart || (len(sections) > 0) != tc.restart {
+				t.Errorf("values %q: pods roll %v, kproxy says restart for %v; want restart %v", tc.values, rolls, sections, tc.restart)
+			}
+		})
 	}
 }
 
