@@ -66,6 +66,23 @@ type Listeners struct {
 	SASL *ListenerSASL `yaml:"sasl"`
 }
 
+// BrokerPort is the port upstream node nodeID is served on, the map every
+// replica with the same file shares: its listeners.brokers port override,
+// else broker_port_base + node id, else 0 (base 0: any free port). It may
+// exceed 65535, which the listener refuses.
+func (l Listeners) BrokerPort(nodeID int32) int {
+	port := 0
+	if l.BrokerPortBase > 0 {
+		port = l.BrokerPortBase + int(nodeID)
+	}
+	for _, o := range l.Brokers {
+		if o.NodeID == nodeID && o.Port != 0 {
+			port = o.Port
+		}
+	}
+	return port
+}
+
 // BrokerOverride pins the port and/or advertised host of one upstream node.
 type BrokerOverride struct {
 	NodeID         int32  `yaml:"node_id"`

@@ -106,3 +106,18 @@ func TestReconnectBackoffMaxFollowsBackoff(t *testing.T) {
 		t.Errorf("reconnect_backoff_max %s, want 5s (at least reconnect_backoff)", cfg.Upstream.ReconnectBackoffMax)
 	}
 }
+
+func TestBrokerPortMap(t *testing.T) {
+	l := Listeners{BrokerPortBase: 9100, Brokers: []BrokerOverride{
+		{NodeID: 7, Port: 9207},
+		{NodeID: 8, AdvertisedHost: "b8.example.com"}, // host only: the port stays base + id
+	}}
+	for id, want := range map[int32]int{0: 9100, 3: 9103, 7: 9207, 8: 9108, 1001: 10101} {
+		if got := l.BrokerPort(id); got != want {
+			t.Errorf("BrokerPort(%d) = %d, want %d", id, got, want)
+		}
+	}
+	if got := (Listeners{}).BrokerPort(3); got != 0 {
+		t.Errorf("base 0: BrokerPort = %d, want 0 (any free port)", got)
+	}
+}

@@ -123,19 +123,10 @@ func (r *routes) follow(n *nodeRoute) error {
 // listen binds node nodeID's listener at the configured port: an override,
 // else broker_port_base + node id, else (base 0) any free port.
 func (r *routes) listen(nodeID int32) (*nodeRoute, error) {
-	port := 0
+	port := r.cfg.BrokerPort(nodeID)
 	host := r.cfg.AdvertisedHost
-	if r.cfg.BrokerPortBase > 0 {
-		port = r.cfg.BrokerPortBase + int(nodeID)
-	}
 	for _, o := range r.cfg.Brokers {
-		if o.NodeID != nodeID {
-			continue
-		}
-		if o.Port != 0 {
-			port = o.Port
-		}
-		if o.AdvertisedHost != "" {
+		if o.NodeID == nodeID && o.AdvertisedHost != "" {
 			host = o.AdvertisedHost
 		}
 	}

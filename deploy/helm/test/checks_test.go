@@ -1,0 +1,254 @@
+package helmtest
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kproxy/kproxy/internal/config"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// checkGateway checks a gateway render: replicas or HPA, the Services and
+// their ports, the PDB and the ServiceMonitor, each selecting what it should.
+func checkGateway(t *testing.T, tc chartCase, objs *objects, cfg *config.Config) {
+	dep := mustGet(t, objs.deployments, fullname)
+	svc := mustGet(t, objs.services, fullname)
+	if cfg.Listeners.BindHost != "0.0.0.0" {
+		t.Errorf("listeners.bind_host %q: a gateway pod must accept connections on its pod address", cfg.Listeners.BindHost)
+	}
+	wantHost := fmt.Sprintf("%s.%s.svc.cluster.local", fullname, namespace)
+	if tc.lb {
+		wantHost = "kafka.example.com"
+	}
+	if cfg.Listeners.AdvertisedHost != wantHost {
+		t.Errorf("listeners.advertised_host %q, want %q", cfg.Listeners.AdvertisedHost, wantHost)
+	}
+
+	if tc.hpa {
+		if dep.Spec.Replicas != nil {
+			t.Errorf("replicas %d set while the HPA owns the count", *dep.Spec.Replicas)
+		}
+		hpa := mustGet(t, objs.hpas, fullname)
+		ref := hpa.Spec.ScaleTargetRef
+		if ref.Kind != "Deployment" || ref.Name != dep.Name || ref.APIVersion != "apps/v1" {
+			t.Errorf("HPA targets %+v, want the Deployment %s", ref, dep.Name)
+		}
+		if hpa.Spec.MinReplicas == nil || *hpa.Spec.MinReplicas != 3 || hpa.Spec.MaxReplicas != 9 {
+			t.Errorf("HPA replicas %v-%d, want 3-9", hpa.Spec.MinReplicas, hpa.Spec.MaxReplicas)
+		}
+	} else {
+		if dep.Spec.Replicas == nil || *dep.Spec.Replicas != tc.replicas {
+			t.Errorf("replicas %v, want %d", dep.Spec.Replicas, tc.replicas)
+		}
+		if len(objs.hpas) != 0 {
+			t.Errorf("HPA rendered without autoscaling.enabled: %v", objs.kinds)
+		}
+	}
+
+	pod := dep.Spec.Template
+	if !selects(dep.Spec.Selector.MatchLabels, pod.Labels) {
+		t.Errorf("Deployment selector %v does not select its pods %v", dep.Spec.Selector.MatchLabels, pod.Labels)
+	}
+	if len(pod.Spec.Containers) != 1 {
+		t.Fatalf("gateway pod has %d containers, want kproxy alone", len(pod.Spec.Containers))
+	}
+	kp := pod.Spec.Containers[0]
+	checkKproxyContainer(t, tc, pod.Spec, kp, cfg)
+
+	// The Service: bootstrap, each broker on kproxy's own port for it,
+	// and admin; each targeting the container port of that name.
+	wantSvc := kafkaPorts(t, tc, cfg)
+	wantSvc["admin"] = adminPort(t, cfg)
+	checkServicePorts(t, svc, kp, wantSvc)
+	if !selects(svc.Spec.Selector, pod.Labels) {
+		t.Errorf("Service selector %v does not select the pods %v", svc.Spec.Selector, pod.Labels)
+	}
+
+	lb, haveLB := objs.services[fullname+"-lb"]
+	if haveLB != tc.lb {
+		t.Fatalf("LoadBalancer Service rendered %v, want %v", haveLB, tc.lb)
+	}
+	if tc.lb {
+		if lb.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			t.Errorf("%s type %s", lb.Name, lb.Spec.Type)
+		}
+		checkServicePorts(t, lb, kp, kafkaPorts(t, tc, cfg)) // never admin
+		if !selects(lb.Spec.Selector, pod.Labels) {
+			t.Errorf("LB selector %v does not select the pods", lb.Spec.Selector)
+		}
+	}
+
+	pdb := mustGet(t, objs.pdbs, fullname)
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
+		t.Errorf("PDB maxUnavailable %v, want 1", pdb.Spec.MaxUnavailable)
+	}
+	if !selects(pdb.Spec.Selector.MatchLabels, pod.Labels) {
+		t.Errorf("PDB selector %v does not select the pods", pdb.Spec.Selector.MatchLabels)
+	}
+
+	if len(objs.serviceMonitors) == 1 != tc.monitor {
+		t.Fatalf("ServiceMonitor rendered %d, want %v", len(objs.serviceMonitors), tc.monitor)
+	}
+	if tc.monitor {
+		sm := mustGet(t, objs.serviceMonitors, fullname)
+		if !selects(sm.Spec.Selector.MatchLabels, svc.Labels) {
+			t.Errorf("ServiceMonitor selector %v does not select Service labels %v", sm.Spec.Selector.MatchLabels, svc.Labels)
+		}
+		if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "admin" || sm.Spec.Endpoints[0].Path != "/metrics" {
+			t.Errorf("ServiceMonitor endpoints %+v, want the admin port's /metrics", sm.Spec.Endpoints)
+		}
+		if sm.Labels["release"] != "prometheus" {
+			t.Errorf("ServiceMonitor labels %v lack serviceMonitor.labels", sm.Labels)
+		}
+	}
+}
+
+// checkSidecar checks a sidecar render: kproxy on loopback, the example
+// pod with kproxy as a (native) sidecar whose readiness gates the app.
+func checkSidecar(t *testing.T, tc chartCase, objs *objects, cfg *config.Config) {
+	for _, kind := range objs.kinds {
+		if !strings.HasPrefix(kind, "ConfigMap/") && !strings.HasPrefix(kind, "Deployment/") {
+			t.Errorf("sidecar mode rendered %s: only the ConfigMap and the example belong to it", kind)
+		}
+	}
+	if cfg.Listeners.BindHost != "127.0.0.1" || cfg.Listeners.AdvertisedHost != "127.0.0.1" {
+		t.Errorf("sidecar listens on %s advertising %s, want 127.0.0.1 for both (the pod's own loopback)",
+			cfg.Listeners.BindHost, cfg.Listeners.AdvertisedHost)
+	}
+	dep := mustGet(t, objs.deployments, fullname+"-example")
+	spec := dep.Spec.Template.Spec
+	var kp, app *corev1.Container
+	if native := slices.IndexFunc(spec.InitContainers, isKproxy); native >= 0 {
+		kp = &spec.InitContainers[native]
+		if kp.RestartPolicy == nil || *kp.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			t.Errorf("kproxy init container without restartPolicy Always is not a sidecar: it would block the app")
+		}
+	} else if i := slices.IndexFunc(spec.Containers, isKproxy); i >= 0 {
+		kp = &spec.Containers[i]
+	} else {
+		t.Fatalf("no kproxy container in the example pod")
+	}
+	wantNative := !strings.Contains(tc.values, "native: false")
+	if gotNative := kp.RestartPolicy != nil; gotNative != wantNative {
+		t.Errorf("native sidecar %v, want %v", gotNative, wantNative)
+	}
+	if i := slices.IndexFunc(spec.Containers, func(c corev1.Container) bool { return c.Name == "app" }); i >= 0 {
+		app = &spec.Containers[i]
+	} else {
+		t.Fatal("no app container in the example pod")
+	}
+	checkKproxyContainer(t, tc, spec, *kp, cfg)
+
+	// kubelet starts the app only after kproxy's startup probe passes.
+	if p := kp.StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
+		t.Errorf("kproxy sidecar startup probe %+v, want /readyz", kp.StartupProbe)
+	}
+	// The app is ready only while kproxy is: its readiness probe is
+	// kproxy's /readyz on the shared pod address.
+	rp := app.ReadinessProbe
+	if rp == nil || rp.HTTPGet == nil || rp.HTTPGet.Path != "/readyz" || rp.HTTPGet.Port.IntValue() != adminPort(t, cfg) {
+		t.Errorf("app readiness probe %+v, want kproxy's /readyz on port %d", rp, adminPort(t, cfg))
+	}
+	wantBootstrap := fmt.Sprintf("localhost:%d", cfg.Listeners.BootstrapPort)
+	if !slices.ContainsFunc(app.Env, func(e corev1.EnvVar) bool { return e.Value == wantBootstrap }) ||
+		!strings.Contains(strings.Join(app.Args, " "), "-b "+wantBootstrap) {
+		t.Errorf("app does not talk to %s: env %v args %v", wantBootstrap, app.Env, app.Args)
+	}
+}
+
+func isKproxy(c corev1.Container) bool { return c.Name == "kproxy" }
+
+// checkKproxyContainer checks the kproxy container of any pod against the
+// configuration it will load: ports, probes, mounts, security.
+func checkKproxyContainer(t *testing.T, tc chartCase, pod corev1.PodSpec, kp corev1.Container, cfg *config.Config) {
+	t.Helper()
+	ports := map[string]int{}
+	for _, p := range kp.Ports {
+		if errs := validation.IsValidPortName(p.Name); len(errs) > 0 {
+			t.Errorf("container port name %q: %v", p.Name, errs)
+		}
+		ports[p.Name] = int(p.ContainerPort)
+	}
+	want := kafkaPorts(t, tc, cfg)
+	want["admin"] = adminPort(t, cfg)
+	if !maps.Equal(ports, want) {
+		t.Errorf("container ports %v, want what kproxy listens on %v", ports, want)
+	}
+	for _, probe := range []struct {
+		name string
+		p    *corev1.Probe
+		path string
+	}{{"readiness", kp.ReadinessProbe, "/readyz"}, {"liveness", kp.LivenessProbe, "/healthz"}} {
+		if probe.p == nil || probe.p.HTTPGet == nil {
+			t.Errorf("%s probe missing", probe.name)
+			continue
+		}
+		if probe.p.HTTPGet.Path != probe.path || resolvePort(probe.p.HTTPGet.Port, kp) != adminPort(t, cfg) {
+			t.Errorf("%s probe %s on port %s, want %s on the admin port %d",
+				probe.name, probe.p.HTTPGet.Path, probe.p.HTTPGet.Port.String(), probe.path, adminPort(t, cfg))
+		}
+	}
+
+	// The config file is the ConfigMap mounted as a directory: a subPath
+	// mount would never see an update, and the policy would never reload.
+	if len(kp.Args) != 2 || kp.Args[0] != "--config" {
+		t.Fatalf("kproxy args %v, want --config FILE", kp.Args)
+	}
+	m := mountOf(t, kp, kp.Args[1])
+	if m.SubPath != "" {
+		t.Errorf("config mounted with subPath %q: kubelet does not update subPath mounts", m.SubPath)
+	}
+	if v := volume(t, pod, m.Name); v.ConfigMap == nil || v.ConfigMap.Name != fullname {
+		t.Errorf("config volume %s is not the ConfigMap %s: %+v", m.Name, fullname, v.VolumeSource)
+	}
+	// Every file the configuration names is in the Secret it should be.
+	mounted := map[string]string{}
+	for _, file := range configFiles(cfg) {
+		m := mountOf(t, kp, file)
+		v := volume(t, pod, m.Name)
+		if v.Secret == nil {
+			t.Errorf("%s is on volume %s, not a Secret", file, m.Name)
+			continue
+		}
+		if len(v.Secret.Items) > 0 && !slices.ContainsFunc(v.Secret.Items, func(k corev1.KeyToPath) bool {
+			return filepath.Join(m.MountPath, k.Path) == file
+		}) {
+			t.Errorf("%s is not among the projected keys %v of Secret %s", file, v.Secret.Items, v.Secret.SecretName)
+		}
+		mounted[m.Name] = v.Secret.SecretName
+	}
+	if !maps.Equal(mounted, tc.secrets) {
+		t.Errorf("Secrets the config reads %v, want %v", mounted, tc.secrets)
+	}
+	if (cfg.Policy != nil) != tc.policy {
+		t.Errorf("policy loaded %v, want %v", cfg.Policy != nil, tc.policy)
+	}
+
+	// Non-root, read-only, no privileges, as the image's numeric user.
+	sc, psc := kp.SecurityContext, pod.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser != 65532 {
+		t.Errorf("pod security context %+v, want runAsNonRoot as uid 65532 (the image's user)", psc)
+	}
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+		t.Errorf("container security context %+v, want read-only, no escalation, all capabilities dropped", sc)
+	}
+	if pod.TerminationGracePeriodSeconds == nil ||
+		float64(*pod.TerminationGracePeriodSeconds) <= cfg.Limits.ShutdownTimeout.Seconds() {
+		t.Errorf("terminationGracePeriodSeconds %v, want more than limits.shutdown_timeout %s so SIGTERM can drain",
+			pod.TerminationGracePeriodSeconds, cfg.Limits.ShutdownTimeout)
+	}
+	// The memory limit leaves room for what kproxy may buffer
+	// (limits.max_buffered_bytes) twice over: decoding and GC headroom.
+	mem := kp.Resources.Limits.Memory()
+	if mem.IsZero() || mem.Value() < 2*cfg.Limits.MaxBufferedBytes || kp.Resources.Requests.Cpu().IsZero() {
+		t.Errorf("resources %+v: want a CPU request and a memory limit of at least 2 x limits.max_buffered_bytes (%d)",
+			kp.Resources, cfg.Limits.MaxBufferedBytes)
+	}
+}
