@@ -64,6 +64,9 @@ type Listeners struct {
 	// TLS and SASL secure client connections on every listener.
 	TLS  *ListenerTLS  `yaml:"tls"`
 	SASL *ListenerSASL `yaml:"sasl"`
+	// ProxyProtocol reads the client's address from a load balancer's
+	// PROXY header, before TLS.
+	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`
 }
 
 // BrokerOverride pins the port and/or advertised host of one upstream node.

@@ -67,6 +67,8 @@ func (c *Config) Validate() error {
 		checkPort(key+".port", b.Port)
 	}
 
+	l.ProxyProtocol.validate(bad)
+
 	if c.Admin.Listen != "" {
 		if _, _, err := splitHostPort(c.Admin.Listen); err != nil {
 			bad("admin.listen", "%q is not host:port (%v)", c.Admin.Listen, err)
