@@ -21,14 +21,16 @@ import (
 // next request on every connection, and a request in flight finishes under
 // the policy it started with. Safe for concurrent use.
 type Enforcer struct {
-	cur     atomic.Pointer[state]
-	table   []*apiEntry // by API key
-	keys    []int16
-	ids     topicIDs
-	audit   *auditLog
-	auditTo io.Closer // the audit file, if kproxy opened one
-	metrics *Metrics
-	log     zerolog.Logger
+	cur   atomic.Pointer[state]
+	table []*apiEntry // by API key
+	keys  []int16
+	ids   topicIDs
+	// resolver asks the cluster for ids not learned here; nil: none.
+	resolver *topicResolver
+	audit    *auditLog
+	auditTo  io.Closer // the audit file, if kproxy opened one
+	metrics  *Metrics
+	log      zerolog.Logger
 	// tableMisses counts handler questions the table does not list (bugs;
 	// tests assert none).
 	tableMisses atomic.Uint64
@@ -46,6 +48,8 @@ type options struct {
 	log   zerolog.Logger
 	reg   prometheus.Registerer
 	audit io.Writer
+	// resolver: WithTopicResolver (topicresolver.go).
+	resolver Requester
 }
 
 // WithLogger sets the logger for kproxy's own messages (not the audit log).
@@ -74,6 +78,9 @@ func New(p *config.Policy, a *config.Audit, opts ...Option) (*Enforcer, error) {
 		return nil, fmt.Errorf("compile policy: %w", err)
 	}
 	e := &Enforcer{log: o.log, metrics: newMetrics(o.reg)}
+	if o.resolver != nil {
+		e.resolver = newTopicResolver(o.resolver, &e.ids)
+	}
 	e.table = tableByKey(operationTable())
 	for key, entry := range e.table {
 		if entry != nil && !entry.setup {
