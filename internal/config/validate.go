@@ -36,6 +36,9 @@ func (c *Config) Validate() error {
 	if u.DialTimeout < 0 {
 		bad("upstream.dial_timeout", "%s: must be positive", u.DialTimeout)
 	}
+	if u.MetadataRefresh < 0 {
+		bad("upstream.metadata_refresh", "%s: must be positive", u.MetadataRefresh)
+	}
 	if u.ReconnectBackoff < 0 {
 		bad("upstream.reconnect_backoff", "%s: must be positive", u.ReconnectBackoff)
 	}

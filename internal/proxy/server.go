@@ -123,6 +123,7 @@ func (s *Server) Start(ctx context.Context) error {
 		if s.sec.saslMode == config.SASLModeTerminate {
 			s.warmAPIVersions(dctx)
 		}
+		s.refreshBrokers(dctx)
 	}()
 	return nil
 }
