@@ -14,8 +14,9 @@ import (
 )
 
 // resolverCluster is a kfake cluster with topic "known" that counts the
-// Metadata requests naming a topic by id, and a client to it.
-func resolverCluster(t *testing.T) (*kgo.Client, [16]byte, *atomic.Int64) {
+// Metadata requests naming a topic by id, running onByID for each, and a
+// client to it.
+func resolverCluster(t *testing.T, onByID func()) (*kgo.Client, [16]byte, *atomic.Int64) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "known"))
 	if err != nil {
@@ -28,7 +29,7 @@ func resolverCluster(t *testing.T) (*kgo.Client, [16]byte, *atomic.Int64) {
 		for _, rt := range req.(*kmsg.MetadataRequest).Topics {
 			if rt.TopicID != ([16]byte{}) {
 				byID.Add(1)
-				time.Sleep(50 * time.Millisecond) // long enough for the waiters to pile up
+				onByID()
 			}
 		}
 		return nil, nil, false
@@ -48,7 +49,7 @@ func resolverCluster(t *testing.T) (*kgo.Client, [16]byte, *atomic.Int64) {
 // Many requests waiting for the same unknown id cost one upstream
 // Metadata request, and the name is then known without asking.
 func TestTopicResolverSingleFlight(t *testing.T) {
-	cl, id, byID := resolverCluster(t)
+	cl, id, byID := resolverCluster(t, func() { time.Sleep(50 * time.Millisecond) }) // long enough for the waiters to pile up
 	var ids topicIDs
 	r := newTopicResolver(cl, &ids)
 	var wg sync.WaitGroup
@@ -73,7 +74,7 @@ func TestTopicResolverSingleFlight(t *testing.T) {
 // An id the cluster does not know is remembered as unknown for a while,
 // then asked about again.
 func TestTopicResolverRemembersUnknown(t *testing.T) {
-	cl, _, byID := resolverCluster(t)
+	cl, _, byID := resolverCluster(t, func() {})
 	var ids topicIDs
 	r := newTopicResolver(cl, &ids)
 	now := time.Now()
@@ -109,5 +110,45 @@ func TestTopicResolverUnreachable(t *testing.T) {
 	}
 	if took := time.Since(start); took > resolveTimeout+time.Second {
 		t.Fatalf("gave up after %s, want within %s", took, resolveTimeout)
+	}
+}
+
+// While maxResolving ids are being resolved, another id is not: it is
+// answered unknown at once instead of adding to the upstream's load.
+func TestTopicResolverBoundsConcurrency(t *testing.T) {
+	release := make(chan struct{})
+	cl, _, byID := resolverCluster(t, func() { <-release })
+	var ids topicIDs
+	r := newTopicResolver(cl, &ids)
+	var wg sync.WaitGroup
+	for i := range maxResolving {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.name([16]byte{0xaa, byte(i)})
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r.mu.Lock()
+		n := len(r.inflight)
+		r.mu.Unlock()
+		if n == maxResolving {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d resolutions in flight, want %d", n, maxResolving)
+		}
+	}
+	start := time.Now()
+	if _, ok := r.name([16]byte{0xbb}); ok {
+		t.Fatal("an id resolved while the resolver was full")
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("an id past the bound waited %s, want an answer at once", took)
+	}
+	close(release)
+	wg.Wait()
+	if n := byID.Load(); n > maxResolving {
+		t.Fatalf("%d upstream requests, want at most %d", n, maxResolving)
 	}
 }

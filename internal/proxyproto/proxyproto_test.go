@@ -40,30 +40,38 @@ func v2TCP6(src, dst string, sport, dport uint16) []byte {
 	return v2(0x1, 0x21, binary.BigEndian.AppendUint16(b, dport))
 }
 
-// accept sends sent over a real loopback connection and accepts it with a.
-// It returns what Accept returned and the bytes the served connection
-// then yields (the sender closes after sent).
-func accept(t *testing.T, a *Acceptor, sent []byte) (net.Addr, []byte, error) {
+// loopbackPair is a real TCP connection over loopback: the client end,
+// which has sent sent, and the accepted end. Both close when the test ends.
+func loopbackPair(t *testing.T, sent []byte) (client, accepted net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
+	client, err = net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
 	if _, err := client.Write(sent); err != nil {
 		t.Fatal(err)
 	}
-	client.(*net.TCPConn).CloseWrite()
-	conn, err := ln.Accept()
+	accepted, err = ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { accepted.Close() })
+	return client, accepted
+}
+
+// accept sends sent over a real loopback connection and accepts it with a.
+// It returns what Accept returned and the bytes the served connection
+// then yields (the sender closes after sent).
+func accept(t *testing.T, a *Acceptor, sent []byte) (net.Addr, []byte, error) {
+	t.Helper()
+	client, conn := loopbackPair(t, sent)
+	client.(*net.TCPConn).CloseWrite()
 	served, err := a.Accept(conn)
 	if err != nil {
 		return nil, nil, err
@@ -184,24 +192,9 @@ func TestHalfHeaderTimesOut(t *testing.T) {
 		"nothing":            nil,
 	} {
 		t.Run(name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			client, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-			client.Write(half) // and then stall, connection open
-			conn, err := ln.Accept()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			_, conn := loopbackPair(t, half) // and then stall, connection open
 			start := time.Now()
-			_, err = NewAcceptor(Required, loopback, 200*time.Millisecond).Accept(conn)
+			_, err := NewAcceptor(Required, loopback, 200*time.Millisecond).Accept(conn)
 			if !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrMalformed) {
 				t.Fatalf("Accept: %v, want a timeout", err)
 			}
@@ -215,22 +208,7 @@ func TestHalfHeaderTimesOut(t *testing.T) {
 // Bytes coalesced with the header are handed on first; only then may a
 // reader bypass Conn for the socket.
 func TestConnHandsOnBytesBeforeSplice(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	client.Write(append(v2TCP4("192.0.2.1", "10.0.0.1", 1, 2), kafkaStart...))
-	conn, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	client, conn := loopbackPair(t, append(v2TCP4("192.0.2.1", "10.0.0.1", 1, 2), kafkaStart...))
 	served, err := NewAcceptor(Required, loopback, time.Second).Accept(conn)
 	if err != nil {
 		t.Fatal(err)

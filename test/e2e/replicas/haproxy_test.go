@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 const (
@@ -189,7 +190,7 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	if err := os.WriteFile(hcfg, []byte(haproxyCfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var haproxyLog syncBuffer
+	var haproxyLog logbuf.Buffer
 	hp := exec.Command(haproxy, "-db", "-f", hcfg)
 	hp.Stdout, hp.Stderr = &haproxyLog, &haproxyLog
 	if err := hp.Start(); err != nil {
@@ -360,7 +361,7 @@ func times(s []stamped) []time.Time {
 
 // waitHealthy waits until HAProxy has every replica up (its log says so
 // for none down) and its bootstrap port accepts connections.
-func waitHealthy(t *testing.T, log *syncBuffer, seed string) {
+func waitHealthy(t *testing.T, log *logbuf.Buffer, seed string) {
 	t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if c, err := net.DialTimeout("tcp", seed, time.Second); err == nil {
@@ -448,22 +449,4 @@ func checkClientAddresses(t *testing.T, replicas []*replica) {
 		t.Errorf("no log line names the franz-go clients' address %s; clients seen: %v", clientIP, clients)
 	}
 	t.Logf("client addresses in the replicas' logs (lines): %v; audit lines naming %s: %d", clients, clientIP, auditClients)
-}
-
-// syncBuffer collects a process's output from its copying goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
 )
@@ -101,18 +100,7 @@ policy:
     - {name: behind-lb, principals: ["cidr:198.51.100.0/24"], allow: [write], topics: ["pp.t"]}
 audit: {log_allowed: true}
 `
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	audit := &syncBuffer{}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(audit), policy.WithRegisterer(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	logs := &syncBuffer{}
-	px := testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel, proxy.WithRequestFilters(enf))
+	px, logs, enf, audit := startWithPolicyAudit(t, yaml)
 	ctx := testCtx(t, 60*time.Second)
 
 	produce := func(opts ...kgo.Opt) error {
@@ -215,4 +203,33 @@ func TestProxyProtocolBeforeTLS(t *testing.T) {
 		t.Errorf("kproxy_connections_closed_total{reason=connection_limit} = %v, want 1", n)
 	}
 	_ = clients
+}
+
+// TestProxyProtocolShutdownClosesWaiting: a connection still waiting for
+// its header (here one that sends nothing, within a long
+// handshake_timeout) does not hold up Shutdown: it is closed at once.
+func TestProxyProtocolShutdownClosesWaiting(t *testing.T) {
+	cluster := testkit.Cluster(t, 1)
+	cfg, err := config.Parse(strings.NewReader(proxyProtocolConfig(cluster, "required", "127.0.0.1", "", "limits: {handshake_timeout: 1m}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := proxy.New(cfg, zerolog.New(&syncBuffer{}), prometheus.NewRegistry())
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := dialRaw(t, srv.BootstrapAddr())
+	time.Sleep(200 * time.Millisecond) // accepted, waiting for the header
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Shutdown took %s with a connection waiting for its PROXY header", took)
+	}
+	if _, err := waitClosed(c, 2*time.Second); err != nil {
+		t.Fatalf("the waiting connection was not closed: %v", err)
+	}
 }
