@@ -122,6 +122,18 @@ func (r *replica) logLines() []testkit.LogLine {
 	return append([]testkit.LogLine(nil), r.lines...)
 }
 
+// clientConns counts the connections from clientIP the replica logged
+// as connected upstream.
+func (r *replica) clientConns() int {
+	conns := map[any]bool{}
+	for _, l := range r.logLines() {
+		if addr, _ := l["client"].(string); strings.HasPrefix(addr, clientIP+":") && l.Message() == "upstream connected" {
+			conns[l["conn"]] = true
+		}
+	}
+	return len(conns)
+}
+
 // clientDialer connects from clientIP, as a client elsewhere would.
 func clientDialer(ctx context.Context, network, host string) (net.Conn, error) {
 	d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(clientIP)}}
@@ -270,6 +282,13 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	}()
 
 	time.Sleep(4 * time.Second)
+	for _, r := range replicas[1:] {
+		if n := r.clientConns(); n == 0 {
+			t.Errorf("replica %s served no franz-go connection before it is stopped: stopping it would test nothing", r.ip)
+		} else {
+			t.Logf("replica %s has served %d franz-go connections", r.ip, n)
+		}
+	}
 	killed := replicas[1]
 	killAt := time.Now()
 	killed.bin.Cmd.Process.Signal(syscall.SIGKILL)
