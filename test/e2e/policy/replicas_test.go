@@ -85,16 +85,7 @@ func TestReplicasResolveTopicIDs(t *testing.T) {
 	}
 	fetchByID := func(p *testkit.Proxy) (int16, int) {
 		addr, _ := p.BrokerAddr(leader)
-		req := kmsg.NewPtrFetchRequest()
-		req.SetVersion(13)
-		req.MaxWaitMillis, req.MaxBytes, req.SessionEpoch, req.ReplicaID = 100, 1<<20, -1, -1
-		rt := kmsg.NewFetchRequestTopic()
-		rt.TopicID = id
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.PartitionMaxBytes = 1 << 20
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp := dialRaw(t, addr, "replicas").roundTrip(t, req).(*kmsg.FetchResponse)
+		resp := dialRaw(t, addr, "replicas").roundTrip(t, rawFetchByID(id)).(*kmsg.FetchResponse)
 		if len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
 			return resp.ErrorCode, 0
 		}
@@ -116,4 +107,20 @@ func TestReplicasResolveTopicIDs(t *testing.T) {
 	if code := produceByID(b); code != 100 {
 		t.Fatalf("Produce of an id the cluster does not know: %d, want UNKNOWN_TOPIC_ID (100)", code)
 	}
+}
+
+// rawFetchByID is a v13 sessionless consumer fetch (topics by id only) of
+// partition 0 of topic id from offset 0.
+func rawFetchByID(id [16]byte) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(13)
+	req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 10, 1<<20
+	req.SessionEpoch = -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.TopicID = id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
 }
