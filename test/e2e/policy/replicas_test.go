@@ -1,18 +1,13 @@
 package e2epolicy
 
 import (
+	"fmt"
 	"testing"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
 
 const replicaPolicy = `
@@ -22,27 +17,13 @@ policy:
     - {name: everything, principals: ["*"], allow: [all], topics: ["*"], groups: ["*"], cluster: true}
 `
 
-// replica starts one kproxy with the policy in front of cluster, resolving
-// unknown topic ids upstream when resolve is set (as cmd/kproxy does).
+// replica starts one kproxy with replicaPolicy in front of cluster,
+// resolving unknown topic ids upstream when resolve is set.
 func replica(t *testing.T, cluster *kfake.Cluster, resolve bool) *testkit.Proxy {
 	t.Helper()
-	cfg := parseConfig(t, replicaPolicy)
-	opts := []policy.Option{policy.WithRegisterer(prometheus.NewRegistry()), policy.WithAuditWriter(&syncBuffer{})}
-	if resolve {
-		up := config.Upstream{BootstrapServers: cluster.ListenAddrs(), DialTimeout: 5 * time.Second}
-		cl, err := upstreamclient.New(up)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		opts = append(opts, policy.WithTopicResolver(cl))
-	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	return testkit.StartProxyWith(t, cluster.ListenAddrs(), "", proxy.WithRequestFilters(enf))
+	yaml := fmt.Sprintf("upstream: {bootstrap_servers: [%q], dial_timeout: 5s}\nlisteners: {bind_host: 127.0.0.1}\nlog: {level: warn}\n",
+		cluster.ListenAddrs()[0]) + replicaPolicy
+	return testkit.StartEnforcedProxy(t, yaml, &syncBuffer{}, resolve)
 }
 
 // TestReplicasResolveTopicIDs: two kproxy replicas with the same policy in

@@ -1,49 +1,17 @@
 package e2esecurity
 
 import (
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
-
-// secureReplica starts a kproxy from yaml with its policy enforced and,
-// when resolve is set, unknown topic ids resolved upstream through a
-// client built from the same file's upstream section, as cmd/kproxy does.
-func secureReplica(t *testing.T, yaml string, resolve bool) *testkit.Proxy {
-	t.Helper()
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []policy.Option{policy.WithAuditWriter(&syncBuffer{}), policy.WithRegisterer(prometheus.NewRegistry())}
-	if resolve {
-		cl, err := upstreamclient.New(cfg.Upstream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cl.Close)
-		opts = append(opts, policy.WithTopicResolver(cl))
-	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	return testkit.StartProxyConfig(t, yaml, proxy.WithRequestFilters(enf))
-}
 
 // TestReplicasSecureUpstream: replicas in front of a cluster that requires
 // TLS and SASL from kproxy, terminating clients' SASL. Replica B, which no
@@ -61,7 +29,8 @@ policy:
   rules:
     - {name: alice, principals: ["User:alice"], allow: [all], topics: ["*"], groups: ["*"], cluster: true}
 `
-	a, b, unaided := secureReplica(t, yaml, true), secureReplica(t, yaml, true), secureReplica(t, yaml, false)
+	a, b := testkit.StartEnforcedProxy(t, yaml, &syncBuffer{}, true), testkit.StartEnforcedProxy(t, yaml, &syncBuffer{}, true)
+	unaided := testkit.StartEnforcedProxy(t, yaml, &syncBuffer{}, false)
 	ctx := testCtx(t, 30*time.Second)
 
 	if _, err := unauthenticatedSession(t, p, b.BootstrapAddr(), 3); err != nil {
