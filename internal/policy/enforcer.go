@@ -21,22 +21,23 @@ import (
 // next request on every connection, and a request in flight finishes under
 // the policy it started with. Safe for concurrent use.
 type Enforcer struct {
-	cur   atomic.Pointer[state]
-	table []*apiEntry // by API key
-	keys  []int16
-	ids   topicIDs
-	// resolver asks the cluster for ids not learned here; nil: none.
-	resolver *topicResolver
-	audit    *auditLog
-	auditTo  io.Closer // the audit file, if kproxy opened one
-	metrics  *Metrics
-	log      zerolog.Logger
+	cur     atomic.Pointer[state]
+	table   []*apiEntry // by API key
+	keys    []int16
+	ids     topicIDs
+	audit   *auditLog
+	auditTo io.Closer // the audit file, if kproxy opened one
+	metrics *Metrics
+	log     zerolog.Logger
 	// tableMisses counts handler questions the table does not list (bugs;
 	// tests assert none).
 	tableMisses atomic.Uint64
 	// summaries recycles the *protocol.ProduceSummary InspectRequest
 	// reads produces into.
 	summaries sync.Pool
+
+	// resolver asks the cluster for ids not learned here; nil: none.
+	resolver *topicResolver
 }
 
 var _ filter.RequestFilter = (*Enforcer)(nil)
