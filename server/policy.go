@@ -9,10 +9,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
 
 // reloadPoll is how often the configuration file is checked for changes.
@@ -33,6 +35,7 @@ type policyWiring struct {
 	enf      *policy.Enforcer // nil without a policy section at start
 	reloader *config.Reloader
 	reload   <-chan os.Signal
+	upstream *kgo.Client // resolves topic ids the enforcer has not seen; nil: none
 }
 
 // startPolicy builds the enforcer from cfg. running is the file's
@@ -43,7 +46,16 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 		log.Warn().Str("warning", warning).Msg("policy rule a client can sidestep")
 	}
 	if cfg.Policy != nil {
-		enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithLogger(log), policy.WithRegisterer(reg))
+		opts := []policy.Option{policy.WithLogger(log), policy.WithRegisterer(reg)}
+		if canAskUpstream(cfg) {
+			cl, err := upstreamclient.New(cfg.Upstream)
+			if err != nil {
+				return nil, err
+			}
+			w.upstream = cl
+			opts = append(opts, policy.WithTopicResolver(cl))
+		}
+		enf, err := policy.New(cfg.Policy, cfg.Audit, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
@@ -88,9 +100,20 @@ func reloadTrigger(sig os.Signal) string {
 	return "signal " + sig.String()
 }
 
-// close flushes the audit log.
+// close flushes the audit log and closes the topic id resolver's client.
 func (w *policyWiring) close() {
 	if w.enf != nil {
 		w.enf.Close()
 	}
+	if w.upstream != nil {
+		w.upstream.Close()
+	}
+}
+
+// canAskUpstream reports whether kproxy has its own way into the cluster:
+// in SASL passthrough mode without upstream.sasl only clients hold
+// credentials, and a topic id not seen here stays UNKNOWN_TOPIC_ID.
+func canAskUpstream(cfg *config.Config) bool {
+	sa := cfg.Listeners.SASL
+	return sa == nil || sa.Mode != config.SASLModePassthrough || cfg.Upstream.SASL != nil
 }

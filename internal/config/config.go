@@ -35,6 +35,10 @@ type Upstream struct {
 	// clients of that node are refused without a dial.
 	ReconnectBackoff    time.Duration `yaml:"reconnect_backoff"`
 	ReconnectBackoffMax time.Duration `yaml:"reconnect_backoff_max"`
+	// MetadataRefresh is how often kproxy asks the cluster for its brokers
+	// on its own, so that a node added while kproxy runs gets a listener on
+	// every replica, not only on those that relayed a Metadata naming it.
+	MetadataRefresh time.Duration `yaml:"metadata_refresh"`
 	// TLS and SASL secure kproxy's own connections to the cluster.
 	TLS  *UpstreamTLS  `yaml:"tls"`
 	SASL *UpstreamSASL `yaml:"sasl"`
@@ -64,6 +68,9 @@ type Listeners struct {
 	// TLS and SASL secure client connections on every listener.
 	TLS  *ListenerTLS  `yaml:"tls"`
 	SASL *ListenerSASL `yaml:"sasl"`
+	// ProxyProtocol reads the client's address from a load balancer's
+	// PROXY header, before TLS.
+	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`
 }
 
 // BrokerPort is the port upstream node nodeID is served on, the map every

@@ -14,7 +14,10 @@ import (
 
 // Defaults applied to keys left out of the file.
 const (
-	DefaultDialTimeout     = 10 * time.Second
+	DefaultDialTimeout = 10 * time.Second
+	// DefaultMetadataRefresh bounds how long a node added at run time may
+	// lack a listener on a replica that relayed no Metadata naming it.
+	DefaultMetadataRefresh = 30 * time.Second
 	DefaultIdleTimeout     = 10 * time.Minute
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultMaxFrameBytes   = 100 << 20
@@ -92,6 +95,9 @@ func explainYAMLError(err error) error {
 func (c *Config) applyDefaults() {
 	if c.Upstream.DialTimeout == 0 {
 		c.Upstream.DialTimeout = DefaultDialTimeout
+	}
+	if c.Upstream.MetadataRefresh == 0 {
+		c.Upstream.MetadataRefresh = DefaultMetadataRefresh
 	}
 	if c.Upstream.ReconnectBackoff == 0 {
 		c.Upstream.ReconnectBackoff = DefaultReconnectBackoff

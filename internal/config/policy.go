@@ -223,15 +223,11 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 		}
 		return PrincipalMatcher{Kind: kind, Pattern: p}, nil
 	case PrincipalCIDR:
-		prefix, err := netip.ParsePrefix(value)
+		prefix, err := parseNetwork(value)
 		if err != nil {
-			addr, aerr := netip.ParseAddr(value)
-			if aerr != nil {
-				return PrincipalMatcher{}, fmt.Errorf("%q: %q is not a network (10.1.0.0/16) or address", s, value)
-			}
-			prefix = netip.PrefixFrom(addr, addr.BitLen())
+			return PrincipalMatcher{}, fmt.Errorf("%q: %w", s, err)
 		}
-		return PrincipalMatcher{Kind: PrincipalCIDR, Prefix: prefix.Masked()}, nil
+		return PrincipalMatcher{Kind: PrincipalCIDR, Prefix: prefix}, nil
 	}
 	return PrincipalMatcher{}, fmt.Errorf("%q: unknown principal kind %q; valid: User, client_id, cidr, cn, listener, or * alone", s, kind)
 }

@@ -46,6 +46,9 @@ func (c *Config) validate(sources map[string]string) error {
 	if u.DialTimeout < 0 {
 		bad("upstream.dial_timeout", "%s: must be positive", u.DialTimeout)
 	}
+	if u.MetadataRefresh < 0 {
+		bad("upstream.metadata_refresh", "%s: must be positive", u.MetadataRefresh)
+	}
 	if u.ReconnectBackoff < 0 {
 		bad("upstream.reconnect_backoff", "%s: must be positive", u.ReconnectBackoff)
 	}
@@ -76,6 +79,8 @@ func (c *Config) validate(sources map[string]string) error {
 		seen[b.NodeID] = true
 		checkPort(key+".port", b.Port)
 	}
+
+	l.ProxyProtocol.validate(bad)
 
 	if c.Admin.Listen != "" {
 		if _, _, err := splitHostPort(c.Admin.Listen); err != nil {

@@ -35,6 +35,9 @@ type Enforcer struct {
 	// summaries recycles the *protocol.ProduceSummary decideProduceRaw
 	// reads produces into.
 	summaries sync.Pool
+
+	// resolver asks the cluster for ids not learned here; nil: none.
+	resolver *topicResolver
 }
 
 var _ filter.Filter = (*Enforcer)(nil)
@@ -46,6 +49,8 @@ type options struct {
 	log   zerolog.Logger
 	reg   prometheus.Registerer
 	audit io.Writer
+	// resolver: WithTopicResolver (topicresolver.go).
+	resolver Requester
 }
 
 // WithLogger sets the logger for kproxy's own messages (not the audit log).
@@ -74,6 +79,9 @@ func New(p *config.Policy, a *config.Audit, opts ...Option) (*Enforcer, error) {
 		return nil, fmt.Errorf("compile policy: %w", err)
 	}
 	e := &Enforcer{log: o.log, metrics: newMetrics(o.reg)}
+	if o.resolver != nil {
+		e.resolver = newTopicResolver(o.resolver, &e.ids)
+	}
 	e.table = tableByKey(operationTable())
 
 	out, buffered := o.audit, false

@@ -192,10 +192,14 @@ func (c *reqCtx) governance() []*govRule {
 }
 
 // topicName resolves a topic named by name or, from v13-style requests, by
-// id. ok is false for an id kproxy has not seen in a response.
+// id. ok is false for an id kproxy has not seen in a response and, with a
+// resolver, the cluster does not know either.
 func (c *reqCtx) topicName(name string, id [16]byte) (string, bool) {
 	if name != "" || id == ([16]byte{}) {
 		return name, true
+	}
+	if c.e.resolver != nil {
+		return c.e.resolver.name(id)
 	}
 	return c.e.ids.name(id)
 }

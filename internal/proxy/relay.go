@@ -90,8 +90,8 @@ type direction struct {
 // newDirection relays from r, which buffers reads of src, to dst.
 func newDirection(r *bufio.Reader, src, dst net.Conn) *direction {
 	d := &direction{r: r, w: bufio.NewWriterSize(dst, writeBufSize)}
-	srcTCP, ok1 := src.(*net.TCPConn)
-	dstTCP, ok2 := dst.(*net.TCPConn)
+	srcTCP, ok1 := spliceable(src)
+	dstTCP, ok2 := spliceable(dst)
 	if ok1 && ok2 {
 		d.srcTCP, d.dstTCP = srcTCP, dstTCP
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
+	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
 
 // security is everything the listeners and dialers need to secure
@@ -61,27 +62,14 @@ func (s *Server) setupSecurity() error {
 			}
 		}
 	}
-	if t := cfg.Upstream.TLS; t != nil {
-		tc, err := tlsconfig.ClientConfig(t.CAFile, t.ServerName, t.CertFile, t.KeyFile, t.InsecureSkipVerify)
-		if err != nil {
-			return fmt.Errorf("upstream.tls: %w", err)
-		}
-		if t.InsecureSkipVerify {
-			s.log.Warn().Msg("upstream.tls.insecure_skip_verify is set: upstream certificates are NOT verified; anyone on the path can impersonate the cluster")
-		}
-		s.sec.upstreamTLS = tc
+	up, err := upstreamclient.NewSecurity(cfg.Upstream)
+	if err != nil {
+		return err
 	}
-	if u := cfg.Upstream.SASL; u != nil {
-		password, err := auth.ResolveSecret(u.Password, u.PasswordFile, u.PasswordEnv)
-		if err != nil {
-			return fmt.Errorf("upstream.sasl.password: %w", err)
-		}
-		mech, err := auth.UpstreamMechanism(u.Mechanism, u.Username, password)
-		if err != nil {
-			return fmt.Errorf("upstream.sasl: %w", err)
-		}
-		s.sec.upstreamMech = mech
+	if t := cfg.Upstream.TLS; t != nil && t.InsecureSkipVerify {
+		s.log.Warn().Msg("upstream.tls.insecure_skip_verify is set: upstream certificates are NOT verified; anyone on the path can impersonate the cluster")
 	}
+	s.sec.upstreamTLS, s.sec.upstreamMech = up.TLS, up.SASL
 	return nil
 }
 

@@ -42,6 +42,8 @@ type Server struct {
 	// (SASL terminate mode); set in Start.
 	apiVersions *apiVersionsCache
 	budget      *memoryBudget
+	// proxyHeaders reads load balancers' PROXY headers (listeners.proxy_protocol).
+	proxyHeaders *proxyHeaders
 
 	sec       security
 	bootstrap net.Listener
@@ -71,6 +73,7 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		pairs:   map[*pair]struct{}{},
 		perIP:   map[netip.Addr]int{},
 	}
+	s.proxyHeaders = newProxyHeaders(cfg)
 	s.budget = newMemoryBudget(cfg.Limits.MaxBufferedBytes, s.metrics.bufferedBytes, s.metrics.bufferedLimit)
 	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
 	s.health = newUpstreamHealth(healthSettings{
@@ -116,6 +119,7 @@ func (s *Server) Start(ctx context.Context) error {
 		if s.sec.saslMode == config.SASLModeTerminate {
 			s.warmAPIVersions(dctx)
 		}
+		s.refreshBrokers(dctx)
 	}()
 	return nil
 }
@@ -189,13 +193,23 @@ func (s *Server) serve(ln net.Listener, nodeID int32) {
 				}
 				return
 			}
-			p := s.newPair(conn, nodeID, name)
-			if p == nil {
-				continue
-			}
-			go p.run()
+			s.wg.Add(1) // under the accept loop's own count, so never after Shutdown's Wait returned
+			go s.handle(conn, nodeID, name)
 		}
 	}()
+}
+
+// handle reads a PROXY header, if the listeners expect one, then serves
+// conn as a pair. It runs on the connection's own goroutine so that a slow
+// header holds up no other connection.
+func (s *Server) handle(conn net.Conn, nodeID int32, listener string) {
+	defer s.wg.Done()
+	if conn = s.acceptProxyHeader(conn, listener); conn == nil {
+		return
+	}
+	if p := s.newPair(conn, nodeID, listener); p != nil {
+		p.run()
+	}
 }
 
 // newPair registers a pair for conn, or closes conn if kproxy is draining.
@@ -259,6 +273,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 
+	s.proxyHeaders.closeWaiting()
 	s.health.close() // no more probes, so no listener reopens
 	if s.stopDiscovery != nil {
 		s.stopDiscovery()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
 
 // bootstrapHeadStart is how long a bootstrap dial has to answer before the
@@ -235,18 +236,8 @@ func (s *Server) fetchBrokers(ctx context.Context) error {
 		}
 		return conn.Close()
 	}
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(s.cfg.Upstream.BootstrapServers...),
-		kgo.DialTimeout(s.cfg.Upstream.DialTimeout),
-		kgo.RequestRetries(0),
-	}
-	if s.sec.upstreamTLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(s.sec.upstreamTLS.Clone()))
-	}
-	if s.sec.upstreamMech != nil {
-		opts = append(opts, kgo.SASL(s.sec.upstreamMech))
-	}
-	cl, err := kgo.NewClient(opts...)
+	up := upstreamclient.Security{TLS: s.sec.upstreamTLS, SASL: s.sec.upstreamMech}
+	cl, err := kgo.NewClient(up.ClientOpts(s.cfg.Upstream.BootstrapServers, s.cfg.Upstream.DialTimeout)...)
 	if err != nil {
 		return fmt.Errorf("upstream metadata client: %w", err)
 	}

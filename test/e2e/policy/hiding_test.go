@@ -169,17 +169,7 @@ func TestTopicIDOfHiddenTopic(t *testing.T) {
 		}
 
 		fetch := func(id [16]byte) string {
-			req := kmsg.NewPtrFetchRequest()
-			req.SetVersion(13)
-			req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 10, 1<<20
-			req.SessionEpoch = -1
-			rt := kmsg.NewFetchRequestTopic()
-			rt.TopicID = id
-			rp := kmsg.NewFetchRequestTopicPartition()
-			rp.PartitionMaxBytes = 1 << 20
-			rt.Partitions = append(rt.Partitions, rp)
-			req.Topics = append(req.Topics, rt)
-			resp := raw.roundTrip(t, req).(*kmsg.FetchResponse)
+			resp := raw.roundTrip(t, rawFetchByID(id)).(*kmsg.FetchResponse)
 			var parts []string
 			for _, tp := range resp.Topics {
 				for _, p := range tp.Partitions {

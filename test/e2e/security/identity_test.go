@@ -31,17 +31,26 @@ import (
 // logging at debug level into the returned buffer.
 func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *syncBuffer) {
 	t.Helper()
+	px, logs, _, _ := startWithPolicyAudit(t, yaml)
+	return px, logs
+}
+
+// startWithPolicyAudit is startWithPolicy that also returns the enforcer
+// and the buffer its audit lines go to, whole once the enforcer is closed.
+func startWithPolicyAudit(t *testing.T, yaml string) (px *testkit.Proxy, logs *syncBuffer, enf *policy.Enforcer, audit *syncBuffer) {
+	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(&syncBuffer{}), policy.WithRegisterer(prometheus.NewRegistry()))
+	audit = &syncBuffer{}
+	enf, err = policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(audit), policy.WithRegisterer(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
-	logs := &syncBuffer{}
-	return testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel, proxy.WithFilters(enf)), logs
+	logs = &syncBuffer{}
+	return testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel, proxy.WithFilters(enf)), logs, enf, audit
 }
 
 // TestMultiCNCertificateRefused: a client certificate whose subject holds

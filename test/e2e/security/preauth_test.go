@@ -234,6 +234,20 @@ func authenticatedAPIVersions(t *testing.T, p pki, addr string) *kmsg.ApiVersion
 		t.Fatal(err)
 	}
 	defer c.Close()
+	loginAlice(t, c)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.SetVersion(3)
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "e2esecurity", "1"
+	resp, err := c.roundTrip(av)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.(*kmsg.ApiVersionsResponse)
+}
+
+// loginAlice authenticates c as alice with SASL PLAIN (v1 handshake).
+func loginAlice(t *testing.T, c *rawConn) {
+	t.Helper()
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "PLAIN"
@@ -246,14 +260,6 @@ func authenticatedAPIVersions(t *testing.T, p pki, addr string) *kmsg.ApiVersion
 	if resp, err := c.roundTrip(sa); err != nil || resp.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
 		t.Fatalf("login: %v %+v", err, resp)
 	}
-	av := kmsg.NewPtrApiVersionsRequest()
-	av.SetVersion(3)
-	av.ClientSoftwareName, av.ClientSoftwareVersion = "e2esecurity", "1"
-	resp, err := c.roundTrip(av)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.(*kmsg.ApiVersionsResponse)
 }
 
 func sameVersions(a, b kmsg.ApiVersionsResponseApiKey) bool {

@@ -1,0 +1,83 @@
+// Package upstreamclient builds what kproxy needs to talk to the cluster
+// as itself: the TLS and SASL settings of upstream.tls and upstream.sasl,
+// shared by the connections kproxy relays and by the requests kproxy
+// sends on its own behalf (start-up discovery, topic id resolution).
+package upstreamclient
+
+import (
+	"crypto/tls"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/tlsconfig"
+)
+
+// Security is kproxy's own upstream identity: TLS client settings (nil:
+// plaintext; ServerName empty means the dialled host) and SASL mechanism
+// (nil: none).
+type Security struct {
+	TLS  *tls.Config
+	SASL sasl.Mechanism
+}
+
+// NewSecurity reads upstream.tls and upstream.sasl, including the
+// password from its file or environment variable.
+func NewSecurity(u config.Upstream) (Security, error) {
+	var sec Security
+	if t := u.TLS; t != nil {
+		tc, err := tlsconfig.ClientConfig(t.CAFile, t.ServerName, t.CertFile, t.KeyFile, t.InsecureSkipVerify)
+		if err != nil {
+			return Security{}, fmt.Errorf("upstream.tls: %w", err)
+		}
+		sec.TLS = tc
+	}
+	if s := u.SASL; s != nil {
+		password, err := auth.ResolveSecret(s.Password, s.PasswordFile, s.PasswordEnv)
+		if err != nil {
+			return Security{}, fmt.Errorf("upstream.sasl.password: %w", err)
+		}
+		mech, err := auth.UpstreamMechanism(s.Mechanism, s.Username, password)
+		if err != nil {
+			return Security{}, fmt.Errorf("upstream.sasl: %w", err)
+		}
+		sec.SASL = mech
+	}
+	return sec, nil
+}
+
+// ClientOpts are the franz-go options of a client that reaches the
+// cluster at bootstrap the way kproxy's relayed connections do.
+func (s Security) ClientOpts(bootstrap []string, dialTimeout time.Duration) []kgo.Opt {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(bootstrap...),
+		kgo.DialTimeout(dialTimeout),
+		kgo.RequestRetries(0),
+	}
+	if s.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(s.TLS.Clone()))
+	}
+	if s.SASL != nil {
+		opts = append(opts, kgo.SASL(s.SASL))
+	}
+	return opts
+}
+
+// New returns a franz-go client for kproxy's own requests to the cluster
+// of u (bootstrap servers resolved: the embedded cluster's addresses set).
+// It connects on first use; Close it when done.
+func New(u config.Upstream, extra ...kgo.Opt) (*kgo.Client, error) {
+	sec, err := NewSecurity(u)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append(sec.ClientOpts(u.BootstrapServers, u.DialTimeout), extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("upstream client: %w", err)
+	}
+	return cl, nil
+}

@@ -1,0 +1,107 @@
+package e2epolicy
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
+)
+
+const replicaPolicy = `
+policy:
+  default: deny
+  rules:
+    - {name: everything, principals: ["*"], allow: [all], topics: ["*"], groups: ["*"], cluster: true}
+`
+
+// replica starts one kproxy with replicaPolicy in front of cluster,
+// resolving unknown topic ids upstream when resolve is set.
+func replica(t *testing.T, cluster *kfake.Cluster, resolve bool) *testkit.Proxy {
+	t.Helper()
+	yaml := fmt.Sprintf("upstream: {bootstrap_servers: [%q], dial_timeout: 5s}\nlisteners: {bind_host: 127.0.0.1}\nlog: {level: warn}\n",
+		cluster.ListenAddrs()[0]) + replicaPolicy
+	return testkit.StartEnforcedProxy(t, yaml, &syncBuffer{}, resolve)
+}
+
+// TestReplicasResolveTopicIDs: two kproxy replicas with the same policy in
+// front of one cluster. A client's Metadata goes through replica A, its
+// Produce v13 and Fetch v13, which name the topic by id only, through
+// replica B, which never relayed that id. B asks the cluster itself and
+// serves them; a replica without the resolver (the behaviour before it)
+// answers UNKNOWN_TOPIC_ID, which shows the id really was unknown there.
+func TestReplicasResolveTopicIDs(t *testing.T) {
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "rep.t"))
+	a, b, unaided := replica(t, cluster, true), replica(t, cluster, true), replica(t, cluster, false)
+
+	raw := dialRaw(t, a.BootstrapAddr(), "replicas")
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(12)
+	md.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("rep.t")}}
+	mdResp := raw.roundTrip(t, md).(*kmsg.MetadataResponse)
+	if len(mdResp.Topics) != 1 || mdResp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("metadata through replica A: %+v", mdResp.Topics)
+	}
+	id := mdResp.Topics[0].TopicID
+	leader := mdResp.Topics[0].Partitions[0].Leader
+
+	produceByID := func(p *testkit.Proxy) int16 {
+		addr, ok := p.BrokerAddr(leader)
+		if !ok {
+			t.Fatalf("replica has no listener for node %d", leader)
+		}
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(13)
+		req.Acks, req.TimeoutMillis = -1, 10000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.TopicID = id
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = recordBatch("by id")
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := dialRaw(t, addr, "replicas").roundTrip(t, req).(*kmsg.ProduceResponse)
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	fetchByID := func(p *testkit.Proxy) (int16, int) {
+		addr, _ := p.BrokerAddr(leader)
+		resp := dialRaw(t, addr, "replicas").roundTrip(t, rawFetchByID(id)).(*kmsg.FetchResponse)
+		if len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
+			return resp.ErrorCode, 0
+		}
+		fp := resp.Topics[0].Partitions[0]
+		return fp.ErrorCode, len(fp.RecordBatches)
+	}
+
+	if code := produceByID(unaided); code != 100 {
+		t.Fatalf("control: a replica without the resolver answered Produce by id with %d, want UNKNOWN_TOPIC_ID (100): the id was not unknown there", code)
+	}
+	if code := produceByID(b); code != 0 {
+		t.Fatalf("Produce v13 by id through replica B: error %d, want the record written", code)
+	}
+	if code, batches := fetchByID(b); code != 0 || batches == 0 {
+		t.Fatalf("Fetch v13 by id through replica B: error %d, %d bytes of batches; want the record back", code, batches)
+	}
+	// A made-up id is still UNKNOWN_TOPIC_ID, from the cluster's answer.
+	id[0] ^= 0xff
+	if code := produceByID(b); code != 100 {
+		t.Fatalf("Produce of an id the cluster does not know: %d, want UNKNOWN_TOPIC_ID (100)", code)
+	}
+}
+
+// rawFetchByID is a v13 sessionless consumer fetch (topics by id only) of
+// partition 0 of topic id from offset 0.
+func rawFetchByID(id [16]byte) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(13)
+	req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 10, 1<<20
+	req.SessionEpoch = -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.TopicID = id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}

@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
+)
+
+// TestReplicasLearnAddedNode: two kproxy replicas in front of one cluster;
+// a node joins and only replica A relays a Metadata naming it. Behind a
+// balancer the client may connect to that node through replica B, so B
+// must open the node's listener too, from its own periodic metadata
+// refresh (upstream.metadata_refresh), without any client's help.
+func TestReplicasLearnAddedNode(t *testing.T) {
+	t.Parallel()
+	cluster := testkit.Cluster(t, 1)
+	cfg := func() string {
+		return fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q], dial_timeout: 5s, metadata_refresh: 200ms}
+listeners: {bind_host: 127.0.0.1}
+log: {level: warn}
+`, strings.Join(cluster.ListenAddrs(), `", "`))
+	}
+	a, b := testkit.StartProxyConfig(t, cfg()), testkit.StartProxyConfig(t, cfg())
+	newNode, _, err := cluster.AddNode(-1, 0)
+	if err != nil {
+		t.Fatalf("add node: %v", err)
+	}
+
+	// The client's Metadata goes through A, which opens the listener.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(a.BootstrapAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).BrokerMetadata(testCtx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.BrokerAddr(newNode); !ok {
+		t.Fatalf("replica A relayed metadata naming node %d but has no listener for it", newNode)
+	}
+
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if addr, ok := b.BrokerAddr(newNode); ok {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				t.Fatalf("replica B's listener for node %d at %s: %v", newNode, addr, err)
+			}
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica B has no listener for node %d 5s after it joined (metadata_refresh 200ms)", newNode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReplicasShareFetchSession: without a policy kproxy relays fetch
+// sessions (KIP-227) untouched and keeps none itself: the session lives on
+// the broker. A session opened through replica A continues, incrementally,
+// through replica B, as when a consumer's connection is re-balanced.
+func TestReplicasShareFetchSession(t *testing.T) {
+	t.Parallel()
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "rep.fs"))
+	cfg := fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q], dial_timeout: 5s}
+listeners: {bind_host: 127.0.0.1}
+log: {level: warn}
+`, cluster.ListenAddrs()[0])
+	a, b := testkit.StartProxyConfig(t, cfg), testkit.StartProxyConfig(t, cfg)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := testCtx(t, 20*time.Second)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "rep.fs", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	node := cluster.LeaderFor("rep.fs", 0)
+	fetch := func(p *testkit.Proxy, session, epoch int32, topics ...string) *kmsg.FetchResponse {
+		addr, ok := p.BrokerAddr(node)
+		if !ok {
+			t.Fatalf("no listener for node %d", node)
+		}
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(12)
+		req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 100, 1<<20
+		req.SessionID, req.SessionEpoch = session, epoch
+		for _, topic := range topics {
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic = topic
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.PartitionMaxBytes = 1 << 20
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		return dialRaw(t, addr).roundTrip(t, req).(*kmsg.FetchResponse)
+	}
+	opened := fetch(a, 0, 0, "rep.fs")
+	if opened.ErrorCode != 0 || opened.SessionID == 0 {
+		t.Fatalf("full fetch through A: error %d, session %d; want a new session", opened.ErrorCode, opened.SessionID)
+	}
+	next := fetch(b, opened.SessionID, 1)
+	if next.ErrorCode != 0 || next.SessionID != opened.SessionID {
+		t.Fatalf("incremental fetch of session %d through B: error %d, session %d; want the session continued", opened.SessionID, next.ErrorCode, next.SessionID)
+	}
+}
