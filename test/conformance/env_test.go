@@ -20,7 +20,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/testpki"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
 
 const (
@@ -57,7 +57,7 @@ func realDescription() string {
 }
 
 // pki is the listener certificate and the CA that clients trust.
-type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
+type pki = certs.Files
 
 // env is one upstream with the kproxies in front of it.
 type env struct {
@@ -108,7 +108,7 @@ func newEnv(t *testing.T, name string) *env {
 		e.ports[n] = true
 	}
 	e.plain = testkit.StartProxy(t, e.upstream, "")
-	e.pki = newPKI(t)
+	e.pki = certs.New(t)
 	e.secure = testkit.StartProxyConfig(t, secureYAML(t, e.pki, e.upstream))
 	e.nodes = e.upstreamNodes(t)
 	if len(e.nodes) < 3 {
@@ -118,17 +118,6 @@ func newEnv(t *testing.T, name string) *env {
 		t.Cleanup(e.deleteTopics)
 	}
 	return e
-}
-
-func newPKI(t *testing.T) pki {
-	t.Helper()
-	var p pki
-	var err error
-	p.ca, p.serverCert, p.serverKey, p.clientCert, p.clientKey, err = testpki.WriteTestPKI(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // secureYAML: kproxy terminates TLS and SASL (SCRAM-SHA-512, SCRAM-SHA-256
@@ -155,7 +144,7 @@ listeners:
     mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
     users: [{name: %s, credentials: [%s]}]
 log: {level: warn}
-`, strings.Join(upstream, `", "`), p.serverCert, p.serverKey, saslUser, strings.Join(creds, ", "))
+`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey, saslUser, strings.Join(creds, ", "))
 }
 
 // bootstrap is the plaintext kproxy's bootstrap address.
@@ -272,6 +261,24 @@ func (e *env) deleteTopics() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	kadm.NewClient(cl).DeleteTopics(ctx, topics...)
+}
+
+// groupCoordinator asks the upstream itself, not kproxy, which node
+// coordinates group: the ground truth for what a client is told.
+func (e *env) groupCoordinator(t *testing.T, group string) int32 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.upstream...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, ok := kadm.NewClient(cl).FindGroupCoordinators(ctx, group)[group]
+	if !ok || r.Err != nil {
+		t.Fatalf("the upstream's coordinator for %s: %+v", group, r)
+	}
+	return r.NodeID
 }
 
 // committed sums group's committed offsets over topic's partitions.

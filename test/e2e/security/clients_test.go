@@ -13,10 +13,9 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/saramakit"
 )
 
 // runKcat runs kcat with args and stdin, bounded by timeout, and returns
@@ -40,7 +39,7 @@ func runKcat(timeout time.Duration, stdin []byte, args ...string) (string, strin
 
 func kcatSASL(p pki, bootstrap, mechanism, user, password string) []string {
 	return []string{"-b", bootstrap,
-		"-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + p.ca,
+		"-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + p.CAFile,
 		"-X", "sasl.mechanisms=" + mechanism, "-X", "sasl.username=" + user, "-X", "sasl.password=" + password}
 }
 
@@ -92,37 +91,6 @@ func TestKcatSASLSSL(t *testing.T) {
 	})
 }
 
-// scramClient adapts franz-go's SCRAM client to sarama's SCRAMClient.
-type scramClient struct {
-	sha512     bool
-	user, pass string
-	sess       sasl.Session
-	done       bool
-}
-
-func (c *scramClient) Begin(user, pass, _ string) error {
-	c.user, c.pass = user, pass
-	return nil
-}
-
-func (c *scramClient) Step(challenge string) (string, error) {
-	if c.sess == nil {
-		a := scram.Auth{User: c.user, Pass: c.pass}
-		mech := a.AsSha256Mechanism()
-		if c.sha512 {
-			mech = a.AsSha512Mechanism()
-		}
-		sess, first, err := mech.Authenticate(context.Background(), "")
-		c.sess = sess
-		return string(first), err
-	}
-	done, out, err := c.sess.Challenge([]byte(challenge))
-	c.done = done
-	return string(out), err
-}
-
-func (c *scramClient) Done() bool { return c.done }
-
 func saramaSCRAMConfig(p pki, user, password string, handshake int16) *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "kproxy-e2esecurity-sarama"
@@ -143,7 +111,7 @@ func saramaSCRAMConfig(p pki, user, password string, handshake int16) *sarama.Co
 	cfg.ApiVersionsRequest = handshake != sarama.SASLHandshakeV0
 	cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 	cfg.Net.SASL.User, cfg.Net.SASL.Password = user, password
-	cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{sha512: true} }
+	cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &saramakit.SCRAMClient{SHA512: true} }
 	return cfg
 }
 

@@ -23,24 +23,25 @@ import (
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/testpki"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
 // startWithPolicy starts kproxy from yaml with its policy section enforced,
 // logging at debug level into the returned buffer.
-func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *syncBuffer) {
+func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *logbuf.Buffer) {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(&syncBuffer{}), policy.WithRegisterer(prometheus.NewRegistry()))
+	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(&logbuf.Buffer{}), policy.WithRegisterer(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	return testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel, proxy.WithRequestFilters(enf)), logs
 }
 
@@ -51,7 +52,7 @@ func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *syncBuffer) {
 // certificate with the one CN admin still writes, so the refusal rests on
 // the second CN.
 func TestMultiCNCertificateRefused(t *testing.T) {
-	p := newCAPKI(t)
+	p := newPKI(t)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "admin.only"))
 	px, logs := startWithPolicy(t, fmt.Sprintf(`
 upstream:
@@ -66,15 +67,15 @@ policy:
   rules:
     - {name: describe-all, principals: ["*"], allow: [describe], topics: ["*"]}
     - {name: admin-writes, principals: ["User:admin", "cn:admin"], allow: [write], topics: ["admin.only"]}
-`, cluster.ListenAddrs()[0], p.serverCert, p.serverKey, p.ca))
-	ctx := testCtx(t, 60*time.Second)
+`, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey, p.CAFile))
+	ctx := testkit.Context(t, 60*time.Second)
 	clientFor := func(name string, l testpki.Leaf) *kgo.Client {
 		t.Helper()
-		certFile, keyFile, err := p.authority.WriteLeaf(p.dir, name, l)
+		certFile, keyFile, err := p.CA.WriteLeaf(p.Dir, name, l)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tc, err := tlsconfig.ClientConfig(p.ca, "", certFile, keyFile, false)
+		tc, err := tlsconfig.ClientConfig(p.CAFile, "", certFile, keyFile, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +134,7 @@ policy:
   rules:
     - {name: alice-not-guarded, principals: ["User:alice"], deny: [write], topics: ["guarded"]}
 `)
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 
 	alice := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)),
 		kgo.SASL(plain.Auth{User: "alice", Pass: longPassword}.AsMechanism()), kgo.DisableIdempotentWrite(), kgo.RequestRetries(1), kgo.RecordRetries(1))
@@ -152,13 +153,13 @@ policy:
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "SCRAM-SHA-256"
-	if _, err := c.roundTrip(hs); err != nil {
+	if _, err := c.RoundTrip(hs); err != nil {
 		t.Fatal(err)
 	}
 	first := kmsg.NewPtrSASLAuthenticateRequest()
 	first.SetVersion(2)
 	first.SASLAuthBytes = []byte("n,,m=reserved,n=kproxy-svc,r=fyko+d2lbbFgONRv9qkxdawL")
-	c.roundTrip(first) // what the upstream answers does not matter here
+	c.RoundTrip(first) // what the upstream answers does not matter here
 	if !waitFor(5*time.Second, func() bool {
 		for _, l := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(l, `"user":"kproxy-svc"`) && strings.Contains(l, "client authenticating upstream") {
@@ -192,9 +193,9 @@ policy:
 func TestPassthroughWithoutFiltersForwardsUnreadableLogins(t *testing.T) {
 	p := newPKI(t)
 	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "alice", "alice-pass"))
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	px := testkit.StartProxyConfigLog(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), logs, zerolog.DebugLevel)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 
 	token := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)),
 		kgo.SASL(scram.Auth{User: "token-id", Pass: "token-hmac", IsToken: true}.AsSha256Mechanism()), kgo.RequestRetries(0))

@@ -49,7 +49,7 @@ func TestLocalAnswersBetweenUpstreamAnswers(t *testing.T) {
 				bootstrap = secureUpstream(t, p).ListenAddrs()
 				upstream = fmt.Sprintf(`
   tls: {ca_file: %s}
-  sasl: {mechanism: SCRAM-SHA-256, username: kproxy-svc, password: upstream-secret}`, p.ca)
+  sasl: {mechanism: SCRAM-SHA-256, username: kproxy-svc, password: upstream-secret}`, p.CAFile)
 			} else {
 				bootstrap = testkit.Cluster(t, 1).ListenAddrs()
 			}
@@ -62,7 +62,7 @@ log: {level: warn}
 			c := dialRaw(t, px.BootstrapAddr())
 			for i := range 60 {
 				md := kmsg.NewPtrMetadataRequest()
-				resp, err := c.roundTrip(md)
+				resp, err := c.RoundTrip(md)
 				if err != nil {
 					t.Fatalf("round %d: metadata: %v", i, err)
 				}
@@ -74,7 +74,7 @@ log: {level: warn}
 				}
 				dg := kmsg.NewPtrDescribeGroupsRequest()
 				dg.Groups = []string{fmt.Sprintf("g-%d", i)}
-				resp, err = c.roundTrip(dg)
+				resp, err = c.RoundTrip(dg)
 				if err != nil {
 					t.Fatalf("round %d: local answer: %v", i, err)
 				}
@@ -82,7 +82,7 @@ log: {level: warn}
 					t.Fatalf("round %d: local answer %+v", i, got)
 				}
 			}
-			if n := metricValue(t, px.Registry, "kproxy_connections_closed_total"); n != 0 {
+			if n := testkit.MetricValue(t, px.Registry, "kproxy_connections_closed_total"); n != 0 {
 				t.Errorf("%v connections closed during the exchange", n)
 			}
 		})

@@ -76,12 +76,13 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 
 	tooNew := kmsg.NewPtrApiVersionsRequest()
 	tooNew.SetVersion(protocol.MaxVersion(protocol.APIVersionsKey) + 1)
-	if err := c.send(tooNew); err != nil {
+	corr, err := c.Send(tooNew)
+	if err != nil {
 		return nil, err
 	}
 	v0 := kmsg.NewPtrApiVersionsRequest()
 	v0.SetVersion(0)
-	if resp, err := c.readResponse(v0); err != nil {
+	if _, resp, err := c.Receive(v0, corr); err != nil {
 		return nil, fmt.Errorf("ApiVersions v%d: %w", tooNew.Version, err)
 	} else if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != protocol.ErrCodeUnsupportedVersion {
 		return nil, fmt.Errorf("ApiVersions v%d: error code %d, want %d", tooNew.Version, code, protocol.ErrCodeUnsupportedVersion)
@@ -92,7 +93,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 	bad := kmsg.NewPtrApiVersionsRequest()
 	bad.SetVersion(3)
 	bad.ClientSoftwareName, bad.ClientSoftwareVersion = "not valid!", "1"
-	if resp, err := c.roundTrip(bad); err != nil {
+	if resp, err := c.RoundTrip(bad); err != nil {
 		return nil, fmt.Errorf("ApiVersions with a malformed software name: %w", err)
 	} else if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != protocol.ErrCodeInvalidRequest {
 		return nil, fmt.Errorf("ApiVersions with a malformed software name: error code %d, want %d", code, protocol.ErrCodeInvalidRequest)
@@ -101,7 +102,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(version)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "e2esecurity", "1.0-rc.1"
-	resp, err := c.roundTrip(av)
+	resp, err := c.RoundTrip(av)
 	if err != nil {
 		return nil, fmt.Errorf("ApiVersions v%d: %w", version, err)
 	}
@@ -113,7 +114,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "PLAIN"
-	if resp, err := c.roundTrip(hs); err != nil {
+	if resp, err := c.RoundTrip(hs); err != nil {
 		return nil, fmt.Errorf("SaslHandshake: %w", err)
 	} else if code := resp.(*kmsg.SASLHandshakeResponse).ErrorCode; code != 0 {
 		return nil, fmt.Errorf("SaslHandshake: error code %d", code)
@@ -121,7 +122,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 	sa := kmsg.NewPtrSASLAuthenticateRequest()
 	sa.SetVersion(1)
 	sa.SASLAuthBytes = []byte("\x00alice\x00not-alices-password")
-	resp, err = c.roundTrip(sa)
+	resp, err = c.RoundTrip(sa)
 	if err != nil {
 		return nil, fmt.Errorf("SaslAuthenticate: %w", err)
 	}
@@ -237,19 +238,19 @@ func authenticatedAPIVersions(t *testing.T, p pki, addr string) *kmsg.ApiVersion
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "PLAIN"
-	if _, err := c.roundTrip(hs); err != nil {
+	if _, err := c.RoundTrip(hs); err != nil {
 		t.Fatal(err)
 	}
 	sa := kmsg.NewPtrSASLAuthenticateRequest()
 	sa.SetVersion(1)
 	sa.SASLAuthBytes = []byte("\x00alice\x00alice-secret")
-	if resp, err := c.roundTrip(sa); err != nil || resp.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
+	if resp, err := c.RoundTrip(sa); err != nil || resp.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
 		t.Fatalf("login: %v %+v", err, resp)
 	}
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(3)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "e2esecurity", "1"
-	resp, err := c.roundTrip(av)
+	resp, err := c.RoundTrip(av)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,27 +18,19 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/testpki"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
-type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
+// pki is the test PKI; its CA issues more certificates into its Dir.
+type pki = certs.Files
 
-func newPKI(t *testing.T) pki {
-	t.Helper()
-	var p pki
-	var err error
-	p.ca, p.serverCert, p.serverKey, p.clientCert, p.clientKey, err = testpki.WriteTestPKI(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func newPKI(t *testing.T) pki { return certs.New(t) }
 
 // secureUpstream starts kfake requiring TLS and SCRAM-SHA-256 from kproxy.
 func secureUpstream(t *testing.T, p pki, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
-	serverTLS, _, err := tlsconfig.ServerConfig(p.serverCert, p.serverKey, "none", "")
+	serverTLS, _, err := tlsconfig.ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +59,7 @@ func proxyYAML(t *testing.T, p pki, bootstrap []string, clientAuth, saslMode str
 	}
 	clientCA := ""
 	if clientAuth != "none" {
-		clientCA = ", client_ca_file: " + p.ca
+		clientCA = ", client_ca_file: " + p.CAFile
 	}
 	y := fmt.Sprintf(`
 upstream:
@@ -78,7 +70,7 @@ listeners:
   bind_host: 127.0.0.1
   tls: {cert_file: %s, key_file: %s, client_auth: %s%s}%s
 log: {level: warn}
-`, bootstrap[0], p.ca, upstreamSASL, p.serverCert, p.serverKey, clientAuth, clientCA, saslBlock)
+`, bootstrap[0], p.CAFile, upstreamSASL, p.ServerCert, p.ServerKey, clientAuth, clientCA, saslBlock)
 	return y
 }
 
@@ -86,9 +78,9 @@ func clientTLS(t *testing.T, p pki, withCert bool) *tls.Config {
 	t.Helper()
 	cert, key := "", ""
 	if withCert {
-		cert, key = p.clientCert, p.clientKey
+		cert, key = p.ClientCert, p.ClientKey
 	}
-	tc, err := tlsconfig.ClientConfig(p.ca, "", cert, key, false)
+	tc, err := tlsconfig.ClientConfig(p.CAFile, "", cert, key, false)
 	if err != nil {
 		t.Fatal(err)
 	}
