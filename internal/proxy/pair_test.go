@@ -15,6 +15,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
 )
 
 // rawClient speaks the Kafka wire protocol over one connection, one request
@@ -196,33 +197,18 @@ func TestNewerApiVersionsIsAnsweredInV0Layout(t *testing.T) {
 
 // misnumberingUpstream answers every request with the wrong correlation id.
 func misnumberingUpstream(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return tcppeer.Serve(t, func(conn net.Conn) {
+		var hdr [12]byte
 		for {
-			conn, err := ln.Accept()
-			if err != nil {
+			if _, err := io.ReadFull(conn, hdr[:]); err != nil {
 				return
 			}
-			go func() {
-				defer conn.Close()
-				var hdr [12]byte
-				for {
-					if _, err := io.ReadFull(conn, hdr[:]); err != nil {
-						return
-					}
-					io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint32(hdr[:]))-8)
-					corr := binary.BigEndian.Uint32(hdr[8:])
-					conn.Write(binary.BigEndian.AppendUint32([]byte{0, 0, 0, 6}, corr+1))
-					conn.Write([]byte{0, 0})
-				}
-			}()
+			io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint32(hdr[:]))-8)
+			corr := binary.BigEndian.Uint32(hdr[8:])
+			conn.Write(binary.BigEndian.AppendUint32([]byte{0, 0, 0, 6}, corr+1))
+			conn.Write([]byte{0, 0})
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 func TestCorrelationMismatchClosesOnlyThatPair(t *testing.T) {
