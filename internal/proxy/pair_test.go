@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -65,13 +64,8 @@ func (c *rawClient) recv(req kmsg.Request, corr int32) (kmsg.Response, error) {
 // expectClosed asserts the connection is closed by kproxy within d.
 func (c *rawClient) expectClosed(d time.Duration) {
 	c.t.Helper()
-	c.SetReadDeadline(time.Now().Add(d))
-	_, err := c.Read(make([]byte, 1))
-	if err == nil {
-		c.t.Fatal("connection still open: read a byte")
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		c.t.Fatalf("connection still open after %s", d)
+	if _, err := testkit.WaitClosed(c, d); err != nil {
+		c.t.Fatal(err)
 	}
 }
 

@@ -5,9 +5,7 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strings"
@@ -108,35 +106,15 @@ type rawConn = testkit.RawConn
 
 func dialRaw(t *testing.T, addr string) *rawConn { return testkit.DialRaw(t, addr, "e2e-raw") }
 
-// expectClosed asserts that the server closes c within d: a read returns
-// EOF (or a reset), not data and not a timeout.
+// expectClosed asserts that the server closes c within d (a read returns
+// EOF or a reset, not data and not a timeout) and returns how long it took.
 func expectClosed(t *testing.T, c net.Conn, d time.Duration) time.Duration {
 	t.Helper()
-	start := time.Now()
-	c.SetReadDeadline(start.Add(d))
-	var buf [512]byte
-	for {
-		n, err := c.Read(buf[:])
-		if n > 0 {
-			t.Errorf("read %d unexpected bytes before close: %x", n, buf[:n])
-			continue
-		}
-		if err == nil {
-			continue
-		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			t.Fatalf("connection still open after %v: kproxy did not close it", d)
-		}
-		if !errors.Is(err, io.EOF) && !isReset(err) {
-			t.Fatalf("read: %v (want EOF)", err)
-		}
-		return time.Since(start)
+	took, err := testkit.WaitClosed(c, d)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func isReset(err error) bool {
-	return strings.Contains(err.Error(), "connection reset")
+	return took
 }
 
 // produceRequest builds a Produce request of values to topic/partition.

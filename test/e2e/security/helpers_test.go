@@ -3,13 +3,7 @@ package e2esecurity
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
-	"fmt"
-	"io"
-	"net"
 	"os"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,39 +39,6 @@ func dialRaw(t *testing.T, addr string) *rawConn { return testkit.DialRaw(t, add
 // dialRawTLS dials addr and completes a TLS handshake with cfg.
 func dialRawTLS(t *testing.T, addr string, cfg *tls.Config) (*rawConn, error) {
 	return testkit.DialRawTLS(t, addr, rawClientID, cfg)
-}
-
-// errNotClosed: the peer sent bytes instead of closing.
-var errNotClosed = errors.New("connection answered instead of closing")
-
-// waitClosed reads conn until the peer closes it (EOF or reset), up to
-// within, and returns how long that took. Bytes arriving first are an
-// error: a connection kproxy refuses gets no answer.
-func waitClosed(conn net.Conn, within time.Duration) (time.Duration, error) {
-	start := time.Now()
-	conn.SetReadDeadline(start.Add(within))
-	buf := make([]byte, 512)
-	n, err := conn.Read(buf)
-	elapsed := time.Since(start)
-	switch {
-	case n > 0:
-		return elapsed, fmt.Errorf("%w: %d bytes %x", errNotClosed, n, buf[:min(n, 32)])
-	case isClosedErr(err):
-		return elapsed, nil
-	}
-	return elapsed, fmt.Errorf("not closed after %s: %w", elapsed.Round(time.Millisecond), err)
-}
-
-// isClosedErr says whether a read error means the peer closed the
-// connection (as opposed to a local timeout).
-func isClosedErr(err error) bool {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return false
-	}
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		// A TLS peer that closes during or right after the handshake.
-		strings.Contains(fmt.Sprint(err), "connection reset") || strings.Contains(fmt.Sprint(err), "broken pipe")
 }
 
 // ---- metrics ----

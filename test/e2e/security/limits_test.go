@@ -23,7 +23,7 @@ const handshakeTimeout = 1500 * time.Millisecond
 // bytes first) no sooner than atLeast and within atMost of now.
 func closedWithin(t *testing.T, what string, conn net.Conn, atLeast, atMost time.Duration) {
 	t.Helper()
-	elapsed, err := waitClosed(conn, atMost+2*time.Second)
+	elapsed, err := testkit.WaitClosed(conn, atMost+2*time.Second)
 	switch {
 	case err != nil:
 		t.Errorf("%s: %v", what, err)

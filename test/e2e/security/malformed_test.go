@@ -271,11 +271,11 @@ log: {level: error}
 			}
 			c := dialRaw(t, addr)
 			c.Write(sized(append(requestHeader(3, 12, int32(i), "garbage", true, nil), body...)))
-			elapsed, err := waitClosed(c, 5*time.Second)
+			elapsed, err := testkit.WaitClosed(c, 5*time.Second)
 			switch {
 			case err == nil:
 				closed++
-			case errors.Is(err, errNotClosed):
+			case errors.Is(err, testkit.ErrNotClosed):
 				answered++
 			default:
 				t.Errorf("garbage %d: neither answered nor closed: %v (after %s)", i, err, elapsed)
@@ -325,7 +325,7 @@ log: {level: error}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := waitClosed(c, idle+5*time.Second); err != nil {
+				if _, err := testkit.WaitClosed(c, idle+5*time.Second); err != nil {
 					notClosed.Add(1)
 					firstErr.CompareAndSwap(nil, err)
 				}

@@ -257,14 +257,14 @@ func sendHostile(addr string, frame []byte) error {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(90 * time.Second))
-	if _, err := c.Write(frame); err != nil && !isClosedErr(err) {
+	if _, err := c.Write(frame); err != nil && !testkit.IsClosedErr(err) {
 		return fmt.Errorf("write: %w", err)
 	}
 	n, err := io.Copy(io.Discard, c)
 	switch {
 	case n > 0:
 		return fmt.Errorf("answered with %d bytes", n)
-	case err != nil && !isClosedErr(err):
+	case err != nil && !testkit.IsClosedErr(err):
 		return err
 	}
 	return nil

@@ -129,7 +129,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 	if code := resp.(*kmsg.SASLAuthenticateResponse).ErrorCode; code != protocol.ErrCodeSASLAuthenticationFailed {
 		return nil, fmt.Errorf("SaslAuthenticate with a wrong password: error code %d", code)
 	}
-	if _, err := waitClosed(c, 5*time.Second); err != nil {
+	if _, err := testkit.WaitClosed(c, 5*time.Second); err != nil {
 		return nil, fmt.Errorf("after a failed login: %w", err)
 	}
 	return versions, nil
