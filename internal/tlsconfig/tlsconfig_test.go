@@ -16,11 +16,6 @@ import (
 	"github.com/kproxy/kproxy/internal/testpki"
 )
 
-// pki is the test PKI; its CA issues more certificates into its Dir.
-type pki = certs.Files
-
-func newPKI(t *testing.T) pki { return certs.New(t) }
-
 func TestWriteTestPKI(t *testing.T) {
 	dir := t.TempDir()
 	ca, sc, sk, cc, ck, err := testpki.WriteTestPKI(dir)
@@ -94,7 +89,7 @@ func handshake(t *testing.T, server, client *tls.Config) (served *x509.Certifica
 	return served, serverErr, clientErr
 }
 
-func clientFor(t *testing.T, p pki, withCert bool) *tls.Config {
+func clientFor(t *testing.T, p certs.Files, withCert bool) *tls.Config {
 	t.Helper()
 	cert, key := "", ""
 	if withCert {
@@ -117,7 +112,7 @@ func serial(t *testing.T, certFile string) *big.Int {
 }
 
 func TestServerConfigServes(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	scfg, r, err := ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +136,7 @@ func TestServerConfigServes(t *testing.T) {
 }
 
 func TestServerConfigReloadsCertificate(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	scfg, r, err := ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +224,7 @@ func TestServerConfigReloadsCertificate(t *testing.T) {
 
 // TestServerConfigReloadRealClock uses the real one-second throttle.
 func TestServerConfigReloadRealClock(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	scfg, _, err := ServerConfig(p.ServerCert, p.ServerKey, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -247,8 +242,8 @@ func TestServerConfigReloadRealClock(t *testing.T) {
 }
 
 func TestServerConfigClientAuth(t *testing.T) {
-	p := newPKI(t)
-	other := newPKI(t) // a client certificate from a CA the server does not trust
+	p := certs.New(t)
+	other := certs.New(t) // a client certificate from a CA the server does not trust
 	strangerCfg, err := ClientConfig(p.CAFile, "localhost", other.ClientCert, other.ClientKey, false)
 	if err != nil {
 		t.Fatal(err)
@@ -283,8 +278,8 @@ func TestServerConfigClientAuth(t *testing.T) {
 }
 
 func TestServerConfigReloadsClientCA(t *testing.T) {
-	p := newPKI(t)
-	other := newPKI(t)
+	p := certs.New(t)
+	other := certs.New(t)
 	scfg, r, err := ServerConfig(p.ServerCert, p.ServerKey, "require", p.CAFile)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +306,7 @@ func TestServerConfigReloadsClientCA(t *testing.T) {
 }
 
 func TestServerConfigErrors(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	empty := filepath.Join(p.Dir, "empty.pem")
 	os.WriteFile(empty, []byte("not pem\n"), 0o644)
 	for name, tc := range map[string]struct {
@@ -333,7 +328,7 @@ func TestServerConfigErrors(t *testing.T) {
 }
 
 func TestClientConfig(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	scfg, _, err := ServerConfig(p.ServerCert, p.ServerKey, "require", p.CAFile)
 	if err != nil {
 		t.Fatal(err)

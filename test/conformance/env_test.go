@@ -56,9 +56,6 @@ func realDescription() string {
 	return "no real cluster (KPROXY_KAFKA_BOOTSTRAP unset: its cells are SKIP)"
 }
 
-// pki is the listener certificate and the CA that clients trust.
-type pki = certs.Files
-
 // env is one upstream with the kproxies in front of it.
 type env struct {
 	name     string // "kfake" or "kafka"
@@ -68,7 +65,7 @@ type env struct {
 	cluster  *kfake.Cluster // kfake only
 	plain    *testkit.Proxy
 	secure   *testkit.Proxy // TLS + SASL (SCRAM-SHA-512/256, PLAIN) terminated by kproxy
-	pki      pki
+	pki      certs.Files
 	nodes    []int32 // upstream node ids
 	skip     string  // every cell of this upstream skips with this reason
 
@@ -122,7 +119,7 @@ func newEnv(t *testing.T, name string) *env {
 
 // secureYAML: kproxy terminates TLS and SASL (SCRAM-SHA-512, SCRAM-SHA-256
 // and PLAIN for user alice) and reaches the upstream in plaintext.
-func secureYAML(t *testing.T, p pki, upstream []string) string {
+func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
 	t.Helper()
 	var creds []string
 	for _, m := range []string{auth.ScramSHA512, auth.ScramSHA256} {

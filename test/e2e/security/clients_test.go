@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/saramakit"
 )
 
@@ -37,7 +38,7 @@ func runKcat(timeout time.Duration, stdin []byte, args ...string) (string, strin
 	return stdout.String(), stderr.String(), err
 }
 
-func kcatSASL(p pki, bootstrap, mechanism, user, password string) []string {
+func kcatSASL(p certs.Files, bootstrap, mechanism, user, password string) []string {
 	return []string{"-b", bootstrap,
 		"-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + p.CAFile,
 		"-X", "sasl.mechanisms=" + mechanism, "-X", "sasl.username=" + user, "-X", "sasl.password=" + password}
@@ -51,7 +52,7 @@ func TestKcatSASLSSL(t *testing.T) {
 	if _, err := exec.LookPath("kcat"); err != nil {
 		t.Skip("kcat is not on PATH (apt-get install kcat)")
 	}
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.SeedTopics(3, "kcat-scram", "kcat-plain"))
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 
@@ -91,7 +92,7 @@ func TestKcatSASLSSL(t *testing.T) {
 	})
 }
 
-func saramaSCRAMConfig(p pki, user, password string, handshake int16) *sarama.Config {
+func saramaSCRAMConfig(p certs.Files, user, password string, handshake int16) *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "kproxy-e2esecurity-sarama"
 	cfg.Version = sarama.V3_6_0_0
@@ -119,7 +120,7 @@ func saramaSCRAMConfig(p pki, user, password string, handshake int16) *sarama.Co
 // SaslHandshake v1 (SaslAuthenticate requests) and v0 (raw tokens), produces
 // 100 records and consumes them back; a wrong password is refused.
 func TestSaramaTLSSCRAM(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.SeedTopics(1, "sarama-v1", "sarama-v0"))
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 

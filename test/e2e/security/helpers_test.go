@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
 
 // waitFor polls cond until it holds or d passes.
@@ -64,7 +65,7 @@ func newClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 
 // caPool is the test CA as a pool, for clients that build their own
 // tls.Config.
-func caPool(p pki) *x509.CertPool {
+func caPool(p certs.Files) *x509.CertPool {
 	pem, err := os.ReadFile(p.CAFile)
 	if err != nil {
 		panic(err)

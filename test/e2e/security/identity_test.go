@@ -23,6 +23,7 @@ import (
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/testpki"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
@@ -52,7 +53,7 @@ func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *logbuf.Buffer)
 // certificate with the one CN admin still writes, so the refusal rests on
 // the second CN.
 func TestMultiCNCertificateRefused(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "admin.only"))
 	px, logs := startWithPolicy(t, fmt.Sprintf(`
 upstream:
@@ -125,7 +126,7 @@ policy:
 //   - A delegation token (tokenauth=true), whose principal is the owner
 //     kproxy cannot know: refused with SASL_AUTHENTICATION_FAILED by kproxy.
 func TestPassthroughPrincipalIsTheBrokers(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	longPassword := strings.Repeat("p", 300)
 	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "alice", longPassword), kfake.SeedTopics(1, "guarded", "open"))
 	px, logs := startWithPolicy(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough")+`
@@ -191,7 +192,7 @@ policy:
 // principal kproxy cannot read (here a delegation token) is forwarded for
 // the broker to decide, with a warning, rather than refused by kproxy.
 func TestPassthroughWithoutFiltersForwardsUnreadableLogins(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "alice", "alice-pass"))
 	logs := &logbuf.Buffer{}
 	px := testkit.StartProxyConfigLog(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), logs, zerolog.DebugLevel)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
@@ -41,7 +42,7 @@ func closedWithin(t *testing.T, what string, conn net.Conn, atLeast, atMost time
 // ApiVersions or SaslHandshake before authentication closes the connection
 // at once, unanswered.
 func TestHandshakeDeadline(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p)
 	logs := &logbuf.Buffer{}
 	yaml := proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate") +

@@ -10,6 +10,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
 
 // answerDescribeGroups answers every DescribeGroups request itself, with
@@ -40,7 +41,7 @@ func (answerDescribeGroups) FilterRequest(_ *filter.Conn, req kmsg.Request) filt
 // connection (plain TCP, and TLS with SASL, whose session must survive the
 // interrupted reads) must keep serving without being replaced.
 func TestLocalAnswersBetweenUpstreamAnswers(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	for _, secure := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain-upstream", true: "tls-sasl-upstream"}[secure], func(t *testing.T) {
 			var bootstrap []string

@@ -24,6 +24,7 @@ import (
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/testpki"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
@@ -44,7 +45,7 @@ policy:
 // another CN from the same CA may write neither; a client without a
 // certificate does not get past the TLS handshake.
 func TestMTLSPrincipalFeedsPolicy(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "mtls.a", "mtls.b"))
 	yaml := fmt.Sprintf(`
 upstream:
@@ -161,7 +162,7 @@ func fileSerial(t *testing.T, certFile, keyFile string) *big.Int {
 // once the reload interval has passed; a connection made before keeps
 // working.
 func TestCertificateRotation(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1)
 	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
 upstream:
@@ -238,7 +239,7 @@ log: {level: warn}
 // client authenticates upstream as (SCRAM and PLAIN), and never the
 // password.
 func TestPassthroughLogsUser(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "plain-user", "plain-secret"))
 	logs := &logbuf.Buffer{}
 	px := testkit.StartProxyConfigLog(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), logs, zerolog.DebugLevel)
@@ -282,7 +283,7 @@ func TestPassthroughLogsUser(t *testing.T) {
 // changes who gets in for new connections, and a client that still holds
 // a TLS session ticket from before cannot resume its way past the change.
 func TestClientCARotationAndResumption(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1)
 	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
 upstream:

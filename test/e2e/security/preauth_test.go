@@ -16,6 +16,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
 
 // countingListener counts the TCP connections kfake accepts: every
@@ -35,7 +36,7 @@ func (l countingListener) Accept() (net.Conn, error) {
 
 // countedUpstream is secureUpstream whose brokers count the connections
 // they accept in accepted.
-func countedUpstream(t *testing.T, p pki, accepted *atomic.Int64) *kfake.Cluster {
+func countedUpstream(t *testing.T, p certs.Files, accepted *atomic.Int64) *kfake.Cluster {
 	t.Helper()
 	return secureUpstream(t, p, kfake.ListenFn(func(network, addr string) (net.Listener, error) {
 		ln, err := net.Listen(network, addr)
@@ -67,7 +68,7 @@ func settled(t *testing.T, n *atomic.Int64, quiet time.Duration) int64 {
 // malformed software name), SaslHandshake, and a SaslAuthenticate with a
 // wrong password. It returns the ApiVersions
 // answer.
-func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*kmsg.ApiVersionsResponse, error) {
+func unauthenticatedSession(t *testing.T, p certs.Files, addr string, version int16) (*kmsg.ApiVersionsResponse, error) {
 	c, err := dialRawTLS(t, addr, clientTLS(t, p, false))
 	if err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 // (franz-go with SCRAM) still produces and consumes, and its connections
 // reach the upstream.
 func TestUnauthenticatedClientsNeverReachUpstream(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	var accepted atomic.Int64
 	cluster := countedUpstream(t, p, &accepted)
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
@@ -228,7 +229,7 @@ func TestUnauthenticatedClientsNeverReachUpstream(t *testing.T) {
 
 // authenticatedAPIVersions logs in as alice with PLAIN on a new
 // connection to addr and returns the relayed answer to ApiVersions v3.
-func authenticatedAPIVersions(t *testing.T, p pki, addr string) *kmsg.ApiVersionsResponse {
+func authenticatedAPIVersions(t *testing.T, p certs.Files, addr string) *kmsg.ApiVersionsResponse {
 	t.Helper()
 	c, err := dialRawTLS(t, addr, clientTLS(t, p, false))
 	if err != nil {

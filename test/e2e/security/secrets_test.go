@@ -27,6 +27,7 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
@@ -86,7 +87,7 @@ func (e *evidence) size() int {
 
 // upstreamWithPassword is a one-broker kfake over TLS that lets
 // kproxy-svc in with SCRAM-SHA-256 and password.
-func upstreamWithPassword(t *testing.T, p pki, password string) *kfake.Cluster {
+func upstreamWithPassword(t *testing.T, p certs.Files, password string) *kfake.Cluster {
 	t.Helper()
 	serverTLS, _, err := tlsconfig.ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	if err != nil {
@@ -98,7 +99,7 @@ func upstreamWithPassword(t *testing.T, p pki, password string) *kfake.Cluster {
 
 // secretsYAML is a kproxy terminating SCRAM-SHA-512 and PLAIN for alice,
 // logging in upstream with upstreamSASL (the flow-style mapping's keys).
-func secretsYAML(p pki, bootstrap, aliceCred, upstreamSASL string) string {
+func secretsYAML(p certs.Files, bootstrap, aliceCred, upstreamSASL string) string {
 	return fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
@@ -172,7 +173,7 @@ func dumpConfig(t *testing.T, ev *evidence, cfg *config.Config) {
 
 // rawSASL sends SaslHandshake v1 and one SaslAuthenticate v2 with token on
 // a new TLS connection and returns what the client is told.
-func rawSASL(t *testing.T, addr string, p pki, mechanism string, token []byte) (string, error) {
+func rawSASL(t *testing.T, addr string, p certs.Files, mechanism string, token []byte) (string, error) {
 	t.Helper()
 	c, err := dialRawTLS(t, addr, clientTLS(t, p, false))
 	if err != nil {
@@ -209,7 +210,7 @@ func rawSASL(t *testing.T, addr string, p pki, mechanism string, token []byte) (
 // No password, attempted password, password_env value or stored
 // credential may appear in any of them.
 func TestSecretsNeverLeak(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	ev := &evidence{}
 	logs := &logbuf.Buffer{}
 	const alicePassword = "Alice-Real-Pw-9f3k"

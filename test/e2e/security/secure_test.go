@@ -22,13 +22,8 @@ import (
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
-// pki is the test PKI; its CA issues more certificates into its Dir.
-type pki = certs.Files
-
-func newPKI(t *testing.T) pki { return certs.New(t) }
-
 // secureUpstream starts kfake requiring TLS and SCRAM-SHA-256 from kproxy.
-func secureUpstream(t *testing.T, p pki, opts ...kfake.Opt) *kfake.Cluster {
+func secureUpstream(t *testing.T, p certs.Files, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
 	serverTLS, _, err := tlsconfig.ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	if err != nil {
@@ -38,7 +33,7 @@ func secureUpstream(t *testing.T, p pki, opts ...kfake.Opt) *kfake.Cluster {
 		kfake.Superuser("SCRAM-SHA-256", "kproxy-svc", "upstream-secret")}, opts...)...)
 }
 
-func proxyYAML(t *testing.T, p pki, bootstrap []string, clientAuth, saslMode string) string {
+func proxyYAML(t *testing.T, p certs.Files, bootstrap []string, clientAuth, saslMode string) string {
 	t.Helper()
 	cred, err := auth.HashPassword(auth.ScramSHA512, "alice-secret", 4096)
 	if err != nil {
@@ -74,7 +69,7 @@ log: {level: warn}
 	return y
 }
 
-func clientTLS(t *testing.T, p pki, withCert bool) *tls.Config {
+func clientTLS(t *testing.T, p certs.Files, withCert bool) *tls.Config {
 	t.Helper()
 	cert, key := "", ""
 	if withCert {
@@ -120,7 +115,7 @@ func roundTrip(t *testing.T, opts ...kgo.Opt) error {
 // SCRAM-SHA-256 to the upstream: produce and consume work, and the client
 // holds no upstream credential.
 func TestTLSAndSCRAMBothWays(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p)
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 	alice := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()
@@ -130,7 +125,7 @@ func TestTLSAndSCRAMBothWays(t *testing.T) {
 }
 
 func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p)
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 	wrong := scram.Auth{User: "alice", Pass: "not-it"}.AsSha512Mechanism()
@@ -149,7 +144,7 @@ func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
 
 // In passthrough mode the client's own SCRAM exchange reaches the upstream.
 func TestSASLPassthrough(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p)
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"))
 	svc := scram.Auth{User: "kproxy-svc", Pass: "upstream-secret"}.AsSha256Mechanism()
