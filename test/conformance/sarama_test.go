@@ -25,10 +25,6 @@ var saramaVersion = sarama.MaxVersion
 // cells run at saramaVersion.)
 var saramaVersions = []sarama.KafkaVersion{sarama.V0_11_0_0, sarama.DefaultVersion, sarama.V3_6_0_0}
 
-// oldestOnKafka4 is the oldest client Kafka 4 serves: it removed the
-// protocol versions only older clients send (KIP-896).
-var oldestOnKafka4 = sarama.V2_1_0_0
-
 func init() {
 	register("sarama", "produce-consume", saramaProduceConsume)
 	register("sarama", "resume", saramaResume)
@@ -329,15 +325,12 @@ func saramaTransactions(t *testing.T, c *cellCtx, e *env) {
 
 // saramaProtocolVersions: the produce-consume and resume round trips (and
 // the addresses checks) with sarama configured for each of saramaVersions.
-// On Kafka 4 a version older than oldestOnKafka4 is skipped.
+// (Kafka 4 removed the oldest protocol versions, KIP-896, but none that
+// sarama sends when configured for 0.11.0.0.)
 func saramaProtocolVersions(t *testing.T, c *cellCtx, e *env) {
 	var ran []string
 	for _, v := range saramaVersions {
 		t.Run(v.String(), func(t *testing.T) {
-			if e.real && !v.IsAtLeast(oldestOnKafka4) {
-				c.note("Kafka %s not run: Kafka 4 removed the protocol versions of clients older than %s (KIP-896)", v, oldestOnKafka4)
-				t.Skipf("Kafka 4 serves no client older than %s", oldestOnKafka4)
-			}
 			saramaVersionRoundTrip(t, c, e, v)
 			ran = append(ran, v.String())
 		})
