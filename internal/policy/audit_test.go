@@ -1,12 +1,9 @@
 package policy
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,36 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines(t *testing.T) []map[string]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]string
-	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
-	for sc.Scan() {
-		var m map[string]string
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("audit line %q is not a JSON object of strings: %v", sc.Text(), err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 func TestAuditLinePerDenial(t *testing.T) {
-	var out syncBuffer
+	var out logbuf.Buffer
 	enf := newTestEnforcer(t, `
 policy:
   rules:
@@ -53,7 +25,7 @@ policy:
 	conn := &filter.Conn{ClientID: "auditor", Listener: "node-1", Client: netip.MustParseAddrPort("10.9.8.7:5555")}
 	filterRequest(enf, conn, produceReq(9, -1, "ok:0", "nope:00"))
 	enf.Close()
-	lines := out.lines(t)
+	lines := logbuf.JSONLines[map[string]string](t, &out)
 	if len(lines) != 1 {
 		t.Fatalf("%d audit lines, want 1 (denials only): %v", len(lines), lines)
 	}
@@ -74,7 +46,7 @@ policy:
 }
 
 func TestAuditLogAllowedAndAuditMode(t *testing.T) {
-	var out syncBuffer
+	var out logbuf.Buffer
 	enf := newTestEnforcer(t, `
 policy:
   mode: audit
@@ -89,7 +61,7 @@ audit: {log_allowed: true}
 	}
 	enf.Close()
 	var decisions []string
-	for _, l := range out.lines(t) {
+	for _, l := range logbuf.JSONLines[map[string]string](t, &out) {
 		decisions = append(decisions, l["resource"]+":"+l["decision"]+":"+l["rule"])
 	}
 	if got := strings.Join(decisions, " "); got != "ok:allow:w nope:audit_deny:default" {

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // rawPathPolicies cover every check handleProduce makes: Write on topics
@@ -93,7 +94,7 @@ func TestRawProduceDecisionMatchesTypedHandler(t *testing.T) {
 				conn := *testConn
 				conn.ClientID = clientID
 				body := tc.req.AppendTo(nil)
-				var viaRaw, direct syncBuffer
+				var viaRaw, direct logbuf.Buffer
 				rawEnf, directEnf := newTestEnforcer(t, yaml, &viaRaw), newTestEnforcer(t, yaml, &direct)
 
 				v, decided := decideRaw(rawEnf, &conn, tc.req.Key(), tc.req.GetVersion(), body)
@@ -149,9 +150,9 @@ func verdictKind(v filter.Verdict) string {
 }
 
 // auditSummary is the audit lines without their time.
-func auditSummary(t *testing.T, b *syncBuffer) string {
+func auditSummary(t *testing.T, b *logbuf.Buffer) string {
 	var lines []string
-	for _, l := range b.lines(t) {
+	for _, l := range logbuf.JSONLines[map[string]string](t, b) {
 		delete(l, "time")
 		var fields []string
 		for _, k := range []string{"decision", "operation", "resource_type", "resource", "rule", "reason"} {

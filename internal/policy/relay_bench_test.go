@@ -1,28 +1,21 @@
 package policy
 
 import (
-	"bufio"
-	"context"
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"runtime"
 	"runtime/metrics"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/bench/relaytest"
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // BenchmarkRelayPolicyProduce is the whole filtered produce path under a
@@ -93,21 +86,11 @@ func kgoShapedProduces(partitions, batchBytes int) [][]byte {
 	return frames
 }
 
+// startRelayBenchProxy starts kproxy in front of upstream with logging
+// off, as a benchmark wants it, and returns its bootstrap address.
 func startRelayBenchProxy(tb testing.TB, upstream string, opts ...proxy.Option) string {
-	cfg, err := config.Parse(strings.NewReader(`
-upstream: {bootstrap_servers: ["` + upstream + `"]}
-listeners: {bind_host: 127.0.0.1}
-`))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s := proxy.New(cfg, zerolog.Nop(), prometheus.NewRegistry(), opts...)
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := s.Start(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cancel(); s.Shutdown(context.Background()) })
-	return s.BootstrapAddr()
+	yaml := "upstream: {bootstrap_servers: [\"" + upstream + "\"]}\nlisteners: {bind_host: 127.0.0.1}\n"
+	return testkit.StartProxyConfigLog(tb, yaml, io.Discard, zerolog.Disabled, opts...).BootstrapAddr()
 }
 
 // runProduceFrames sends b.N requests, cycling through frames, with
@@ -121,7 +104,7 @@ func runProduceFrames(b *testing.B, addr string, frames [][]byte, inFlight int) 
 	defer conn.Close()
 	// Warm up: the upstream is dialled and the frame pool holds buffers
 	// grown for these frames, so what is measured is the steady state.
-	if err := driveFrames(conn, frames, inFlight, 2*len(frames)); err != nil {
+	if err := relaytest.Pipeline(conn, frames, 0, inFlight, 2*len(frames)); err != nil {
 		b.Fatal(err)
 	}
 	total := 0
@@ -157,7 +140,7 @@ func runProduceFrames(b *testing.B, addr string, frames [][]byte, inFlight int) 
 	b.SetBytes(int64(total / len(frames)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	err = driveFrames(conn, frames, inFlight, b.N)
+	err = relaytest.Pipeline(conn, frames, 0, inFlight, b.N)
 	b.StopTimer()
 	close(stop)
 	<-sampled
@@ -165,46 +148,4 @@ func runProduceFrames(b *testing.B, addr string, frames [][]byte, inFlight int) 
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(peak.Load()-min(base, peak.Load()))/(1<<20), "peak-heap-MiB")
-}
-
-// driveFrames sends n requests (frames round robin, correlation ids 1..n,
-// written into the frames) keeping at most inFlight unanswered, and checks
-// every response's id.
-func driveFrames(conn net.Conn, frames [][]byte, inFlight, n int) error {
-	tokens := make(chan struct{}, inFlight)
-	werr := make(chan error, 1)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for i := 1; i <= n; i++ {
-			select {
-			case tokens <- struct{}{}:
-			case <-done:
-				werr <- errors.New("reader stopped")
-				return
-			}
-			buf := frames[i%len(frames)]
-			binary.BigEndian.PutUint32(buf[8:12], uint32(i))
-			if _, err := conn.Write(buf); err != nil {
-				werr <- err
-				return
-			}
-		}
-		werr <- nil
-	}()
-	r := bufio.NewReaderSize(conn, 64<<10)
-	var head [8]byte
-	for i := 1; i <= n; i++ {
-		if _, err := io.ReadFull(r, head[:]); err != nil {
-			return fmt.Errorf("response %d: %w", i, err)
-		}
-		if corr := int32(binary.BigEndian.Uint32(head[4:])); corr != int32(i) {
-			return fmt.Errorf("response %d: correlation id %d", i, corr)
-		}
-		if _, err := r.Discard(int(binary.BigEndian.Uint32(head[:4])) - 4); err != nil {
-			return fmt.Errorf("response %d: %w", i, err)
-		}
-		<-tokens
-	}
-	return <-werr
 }

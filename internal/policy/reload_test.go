@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 const reloadBase = "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\n"
@@ -49,7 +50,7 @@ func TestReloaderFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	enf, err := New(running.Policy, running.Audit, WithRegisterer(prometheus.NewRegistry()), WithAuditWriter(&bytes.Buffer{}))
 	if err != nil {
 		t.Fatal(err)
@@ -102,10 +103,4 @@ func TestReloaderFromFile(t *testing.T) {
 	if n := counterValue(enf.metrics.reloadOK); n != 2 {
 		t.Errorf("reload successes %v, want 2", n)
 	}
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -30,7 +30,7 @@ func TestUpstreamClosingAnIdlePairClosesTheClient(t *testing.T) {
 
 	be.Close() // closes the pair's upstream connection, idle
 	c.expectClosed(5 * time.Second)
-	if got := metricValue(t, p, "kproxy_connections_closed_total", "reason", "upstream_closed_idle"); got != 1 {
+	if got := testkit.MetricValue(t, p.Registry, "kproxy_connections_closed_total", "reason", "upstream_closed_idle"); got != 1 {
 		t.Errorf("kproxy_connections_closed_total{reason=upstream_closed_idle} = %v, want 1", got)
 	}
 }

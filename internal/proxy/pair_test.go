@@ -1,13 +1,11 @@
 package proxy_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"io"
 	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -16,88 +14,58 @@ import (
 
 	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
 )
 
 // rawClient speaks the Kafka wire protocol over one connection, one request
-// at a time unless the test pipelines by hand.
+// at a time unless the test pipelines by hand; every failure but a closed
+// connection fails the test.
 type rawClient struct {
-	t    *testing.T
-	conn net.Conn
-	r    *bufio.Reader
-	corr int32
+	*testkit.RawConn
+	t *testing.T
 }
 
 func dialRaw(t *testing.T, addr string) *rawClient {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return &rawClient{t: t, conn: conn, r: bufio.NewReader(conn)}
+	return &rawClient{RawConn: testkit.DialRaw(t, addr, "raw"), t: t}
 }
 
 func (c *rawClient) send(req kmsg.Request) int32 {
 	c.t.Helper()
-	c.corr++
-	frame := protocol.AppendRequestFrame(nil, protocol.RequestHeader{CorrelationID: c.corr, ClientID: "raw"}, req)
-	if _, err := c.conn.Write(frame); err != nil {
-		c.t.Fatalf("write %s: %v", protocol.APIName(req.Key()), err)
+	corr, err := c.Send(req)
+	if err != nil {
+		c.t.Fatal(err)
 	}
-	return c.corr
+	return corr
 }
 
 // recvRaw is recv for a response that must arrive: it also returns the
 // frame's bytes.
 func (c *rawClient) recvRaw(req kmsg.Request, corr int32) ([]byte, kmsg.Response) {
 	c.t.Helper()
-	frame, resp, err := c.recvFrame(req, corr)
+	frame, resp, err := c.Receive(req, corr)
 	if err != nil {
-		c.t.Fatalf("read %s response: %v", protocol.APIName(req.Key()), err)
+		c.t.Fatal(err)
 	}
 	return frame, resp
 }
 
-// recv reads one response to req, sent with correlation id corr.
+// recv reads one response to req, sent with correlation id corr. Only the
+// connection's errors are returned: a response that is not req's answer
+// fails the test.
 func (c *rawClient) recv(req kmsg.Request, corr int32) (kmsg.Response, error) {
-	_, resp, err := c.recvFrame(req, corr)
+	c.t.Helper()
+	_, resp, err := c.Receive(req, corr)
+	if errors.Is(err, testkit.ErrBadResponse) {
+		c.t.Fatal(err)
+	}
 	return resp, err
-}
-
-func (c *rawClient) recvFrame(req kmsg.Request, corr int32) ([]byte, kmsg.Response, error) {
-	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var size [4]byte
-	if _, err := io.ReadFull(c.r, size[:]); err != nil {
-		return nil, nil, err
-	}
-	frame := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c.r, frame); err != nil {
-		return nil, nil, err
-	}
-	if got, _ := protocol.ResponseCorrelationID(frame); got != corr {
-		c.t.Fatalf("response correlation id %d, want %d", got, corr)
-	}
-	body, err := protocol.SkipResponseHeader(req.Key(), req.GetVersion(), frame)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	resp, err := protocol.DecodeResponse(req.Key(), req.GetVersion(), body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return frame, resp, nil
 }
 
 // expectClosed asserts the connection is closed by kproxy within d.
 func (c *rawClient) expectClosed(d time.Duration) {
 	c.t.Helper()
-	c.conn.SetReadDeadline(time.Now().Add(d))
-	_, err := c.r.ReadByte()
-	if err == nil {
-		c.t.Fatal("connection still open: read a byte")
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		c.t.Fatalf("connection still open after %s", d)
+	if _, err := testkit.WaitClosed(c, d); err != nil {
+		c.t.Fatal(err)
 	}
 }
 
@@ -170,7 +138,7 @@ func TestIdleConnectionIsClosedButLongPollIsNot(t *testing.T) {
 	}
 	busy.expectClosed(3 * time.Second) // and then idleness closes it
 
-	closed := metricValue(t, p, "kproxy_connections_closed_total", "reason", "idle_timeout")
+	closed := testkit.MetricValue(t, p.Registry, "kproxy_connections_closed_total", "reason", "idle_timeout")
 	if closed < 2 {
 		t.Errorf("kproxy_connections_closed_total{reason=idle_timeout} = %v, want 2", closed)
 	}
@@ -223,33 +191,18 @@ func TestNewerApiVersionsIsAnsweredInV0Layout(t *testing.T) {
 
 // misnumberingUpstream answers every request with the wrong correlation id.
 func misnumberingUpstream(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return tcppeer.Serve(t, func(conn net.Conn) {
+		var hdr [12]byte
 		for {
-			conn, err := ln.Accept()
-			if err != nil {
+			if _, err := io.ReadFull(conn, hdr[:]); err != nil {
 				return
 			}
-			go func() {
-				defer conn.Close()
-				var hdr [12]byte
-				for {
-					if _, err := io.ReadFull(conn, hdr[:]); err != nil {
-						return
-					}
-					io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint32(hdr[:]))-8)
-					corr := binary.BigEndian.Uint32(hdr[8:])
-					conn.Write(binary.BigEndian.AppendUint32([]byte{0, 0, 0, 6}, corr+1))
-					conn.Write([]byte{0, 0})
-				}
-			}()
+			io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint32(hdr[:]))-8)
+			corr := binary.BigEndian.Uint32(hdr[8:])
+			conn.Write(binary.BigEndian.AppendUint32([]byte{0, 0, 0, 6}, corr+1))
+			conn.Write([]byte{0, 0})
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 func TestCorrelationMismatchClosesOnlyThatPair(t *testing.T) {
@@ -258,30 +211,7 @@ func TestCorrelationMismatchClosesOnlyThatPair(t *testing.T) {
 	req := kmsg.NewPtrListGroupsRequest()
 	c.send(req)
 	c.expectClosed(5 * time.Second)
-	if got := metricValue(t, p, "kproxy_connections_closed_total", "reason", "protocol_error"); got != 1 {
+	if got := testkit.MetricValue(t, p.Registry, "kproxy_connections_closed_total", "reason", "protocol_error"); got != 1 {
 		t.Errorf("kproxy_connections_closed_total{reason=protocol_error} = %v, want 1", got)
 	}
-}
-
-// metricValue reads one labelled series of a counter from the proxy's
-// registry, or 0 if it has not been created.
-func metricValue(t *testing.T, p *testkit.Proxy, name, label, value string) float64 {
-	t.Helper()
-	families, err := p.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }

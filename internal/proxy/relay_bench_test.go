@@ -18,6 +18,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
 )
 
 // fetchResponseBody is a valid Fetch response body at version carrying
@@ -38,48 +39,33 @@ func fetchResponseBody(version int16, records int) []byte {
 // holding body and the request's correlation id. It is a benchmark peer
 // that costs nearly nothing, so the numbers are kproxy's.
 func frameEchoUpstream(tb testing.TB, headerTags bool, body []byte) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ln.Close() })
-	go func() {
+	return tcppeer.Serve(tb, func(conn net.Conn) {
+		r := bufio.NewReaderSize(conn, 64<<10)
+		w := bufio.NewWriterSize(conn, 64<<10)
+		resp := []byte{0, 0, 0, 0, 0, 0, 0, 0}
+		if headerTags {
+			resp = append(resp, 0)
+		}
+		resp = append(resp, body...)
+		binary.BigEndian.PutUint32(resp, uint32(len(resp)-4))
+		var hdr [12]byte
 		for {
-			conn, err := ln.Accept()
-			if err != nil {
+			if _, err := io.ReadFull(r, hdr[:]); err != nil {
 				return
 			}
-			go func() {
-				defer conn.Close()
-				r := bufio.NewReaderSize(conn, 64<<10)
-				w := bufio.NewWriterSize(conn, 64<<10)
-				resp := []byte{0, 0, 0, 0, 0, 0, 0, 0}
-				if headerTags {
-					resp = append(resp, 0)
+			size := int(binary.BigEndian.Uint32(hdr[:]))
+			if _, err := r.Discard(size - 8); err != nil {
+				return
+			}
+			copy(resp[4:8], hdr[8:12]) // correlation id
+			w.Write(resp)
+			if r.Buffered() == 0 {
+				if w.Flush() != nil {
+					return
 				}
-				resp = append(resp, body...)
-				binary.BigEndian.PutUint32(resp, uint32(len(resp)-4))
-				var hdr [12]byte
-				for {
-					if _, err := io.ReadFull(r, hdr[:]); err != nil {
-						return
-					}
-					size := int(binary.BigEndian.Uint32(hdr[:]))
-					if _, err := r.Discard(size - 8); err != nil {
-						return
-					}
-					copy(resp[4:8], hdr[8:12]) // correlation id
-					w.Write(resp)
-					if r.Buffered() == 0 {
-						if w.Flush() != nil {
-							return
-						}
-					}
-				}
-			}()
+			}
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // benchProxyConfig is the configuration of a plain proxy for upstream.

@@ -12,36 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testpki"
 )
-
-type pki struct {
-	authority                                        *testpki.CA
-	dir                                              string
-	ca, serverCert, serverKey, clientCert, clientKey string
-}
-
-// newPKI writes what testpki.WriteTestPKI writes, keeping the CA so that
-// tests can issue more certificates from it.
-func newPKI(t *testing.T) pki {
-	t.Helper()
-	dir := t.TempDir()
-	ca, err := testpki.NewCA("kproxy-test-ca")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pki{authority: ca, dir: dir}
-	if p.ca, err = ca.WriteCA(dir, "ca"); err != nil {
-		t.Fatal(err)
-	}
-	if p.serverCert, p.serverKey, err = ca.WriteLeaf(dir, "server", testpki.ServerLeaf()); err != nil {
-		t.Fatal(err)
-	}
-	if p.clientCert, p.clientKey, err = ca.WriteLeaf(dir, "client", testpki.ClientLeaf()); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func TestWriteTestPKI(t *testing.T) {
 	dir := t.TempDir()
@@ -116,13 +89,13 @@ func handshake(t *testing.T, server, client *tls.Config) (served *x509.Certifica
 	return served, serverErr, clientErr
 }
 
-func clientFor(t *testing.T, p pki, withCert bool) *tls.Config {
+func clientFor(t *testing.T, p certs.Files, withCert bool) *tls.Config {
 	t.Helper()
 	cert, key := "", ""
 	if withCert {
-		cert, key = p.clientCert, p.clientKey
+		cert, key = p.ClientCert, p.ClientKey
 	}
-	cfg, err := ClientConfig(p.ca, "localhost", cert, key, false)
+	cfg, err := ClientConfig(p.CAFile, "localhost", cert, key, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +112,8 @@ func serial(t *testing.T, certFile string) *big.Int {
 }
 
 func TestServerConfigServes(t *testing.T) {
-	p := newPKI(t)
-	scfg, r, err := ServerConfig(p.serverCert, p.serverKey, "none", "")
+	p := certs.New(t)
+	scfg, r, err := ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +124,7 @@ func TestServerConfigServes(t *testing.T) {
 	if serr != nil || cerr != nil {
 		t.Fatalf("handshake: server %v, client %v", serr, cerr)
 	}
-	if served.SerialNumber.Cmp(serial(t, p.serverCert)) != 0 || r.Certificate().Leaf.SerialNumber.Cmp(served.SerialNumber) != 0 {
+	if served.SerialNumber.Cmp(serial(t, p.ServerCert)) != 0 || r.Certificate().Leaf.SerialNumber.Cmp(served.SerialNumber) != 0 {
 		t.Fatal("served certificate is not the configured one")
 	}
 	// TLS 1.1 is refused.
@@ -163,8 +136,8 @@ func TestServerConfigServes(t *testing.T) {
 }
 
 func TestServerConfigReloadsCertificate(t *testing.T) {
-	p := newPKI(t)
-	scfg, r, err := ServerConfig(p.serverCert, p.serverKey, "none", "")
+	p := certs.New(t)
+	scfg, r, err := ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,13 +149,13 @@ func TestServerConfigReloadsCertificate(t *testing.T) {
 	var reported []error
 	r.OnError(func(err error) { reported = append(reported, err) })
 
-	first := serial(t, p.serverCert)
-	ca := p.authority
-	if _, _, err := ca.WriteLeaf(p.dir, "server", testpki.ServerLeaf()); err != nil {
+	first := serial(t, p.ServerCert)
+	ca := p.CA
+	if _, _, err := ca.WriteLeaf(p.Dir, "server", testpki.ServerLeaf()); err != nil {
 		t.Fatal(err)
 	}
-	bump(t, p.serverCert, p.serverKey)
-	second := serial(t, p.serverCert)
+	bump(t, p.ServerCert, p.ServerKey)
+	second := serial(t, p.ServerCert)
 
 	// Within the check interval the old certificate is still served.
 	clock = clock.Add(DefaultCheckInterval / 2)
@@ -198,15 +171,15 @@ func TestServerConfigReloadsCertificate(t *testing.T) {
 
 	// A mismatched pair (new certificate, old key) is refused and the
 	// current one kept; the hook hears of it once.
-	keyBefore, _ := os.ReadFile(p.serverKey)
-	if _, _, err := ca.WriteLeaf(p.dir, "server", testpki.ServerLeaf()); err != nil {
+	keyBefore, _ := os.ReadFile(p.ServerKey)
+	if _, _, err := ca.WriteLeaf(p.Dir, "server", testpki.ServerLeaf()); err != nil {
 		t.Fatal(err)
 	}
-	third := serial(t, p.serverCert)
-	if err := os.WriteFile(p.serverKey, keyBefore, 0o600); err != nil {
+	third := serial(t, p.ServerCert)
+	if err := os.WriteFile(p.ServerKey, keyBefore, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bump(t, p.serverCert, p.serverKey)
+	bump(t, p.ServerCert, p.ServerKey)
 	for i := 0; i < 2; i++ {
 		clock = clock.Add(2 * DefaultCheckInterval)
 		served, _, cerr = handshake(t, scfg, clientFor(t, p, false))
@@ -214,53 +187,53 @@ func TestServerConfigReloadsCertificate(t *testing.T) {
 			t.Fatalf("after a bad pair: %v, serial %v want the kept %v", cerr, served.SerialNumber, second)
 		}
 	}
-	if len(reported) != 1 || !strings.Contains(reported[0].Error(), p.serverCert) {
-		t.Fatalf("reported %v, want one error naming %s", reported, p.serverCert)
+	if len(reported) != 1 || !strings.Contains(reported[0].Error(), p.ServerCert) {
+		t.Fatalf("reported %v, want one error naming %s", reported, p.ServerCert)
 	}
 	if strings.Contains(reported[0].Error(), "PRIVATE KEY") {
 		t.Fatal("error shows key material")
 	}
 	// Once the key follows, the new pair is served.
-	if _, _, err := ca.WriteLeaf(p.dir, "server", testpki.ServerLeaf()); err != nil {
+	if _, _, err := ca.WriteLeaf(p.Dir, "server", testpki.ServerLeaf()); err != nil {
 		t.Fatal(err)
 	}
-	bump(t, p.serverCert, p.serverKey)
+	bump(t, p.ServerCert, p.ServerKey)
 	clock = clock.Add(2 * DefaultCheckInterval)
 	served, _, cerr = handshake(t, scfg, clientFor(t, p, false))
-	if cerr != nil || served.SerialNumber.Cmp(third) == 0 || served.SerialNumber.Cmp(serial(t, p.serverCert)) != 0 {
+	if cerr != nil || served.SerialNumber.Cmp(third) == 0 || served.SerialNumber.Cmp(serial(t, p.ServerCert)) != 0 {
 		t.Fatalf("after the fix: %v, serial %v", cerr, served.SerialNumber)
 	}
 
 	// Reload loads at once, whatever the stamps, and returns its error
 	// rather than passing it to the hook.
 	fixed := r.Certificate()
-	clientKey, _ := os.ReadFile(p.clientKey)
-	if err := os.WriteFile(p.serverKey, clientKey, 0o600); err != nil {
+	clientKey, _ := os.ReadFile(p.ClientKey)
+	if err := os.WriteFile(p.ServerKey, clientKey, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Reload(); err == nil || r.Certificate() != fixed || len(reported) != 1 {
 		t.Fatalf("Reload of a mismatched pair: %v; certificate kept %v; %d reported", err, r.Certificate() == fixed, len(reported))
 	}
-	if _, _, err := ca.WriteLeaf(p.dir, "server", testpki.ServerLeaf()); err != nil {
+	if _, _, err := ca.WriteLeaf(p.Dir, "server", testpki.ServerLeaf()); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Reload(); err != nil || r.Certificate().Leaf.SerialNumber.Cmp(serial(t, p.serverCert)) != 0 {
+	if err := r.Reload(); err != nil || r.Certificate().Leaf.SerialNumber.Cmp(serial(t, p.ServerCert)) != 0 {
 		t.Fatalf("Reload: %v", err)
 	}
 }
 
 // TestServerConfigReloadRealClock uses the real one-second throttle.
 func TestServerConfigReloadRealClock(t *testing.T) {
-	p := newPKI(t)
-	scfg, _, err := ServerConfig(p.serverCert, p.serverKey, "", "")
+	p := certs.New(t)
+	scfg, _, err := ServerConfig(p.ServerCert, p.ServerKey, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.authority.WriteLeaf(p.dir, "server", testpki.ServerLeaf()); err != nil {
+	if _, _, err := p.CA.WriteLeaf(p.Dir, "server", testpki.ServerLeaf()); err != nil {
 		t.Fatal(err)
 	}
-	bump(t, p.serverCert, p.serverKey)
-	want := serial(t, p.serverCert)
+	bump(t, p.ServerCert, p.ServerKey)
+	want := serial(t, p.ServerCert)
 	time.Sleep(DefaultCheckInterval + 100*time.Millisecond)
 	served, _, cerr := handshake(t, scfg, clientFor(t, p, false))
 	if cerr != nil || served.SerialNumber.Cmp(want) != 0 {
@@ -269,9 +242,9 @@ func TestServerConfigReloadRealClock(t *testing.T) {
 }
 
 func TestServerConfigClientAuth(t *testing.T) {
-	p := newPKI(t)
-	other := newPKI(t) // a client certificate from a CA the server does not trust
-	strangerCfg, err := ClientConfig(p.ca, "localhost", other.clientCert, other.clientKey, false)
+	p := certs.New(t)
+	other := certs.New(t) // a client certificate from a CA the server does not trust
+	strangerCfg, err := ClientConfig(p.CAFile, "localhost", other.ClientCert, other.ClientKey, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,11 +256,11 @@ func TestServerConfigClientAuth(t *testing.T) {
 		{"request", true, true, false},
 		{"require", false, true, false},
 	} {
-		ca := p.ca
+		ca := p.CAFile
 		if tc.policy == "none" {
 			ca = ""
 		}
-		scfg, _, err := ServerConfig(p.serverCert, p.serverKey, tc.policy, ca)
+		scfg, _, err := ServerConfig(p.ServerCert, p.ServerKey, tc.policy, ca)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,25 +278,25 @@ func TestServerConfigClientAuth(t *testing.T) {
 }
 
 func TestServerConfigReloadsClientCA(t *testing.T) {
-	p := newPKI(t)
-	other := newPKI(t)
-	scfg, r, err := ServerConfig(p.serverCert, p.serverKey, "require", p.ca)
+	p := certs.New(t)
+	other := certs.New(t)
+	scfg, r, err := ServerConfig(p.ServerCert, p.ServerKey, "require", p.CAFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.mu.Lock()
 	r.interval = 0
 	r.mu.Unlock()
-	strangerCfg, _ := ClientConfig(p.ca, "localhost", other.clientCert, other.clientKey, false)
+	strangerCfg, _ := ClientConfig(p.CAFile, "localhost", other.ClientCert, other.ClientKey, false)
 	if _, serr, _ := handshake(t, scfg, strangerCfg); serr == nil {
 		t.Fatal("stranger accepted before the CA change")
 	}
 	// Trust the other CA instead.
-	caPEM, _ := os.ReadFile(other.ca)
-	if err := os.WriteFile(p.ca, caPEM, 0o644); err != nil {
+	caPEM, _ := os.ReadFile(other.CAFile)
+	if err := os.WriteFile(p.CAFile, caPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bump(t, p.ca)
+	bump(t, p.CAFile)
 	if _, serr, cerr := handshake(t, scfg, strangerCfg); serr != nil || cerr != nil {
 		t.Fatalf("after the CA change: server %v, client %v", serr, cerr)
 	}
@@ -333,19 +306,19 @@ func TestServerConfigReloadsClientCA(t *testing.T) {
 }
 
 func TestServerConfigErrors(t *testing.T) {
-	p := newPKI(t)
-	empty := filepath.Join(p.dir, "empty.pem")
+	p := certs.New(t)
+	empty := filepath.Join(p.Dir, "empty.pem")
 	os.WriteFile(empty, []byte("not pem\n"), 0o644)
 	for name, tc := range map[string]struct {
 		cert, key, auth, ca, want string
 	}{
-		"no cert":        {"", p.serverKey, "none", "", "both a certificate file and a key file"},
-		"missing cert":   {filepath.Join(p.dir, "nope.pem"), p.serverKey, "none", "", "nope.pem"},
-		"mismatched key": {p.serverCert, p.clientKey, "none", "", p.serverCert},
-		"bad policy":     {p.serverCert, p.serverKey, "optional", "", `"optional"`},
-		"require no CA":  {p.serverCert, p.serverKey, "require", "", "needs a client CA file"},
-		"request no CA":  {p.serverCert, p.serverKey, "request", "", "needs a client CA file"},
-		"CA without PEM": {p.serverCert, p.serverKey, "require", empty, "no PEM certificate"},
+		"no cert":        {"", p.ServerKey, "none", "", "both a certificate file and a key file"},
+		"missing cert":   {filepath.Join(p.Dir, "nope.pem"), p.ServerKey, "none", "", "nope.pem"},
+		"mismatched key": {p.ServerCert, p.ClientKey, "none", "", p.ServerCert},
+		"bad policy":     {p.ServerCert, p.ServerKey, "optional", "", `"optional"`},
+		"require no CA":  {p.ServerCert, p.ServerKey, "require", "", "needs a client CA file"},
+		"request no CA":  {p.ServerCert, p.ServerKey, "request", "", "needs a client CA file"},
+		"CA without PEM": {p.ServerCert, p.ServerKey, "require", empty, "no PEM certificate"},
 	} {
 		_, _, err := ServerConfig(tc.cert, tc.key, tc.auth, tc.ca)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -355,17 +328,17 @@ func TestServerConfigErrors(t *testing.T) {
 }
 
 func TestClientConfig(t *testing.T) {
-	p := newPKI(t)
-	scfg, _, err := ServerConfig(p.serverCert, p.serverKey, "require", p.ca)
+	p := certs.New(t)
+	scfg, _, err := ServerConfig(p.ServerCert, p.ServerKey, "require", p.CAFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, serr, cerr := handshake(t, scfg, clientFor(t, p, true)); serr != nil || cerr != nil {
 		t.Fatalf("mTLS: server %v, client %v", serr, cerr)
 	}
-	open, _, _ := ServerConfig(p.serverCert, p.serverKey, "none", "")
+	open, _, _ := ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	// Wrong name.
-	wrong, _ := ClientConfig(p.ca, "kafka.example", "", "", false)
+	wrong, _ := ClientConfig(p.CAFile, "kafka.example", "", "", false)
 	if _, _, cerr := handshake(t, open, wrong); cerr == nil {
 		t.Fatal("wrong server name accepted")
 	}
@@ -382,14 +355,14 @@ func TestClientConfig(t *testing.T) {
 	if _, _, cerr := handshake(t, open, insecure); cerr != nil {
 		t.Fatalf("insecure: %v", cerr)
 	}
-	if c, _ := ClientConfig(p.ca, "", "", "", false); c.MinVersion != tls.VersionTLS12 {
+	if c, _ := ClientConfig(p.CAFile, "", "", "", false); c.MinVersion != tls.VersionTLS12 {
 		t.Fatal("client MinVersion")
 	}
 	for name, args := range map[string][4]string{
-		"cert without key": {p.ca, "", p.clientCert, ""},
-		"key without cert": {p.ca, "", "", p.clientKey},
-		"missing CA":       {filepath.Join(p.dir, "nope.pem"), "", "", ""},
-		"mismatched pair":  {p.ca, "", p.clientCert, p.serverKey},
+		"cert without key": {p.CAFile, "", p.ClientCert, ""},
+		"key without cert": {p.CAFile, "", "", p.ClientKey},
+		"missing CA":       {filepath.Join(p.Dir, "nope.pem"), "", "", ""},
+		"mismatched pair":  {p.CAFile, "", p.ClientCert, p.ServerKey},
 	} {
 		if _, err := ClientConfig(args[0], args[1], args[2], args[3], false); err == nil {
 			t.Errorf("%s: accepted", name)

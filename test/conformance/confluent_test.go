@@ -47,7 +47,7 @@ func (e *env) confluent(t *testing.T, px *testkit.Proxy, out any, args ...string
 	args = append([]string{confluentScript}, args...)
 	args = append(args, "--bootstrap", px.BootstrapAddr(), "--debug")
 	if px == e.secure {
-		args = append(args, "--security", e.pki.ca+":"+saslUser+":"+saslPass)
+		args = append(args, "--security", e.pki.CAFile+":"+saslUser+":"+saslPass)
 	}
 	p := run(t, 150*time.Second, nil, nil, "python3", args...)
 	e.checkSockets(t, px, p)

@@ -20,7 +20,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/testpki"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
 
 const (
@@ -56,9 +56,6 @@ func realDescription() string {
 	return "no real cluster (KPROXY_KAFKA_BOOTSTRAP unset: its cells are SKIP)"
 }
 
-// pki is the listener certificate and the CA that clients trust.
-type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
-
 // env is one upstream with the kproxies in front of it.
 type env struct {
 	name     string // "kfake" or "kafka"
@@ -68,7 +65,7 @@ type env struct {
 	cluster  *kfake.Cluster // kfake only
 	plain    *testkit.Proxy
 	secure   *testkit.Proxy // TLS + SASL (SCRAM-SHA-512/256, PLAIN) terminated by kproxy
-	pki      pki
+	pki      certs.Files
 	nodes    []int32 // upstream node ids
 	skip     string  // every cell of this upstream skips with this reason
 
@@ -108,7 +105,7 @@ func newEnv(t *testing.T, name string) *env {
 		e.ports[n] = true
 	}
 	e.plain = testkit.StartProxy(t, e.upstream, "")
-	e.pki = newPKI(t)
+	e.pki = certs.New(t)
 	e.secure = testkit.StartProxyConfig(t, secureYAML(t, e.pki, e.upstream))
 	e.nodes = e.upstreamNodes(t)
 	if len(e.nodes) < 3 {
@@ -120,20 +117,9 @@ func newEnv(t *testing.T, name string) *env {
 	return e
 }
 
-func newPKI(t *testing.T) pki {
-	t.Helper()
-	var p pki
-	var err error
-	p.ca, p.serverCert, p.serverKey, p.clientCert, p.clientKey, err = testpki.WriteTestPKI(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // secureYAML: kproxy terminates TLS and SASL (SCRAM-SHA-512, SCRAM-SHA-256
 // and PLAIN for user alice) and reaches the upstream in plaintext.
-func secureYAML(t *testing.T, p pki, upstream []string) string {
+func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
 	t.Helper()
 	var creds []string
 	for _, m := range []string{auth.ScramSHA512, auth.ScramSHA256} {
@@ -155,7 +141,7 @@ listeners:
     mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
     users: [{name: %s, credentials: [%s]}]
 log: {level: warn}
-`, strings.Join(upstream, `", "`), p.serverCert, p.serverKey, saslUser, strings.Join(creds, ", "))
+`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey, saslUser, strings.Join(creds, ", "))
 }
 
 // bootstrap is the plaintext kproxy's bootstrap address.
@@ -272,6 +258,24 @@ func (e *env) deleteTopics() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	kadm.NewClient(cl).DeleteTopics(ctx, topics...)
+}
+
+// groupCoordinator asks the upstream itself, not kproxy, which node
+// coordinates group: the ground truth for what a client is told.
+func (e *env) groupCoordinator(t *testing.T, group string) int32 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.upstream...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, ok := kadm.NewClient(cl).FindGroupCoordinators(ctx, group)[group]
+	if !ok || r.Err != nil {
+		t.Fatalf("the upstream's coordinator for %s: %+v", group, r)
+	}
+	return r.NodeID
 }
 
 // committed sums group's committed offsets over topic's partitions.

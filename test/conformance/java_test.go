@@ -93,7 +93,7 @@ func (e *env) javaProps(t *testing.T, px *testkit.Proxy, extra ...string) string
 			"sasl.mechanism=SCRAM-SHA-512",
 			fmt.Sprintf(`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="%s" password="%s";`, saslUser, saslPass),
 			"ssl.truststore.type=PEM",
-			"ssl.truststore.location="+e.pki.ca)
+			"ssl.truststore.location="+e.pki.CAFile)
 	}
 	return writeFile(t, "client.properties", strings.Join(lines, "\n")+"\n")
 }

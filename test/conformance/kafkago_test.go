@@ -202,6 +202,9 @@ func kafkagoAddresses(t *testing.T, c *cellCtx, e *env) {
 	for _, b := range brokers {
 		e.checkNodeAddr(t, e.plain, "kafka-go Conn.Brokers", int32(b.ID), hostPort(b.Host, b.Port))
 	}
+	if len(brokers) != len(e.nodes) {
+		t.Errorf("kafka-go Conn.Brokers lists %d brokers, want %d", len(brokers), len(e.nodes))
+	}
 	// A broker learns a new topic's leaders from the controller a moment
 	// after the one that created it: read until this one knows them all.
 	var parts []kafka.Partition

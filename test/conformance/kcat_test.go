@@ -185,7 +185,7 @@ func kcatAddresses(t *testing.T, c *cellCtx, e *env) {
 func kcatTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	requireKcat(t, c)
 	topic := e.newTopic(t, c, "t", partitions)
-	sec := []string{"-b", e.secure.BootstrapAddr(), "-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + e.pki.ca,
+	sec := []string{"-b", e.secure.BootstrapAddr(), "-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + e.pki.CAFile,
 		"-X", "sasl.mechanisms=SCRAM-SHA-512", "-X", "sasl.username=" + saslUser, "-X", "sasl.password=" + saslPass}
 	want := makeRecs("tls", goRecords)
 	e.kcat(t, e.secure, kcatInput(want), append(append(sec, "-t", topic), kcatProduce...)...)

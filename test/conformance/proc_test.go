@@ -24,16 +24,13 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
-// lockedBuffer is a buffer safe for a writer and concurrent readers.
-type lockedBuffer = logbuf.Buffer
-
 // proc is a client process (kcat, python, a Kafka tool's JVM) whose TCP
 // connections are sampled from /proc while it runs, so that a test can
 // check it only ever connected to kproxy.
 type proc struct {
 	name           string
 	cmd            *exec.Cmd
-	stdout, stderr lockedBuffer
+	stdout, stderr logbuf.Buffer
 	done           chan struct{}
 	err            error
 	cancel         context.CancelFunc

@@ -4,31 +4,45 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/kproxy/kproxy/internal/testkit/saramakit"
 )
 
 // saramaVersion is the protocol version sarama is configured for: the
 // newest it knows.
 var saramaVersion = sarama.MaxVersion
 
+// saramaVersions are the Kafka versions the protocol-versions cell
+// configures sarama for, each a whole round trip: the oldest at which
+// sarama allows an idempotent producer (every request non-flexible),
+// sarama's default, and one with flexible requests throughout. (The other
+// cells run at saramaVersion.)
+var saramaVersions = []sarama.KafkaVersion{sarama.V0_11_0_0, sarama.DefaultVersion, sarama.V3_6_0_0}
+
 func init() {
 	register("sarama", "produce-consume", saramaProduceConsume)
 	register("sarama", "resume", saramaResume)
+	register("sarama", "protocol-versions", saramaProtocolVersions)
 	register("sarama", "admin", saramaAdmin)
 	register("sarama", "transactions", saramaTransactions)
 	register("sarama", "addresses", saramaAddresses)
 	register("sarama", "tls-scram", saramaTLSSCRAM)
 }
 
-func saramaConfig() *sarama.Config {
+func saramaConfig() *sarama.Config { return saramaConfigAt(saramaVersion) }
+
+// saramaConfigAt configures sarama for Kafka version v: idempotent,
+// acks=all, a consumer group from the oldest offset with auto-commits.
+func saramaConfigAt(v sarama.KafkaVersion) *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "kproxy-conformance-sarama"
-	cfg.Version = saramaVersion
+	cfg.Version = v
 	cfg.Metadata.RefreshFrequency = 0
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
 	cfg.Producer.Idempotent = true
@@ -65,6 +79,11 @@ func saramaProduce(t *testing.T, p sarama.SyncProducer, topic string, rs []rec) 
 		}
 		if err := p.SendMessages(msgs); err != nil {
 			t.Fatalf("sarama SendMessages: %v", err)
+		}
+		for _, m := range msgs {
+			if m.Offset < 0 {
+				t.Fatalf("sarama produced %v without an offset", m.Key)
+			}
 		}
 	}
 }
@@ -304,43 +323,103 @@ func saramaTransactions(t *testing.T, c *cellCtx, e *env) {
 	e.checkTxnWritten(t, topic, b)
 }
 
+// saramaProtocolVersions: the produce-consume and resume round trips (and
+// the addresses checks) with sarama configured for each of saramaVersions.
+// (Kafka 4 removed the oldest protocol versions, KIP-896, but none that
+// sarama sends when configured for 0.11.0.0.)
+func saramaProtocolVersions(t *testing.T, c *cellCtx, e *env) {
+	var ran []string
+	for _, v := range saramaVersions {
+		t.Run(v.String(), func(t *testing.T) {
+			saramaVersionRoundTrip(t, c, e, v)
+			ran = append(ran, v.String())
+		})
+	}
+	c.note("sarama configured for Kafka %s", strings.Join(ran, ", "))
+}
+
+// saramaVersionRoundTrip: an idempotent producer writes N records, a group
+// reads and commits them all in order (every address sarama holds
+// meanwhile, the coordinator's included, is kproxy's), and a second
+// session of the group gets only the records produced since.
+func saramaVersionRoundTrip(t *testing.T, c *cellCtx, e *env, v sarama.KafkaVersion) {
+	topic := e.newTopic(t, c, "t-"+v.String(), partitions)
+	group := name(c, "g-"+v.String())
+	cl := saramaClient(t, e.bootstrap(), saramaConfigAt(v))
+	p := saramaProducer(t, cl)
+	session := func(want int) []got {
+		return saramaConsumeGroup(t, e.bootstrap(), saramaConfigAt(v), group, topic, want, func(gcl sarama.Client) {
+			e.checkSaramaAddrs(t, gcl, topic)
+			e.checkSaramaCoordinator(t, gcl, group)
+		})
+	}
+	first := makeRecs("first", goRecords)
+	saramaProduce(t, p, topic, first)
+	e.checkSaramaAddrs(t, cl, topic)
+	checkRecords(t, "first session", session(len(first)), first)
+	e.checkCommitted(t, group, topic, int64(len(first)))
+	if t.Failed() {
+		t.FailNow()
+	}
+	second := makeRecs("second", 200)
+	saramaProduce(t, p, topic, second)
+	checkRecords(t, "second session (from the commits)", session(len(second)), second)
+	e.checkCommitted(t, group, topic, int64(len(first)+len(second)))
+}
+
 // saramaAddresses: the brokers, leaders, controller and coordinator sarama
 // knows are all kproxy's.
 func saramaAddresses(t *testing.T, c *cellCtx, e *env) {
 	topic := e.newTopic(t, c, "t", partitions)
 	cl := saramaClient(t, e.bootstrap(), saramaConfig())
 	saramaProduce(t, saramaProducer(t, cl), topic, makeRecs("addr", 200))
-	check := func(cl sarama.Client) {
-		for _, b := range cl.Brokers() {
-			e.checkNodeAddr(t, e.plain, "sarama Brokers()", b.ID(), b.Addr())
-		}
-		if len(cl.Brokers()) != len(e.nodes) {
-			t.Errorf("sarama knows %d brokers, want %d", len(cl.Brokers()), len(e.nodes))
-		}
-		for p := int32(0); p < partitions; p++ {
-			l, err := cl.Leader(topic, p)
-			if err != nil {
-				t.Errorf("sarama Leader(%s, %d): %v", topic, p, err)
-				continue
-			}
-			e.checkNodeAddr(t, e.plain, fmt.Sprintf("sarama Leader(%d)", p), l.ID(), l.Addr())
-		}
-		if ctrl, err := cl.Controller(); err != nil {
-			t.Errorf("sarama Controller(): %v", err)
-		} else {
-			e.checkNodeAddr(t, e.plain, "sarama Controller()", ctrl.ID(), ctrl.Addr())
-		}
-	}
-	check(cl)
+	e.checkSaramaAddrs(t, cl, topic)
 	group := name(c, "g")
 	saramaConsumeGroup(t, e.bootstrap(), saramaConfig(), group, topic, 200, func(gcl sarama.Client) {
-		check(gcl)
-		coord, err := gcl.Coordinator(group)
-		if err != nil {
-			t.Fatalf("sarama Coordinator: %v", err)
-		}
-		e.checkNodeAddr(t, e.plain, "sarama Coordinator()", coord.ID(), coord.Addr())
+		e.checkSaramaAddrs(t, gcl, topic)
+		e.checkSaramaCoordinator(t, gcl, group)
 	})
+}
+
+// checkSaramaAddrs fails unless every broker, every leader of topic's
+// partitions and the controller that sarama client cl knows are what the
+// plaintext kproxy advertises for that node, and cl knows every node.
+func (e *env) checkSaramaAddrs(t *testing.T, cl sarama.Client, topic string) {
+	t.Helper()
+	for _, b := range cl.Brokers() {
+		e.checkNodeAddr(t, e.plain, "sarama Brokers()", b.ID(), b.Addr())
+	}
+	if len(cl.Brokers()) != len(e.nodes) {
+		t.Errorf("sarama knows %d brokers, want %d", len(cl.Brokers()), len(e.nodes))
+	}
+	for p := int32(0); p < partitions; p++ {
+		l, err := cl.Leader(topic, p)
+		if err != nil {
+			t.Errorf("sarama Leader(%s, %d): %v", topic, p, err)
+			continue
+		}
+		e.checkNodeAddr(t, e.plain, fmt.Sprintf("sarama Leader(%d)", p), l.ID(), l.Addr())
+	}
+	if ctrl, err := cl.Controller(); err != nil {
+		t.Errorf("sarama Controller(): %v", err)
+	} else {
+		e.checkNodeAddr(t, e.plain, "sarama Controller()", ctrl.ID(), ctrl.Addr())
+	}
+}
+
+// checkSaramaCoordinator fails unless the coordinator sarama client cl
+// found for group is the upstream's coordinator for it, at the plaintext
+// kproxy's address for that node.
+func (e *env) checkSaramaCoordinator(t *testing.T, cl sarama.Client, group string) {
+	t.Helper()
+	coord, err := cl.Coordinator(group)
+	if err != nil {
+		t.Fatalf("sarama Coordinator: %v", err)
+	}
+	e.checkNodeAddr(t, e.plain, "sarama Coordinator()", coord.ID(), coord.Addr())
+	if want := e.groupCoordinator(t, group); coord.ID() != want {
+		t.Errorf("sarama Coordinator() is node %d; the upstream's coordinator for %s is node %d", coord.ID(), group, want)
+	}
 }
 
 // saramaTLSSCRAM: sarama over TLS with SCRAM-SHA-512 (SaslHandshake v1 and
@@ -356,7 +435,7 @@ func saramaTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 		cfg.Net.SASL.Version = sarama.SASLHandshakeV1
 		cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 		cfg.Net.SASL.User, cfg.Net.SASL.Password = saslUser, saslPass
-		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &saramaSCRAM{} }
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &saramakit.SCRAMClient{SHA512: true} }
 		return cfg
 	}
 	want := makeRecs("tls", goRecords)
@@ -370,29 +449,3 @@ func saramaTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	checkRecords(t, "sarama over TLS + SCRAM-SHA-512", gs, want)
 	e.checkCommitted(t, group, topic, int64(len(want)))
 }
-
-// saramaSCRAM adapts franz-go's SCRAM-SHA-512 client to sarama's
-// SCRAMClient (sarama ships none).
-type saramaSCRAM struct {
-	user, pass string
-	sess       sasl.Session
-	done       bool
-}
-
-func (s *saramaSCRAM) Begin(user, pass, _ string) error {
-	s.user, s.pass = user, pass
-	return nil
-}
-
-func (s *saramaSCRAM) Step(challenge string) (string, error) {
-	if s.sess == nil {
-		sess, first, err := scramAuthFor(s.user, s.pass).AsSha512Mechanism().Authenticate(context.Background(), "")
-		s.sess = sess
-		return string(first), err
-	}
-	done, out, err := s.sess.Challenge([]byte(challenge))
-	s.done = done
-	return string(out), err
-}
-
-func (s *saramaSCRAM) Done() bool { return s.done }

@@ -13,7 +13,7 @@ import (
 // clientTLS trusts the CA of kproxy's secure listener.
 func clientTLS(t *testing.T, e *env) *tls.Config {
 	t.Helper()
-	tc, err := tlsconfig.ClientConfig(e.pki.ca, "", "", "", false)
+	tc, err := tlsconfig.ClientConfig(e.pki.CAFile, "", "", "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,8 +21,6 @@ func clientTLS(t *testing.T, e *env) *tls.Config {
 }
 
 func scramAuth(password string) scram.Auth { return scram.Auth{User: saslUser, Pass: password} }
-
-func scramAuthFor(user, password string) scram.Auth { return scram.Auth{User: user, Pass: password} }
 
 // scramMechanism is franz-go's SCRAM client for the test user.
 func scramMechanism(sha512 bool) sasl.Mechanism {

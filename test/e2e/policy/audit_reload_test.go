@@ -15,16 +15,18 @@ import (
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
+	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // TestAuditModeForwardsAndLogs: in audit mode what would be denied is
 // forwarded unchanged and logged as one JSON line per would-be denial.
 func TestAuditModeForwardsAndLogs(t *testing.T) {
 	e := newEnv(t, 1, []string{"allowed.t", "denied.t"}, strings.Replace(producePolicy, "default: deny", "default: deny\n  mode: audit", 1))
-	ctx := testCtx(t, 30*time.Second)
-	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-audit")
+	ctx := testkit.Context(t, 30*time.Second)
+	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "e2e-audit")
 	// Forwarded unchanged, so answered in whatever order the broker uses.
-	codes := strings.Fields(produceCodes(raw.roundTrip(t, produceRequest(-1, "denied.t", "allowed.t"))))
+	codes := strings.Fields(produceCodes(raw.MustRoundTrip(t, produceRequest(-1, "denied.t", "allowed.t"))))
 	slices.Sort(codes)
 	if got := strings.Join(codes, " "); got != "allowed.t=0 denied.t=0" {
 		t.Fatalf("audit mode answered %q, want both written", got)
@@ -64,7 +66,7 @@ func TestAuditModeForwardsAndLogs(t *testing.T) {
 	if !found {
 		t.Errorf("no audit line for the would-be denial; got %v", lines)
 	}
-	if n := counter(t, e.reg, "kproxy_policy_decisions_total", "audit_denied"); n < 1 {
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "result", "audit_denied"); n < 1 {
 		t.Errorf("audit_denied metric %v", n)
 	}
 }
@@ -88,9 +90,9 @@ policy:
 // counted.
 func TestHotReloadAppliesToExistingConnection(t *testing.T) {
 	e := newEnv(t, 1, []string{"t"}, reloadDeny)
-	ctx := testCtx(t, 30*time.Second)
-	raw := dialRaw(t, e.proxy.BootstrapAddr(), "long-lived")
-	if got := produceCodes(raw.roundTrip(t, produceRequest(-1, "t"))); got != "t=29" {
+	ctx := testkit.Context(t, 30*time.Second)
+	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "long-lived")
+	if got := produceCodes(raw.MustRoundTrip(t, produceRequest(-1, "t"))); got != "t=29" {
 		t.Fatalf("before reload: %q", got)
 	}
 
@@ -98,7 +100,7 @@ func TestHotReloadAppliesToExistingConnection(t *testing.T) {
 	if err := e.enf.Reload(parseConfig(t, reloadAllow).Policy, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := produceCodes(raw.roundTrip(t, produceRequest(-1, "t"))); got != "t=0" {
+	if got := produceCodes(raw.MustRoundTrip(t, produceRequest(-1, "t"))); got != "t=0" {
 		t.Fatalf("after reload, same connection: %q", got)
 	}
 
@@ -114,13 +116,13 @@ func TestHotReloadAppliesToExistingConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	r := config.NewReloader(path, running, policy.ReloadApplier(e.enf), zerolog.New(&logs))
 	write(reloadDeny)
 	if err := r.Reload("test"); err != nil {
 		t.Fatal(err)
 	}
-	if got := produceCodes(raw.roundTrip(t, produceRequest(-1, "t"))); got != "t=29" {
+	if got := produceCodes(raw.MustRoundTrip(t, produceRequest(-1, "t"))); got != "t=29" {
 		t.Fatalf("after file reload to deny: %q", got)
 	}
 	write(reloadAllow)
@@ -134,13 +136,13 @@ func TestHotReloadAppliesToExistingConnection(t *testing.T) {
 	if !strings.Contains(logs.String(), "policy.rules[1].principals[0]") {
 		t.Errorf("the rejection does not name the key: %s", logs.String())
 	}
-	if got := produceCodes(raw.roundTrip(t, produceRequest(-1, "t"))); got != "t=0" {
+	if got := produceCodes(raw.MustRoundTrip(t, produceRequest(-1, "t"))); got != "t=0" {
 		t.Fatalf("after a broken file the old policy must stay: %q", got)
 	}
-	if n := counter(t, e.reg, "kproxy_policy_reloads_total", "failure"); n != 1 {
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_reloads_total", "result", "failure"); n != 1 {
 		t.Errorf("reload failures %v, want 1", n)
 	}
-	if n := counter(t, e.reg, "kproxy_policy_reloads_total", "success"); n != 3 {
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_reloads_total", "result", "success"); n != 3 {
 		t.Errorf("reload successes %v, want 3", n)
 	}
 	if got := e.endOffset(ctx, "t", 0); got != 2 {
@@ -148,7 +150,7 @@ func TestHotReloadAppliesToExistingConnection(t *testing.T) {
 	}
 	// The connection survived everything.
 	hb := kmsg.NewPtrApiVersionsRequest()
-	if raw.roundTrip(t, hb).(*kmsg.ApiVersionsResponse).ErrorCode != 0 {
+	if raw.MustRoundTrip(t, hb).(*kmsg.ApiVersionsResponse).ErrorCode != 0 {
 		t.Error("connection unusable after reloads")
 	}
 }

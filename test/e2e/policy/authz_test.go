@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 const producePolicy = `
@@ -28,10 +30,10 @@ policy:
 // records into one request to the single broker.
 func TestProduceSplitsDeniedTopic(t *testing.T) {
 	e := newEnv(t, 1, []string{"allowed.t", "denied.t"}, producePolicy)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 
-	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-raw")
-	resp := raw.roundTrip(t, produceRequest(-1, "denied.t", "allowed.t"))
+	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "e2e-raw")
+	resp := raw.MustRoundTrip(t, produceRequest(-1, "denied.t", "allowed.t"))
 	if got := produceCodes(resp); got != "denied.t=29 allowed.t=0" {
 		t.Fatalf("produce answered %q, want denied.t=29 allowed.t=0 in the client's order", got)
 	}
@@ -52,7 +54,7 @@ func TestProduceSplitsDeniedTopic(t *testing.T) {
 	md.SetVersion(12)
 	md.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("denied.t")}, {Topic: kmsg.StringPtr("allowed.t")}}
 	ids := map[string][16]byte{}
-	for _, tp := range raw.roundTrip(t, md).(*kmsg.MetadataResponse).Topics {
+	for _, tp := range raw.MustRoundTrip(t, md).(*kmsg.MetadataResponse).Topics {
 		ids[*tp.Topic] = tp.TopicID
 	}
 	v13 := produceRequest(-1, "denied.t", "allowed.t")
@@ -61,7 +63,7 @@ func TestProduceSplitsDeniedTopic(t *testing.T) {
 		v13.Topics[i].TopicID, v13.Topics[i].Topic = ids[v13.Topics[i].Topic], ""
 	}
 	var codes []int16
-	for _, tp := range raw.roundTrip(t, v13).(*kmsg.ProduceResponse).Topics {
+	for _, tp := range raw.MustRoundTrip(t, v13).(*kmsg.ProduceResponse).Topics {
 		if tp.TopicID != v13.Topics[len(codes)].TopicID {
 			t.Fatalf("v13 answer out of order: %x", tp.TopicID)
 		}
@@ -96,7 +98,7 @@ func TestProduceSplitsDeniedTopic(t *testing.T) {
 	if got := e.endOffset(ctx, "denied.t", 0); got != 0 {
 		t.Errorf("denied.t/0 end offset %d", got)
 	}
-	if n := counter(t, e.reg, "kproxy_policy_decisions_total", "denied"); n < 2 {
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "result", "denied"); n < 2 {
 		t.Errorf("denied decisions metric %v, want >= 2", n)
 	}
 }
@@ -113,7 +115,7 @@ policy:
 // consumes.
 func TestConsumerInDeniedGroup(t *testing.T) {
 	e := newEnv(t, 3, []string{"t"}, groupPolicy)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	prod := e.client("producer", kgo.DefaultProduceTopic("t"))
 	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -136,12 +138,12 @@ func TestConsumerInDeniedGroup(t *testing.T) {
 	}
 
 	// The raw protocol: JoinGroup for the denied group.
-	raw := dialRaw(t, e.proxy.BootstrapAddr(), "raw")
+	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "raw")
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.SetVersion(5)
 	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "denied-group", "consumer", 10000, 10000
 	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
-	if code := raw.roundTrip(t, join).(*kmsg.JoinGroupResponse).ErrorCode; code != kerr.GroupAuthorizationFailed.Code {
+	if code := raw.MustRoundTrip(t, join).(*kmsg.JoinGroupResponse).ErrorCode; code != kerr.GroupAuthorizationFailed.Code {
 		t.Errorf("JoinGroup denied-group: code %d", code)
 	}
 
@@ -171,7 +173,7 @@ policy:
   rules:
     - {name: public, principals: ["*"], allow: [describe, create], topics: ["pub.*"]}
 `, kfake.AllowAutoTopicCreation())
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	adm := kadmClient(e.client("lister"))
 
 	topics, err := adm.ListTopics(ctx)

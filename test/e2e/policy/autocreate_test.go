@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestLegacyMetadataAsksForAllTopics: a Metadata v1 request (which the
@@ -30,7 +32,7 @@ policy:
 		for _, name := range []string{"orders.eu", "Bad_Name", "new.topic"} {
 			req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: kmsg.StringPtr(name)})
 		}
-		resp := dialRaw(t, e.proxy.BootstrapAddr(), "legacy").roundTrip(t, req).(*kmsg.MetadataResponse)
+		resp := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "legacy").MustRoundTrip(t, req).(*kmsg.MetadataResponse)
 		var got []string
 		for _, tp := range resp.Topics {
 			got = append(got, *tp.Topic+":"+strconv.Itoa(int(tp.ErrorCode))+":"+strconv.Itoa(len(tp.Partitions)))

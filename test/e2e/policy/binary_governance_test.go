@@ -96,16 +96,16 @@ func TestBinaryGovernanceHoldsAgainstAutoCreation(t *testing.T) {
 
 	// A raw Metadata request asking to auto-create, and a raw Produce to a
 	// missing topic.
-	raw := dialRaw(t, kp.Bootstrap, "raw")
+	raw := testkit.DialRaw(t, kp.Bootstrap, "raw")
 	md := kmsg.NewPtrMetadataRequest()
 	md.SetVersion(12)
 	md.AllowAutoTopicCreation = true
 	md.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("Another_Bad")}}
-	mresp := raw.roundTrip(t, md).(*kmsg.MetadataResponse)
+	mresp := raw.MustRoundTrip(t, md).(*kmsg.MetadataResponse)
 	if len(mresp.Topics) != 1 || mresp.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("Metadata auto-creating Another_Bad answered %+v, want UNKNOWN_TOPIC_OR_PARTITION", mresp.Topics)
 	}
-	presp := raw.roundTrip(t, produceRequest(-1, "Produced_Bad")).(*kmsg.ProduceResponse)
+	presp := raw.MustRoundTrip(t, produceRequest(-1, "Produced_Bad")).(*kmsg.ProduceResponse)
 	if got := produceCodes(presp); got != "Produced_Bad=3" {
 		t.Errorf("Produce to a missing topic answered %s, want UNKNOWN_TOPIC_OR_PARTITION", got)
 	}

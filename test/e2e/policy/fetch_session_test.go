@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // sessionPolicy lets everyone read and write pub.* and nothing else.
@@ -80,18 +82,18 @@ func (e *env) produceDirect(ctx context.Context, topic, prefix string, n int) {
 // kproxy answers FETCH_SESSION_ID_NOT_FOUND and no records.
 func TestFetchSessionHijackGetsNothing(t *testing.T) {
 	e := newEnv(t, 1, []string{"secret.t", "pub.t"}, sessionPolicy)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	e.produceDirect(ctx, "secret.t", "secret", 9)
 
-	victim := dialRaw(t, e.cluster.ListenAddrs()[0], "victim")
-	opened := victim.roundTrip(t, rawFetch(0, 0, "secret.t")).(*kmsg.FetchResponse)
+	victim := testkit.DialRaw(t, e.cluster.ListenAddrs()[0], "victim")
+	opened := victim.MustRoundTrip(t, rawFetch(0, 0, "secret.t")).(*kmsg.FetchResponse)
 	if opened.ErrorCode != 0 || opened.SessionID <= 0 || len(fetchedRecords(opened)) == 0 {
 		t.Fatalf("victim's session: code %d, id %d, records %v", opened.ErrorCode, opened.SessionID, fetchedRecords(opened))
 	}
 
-	attacker := dialRaw(t, e.proxy.BootstrapAddr(), "attacker")
+	attacker := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "attacker")
 	for _, id := range []int32{opened.SessionID, 1, 2, 3} {
-		resp := attacker.roundTrip(t, rawFetch(id, 1)).(*kmsg.FetchResponse)
+		resp := attacker.MustRoundTrip(t, rawFetch(id, 1)).(*kmsg.FetchResponse)
 		if got := fetchedRecords(resp); len(got) > 0 {
 			t.Errorf("session %d epoch 1 through kproxy delivered %v to a principal that may not read them", id, got)
 		}
@@ -101,12 +103,12 @@ func TestFetchSessionHijackGetsNothing(t *testing.T) {
 	}
 	// A full fetch by the attacker for the same topic is refused as ever,
 	// and one for a topic it may read is served without a session.
-	denied := attacker.roundTrip(t, rawFetch(0, 0, "secret.t")).(*kmsg.FetchResponse)
+	denied := attacker.MustRoundTrip(t, rawFetch(0, 0, "secret.t")).(*kmsg.FetchResponse)
 	if len(fetchedRecords(denied)) > 0 || len(denied.Topics) != 1 || denied.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
 		t.Errorf("full fetch of secret.t: %+v", denied)
 	}
 	e.produceDirect(ctx, "pub.t", "pub", 3)
-	served := attacker.roundTrip(t, rawFetch(0, 0, "pub.t")).(*kmsg.FetchResponse)
+	served := attacker.MustRoundTrip(t, rawFetch(0, 0, "pub.t")).(*kmsg.FetchResponse)
 	if served.ErrorCode != 0 || served.SessionID != 0 || len(fetchedRecords(served)) != 1 {
 		t.Errorf("full fetch of pub.t: code %s, session id %d (want 0: no session), records %v",
 			kerrName(served.ErrorCode), served.SessionID, fetchedRecords(served))
@@ -166,7 +168,7 @@ func TestFetchSessionEndsWhenReloadDenies(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, 1, []string{"secret.t"}, before)
-			ctx := testCtx(t, 30*time.Second)
+			ctx := testkit.Context(t, 30*time.Second)
 			const maxWait = 100 * time.Millisecond
 			cl := e.client("consumer", kgo.ConsumeTopics("secret.t"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 				kgo.FetchMaxWait(maxWait))
@@ -207,7 +209,7 @@ func TestFetchSessionEndsWhenReloadDenies(t *testing.T) {
 // while more are written during the consumption, in many small fetches.
 func TestConsumeThroughReadPolicyExactlyOnce(t *testing.T) {
 	e := newEnv(t, 3, []string{"pub.t", "secret.t"}, sessionPolicy)
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 	cl := e.client("reader", kgo.ConsumeTopics("pub.t"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxPartitionBytes(512), kgo.FetchMaxWait(100*time.Millisecond))
 	e.produceDirect(ctx, "pub.t", "first", 150)

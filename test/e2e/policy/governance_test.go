@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 func kadmClient(cl *kgo.Client) *kadm.Client { return kadm.NewClient(cl) }
@@ -31,7 +33,7 @@ policy:
 // upstream; a conforming topic in the same request is created.
 func TestCreateTopicsOverMaxPartitions(t *testing.T) {
 	e := newEnv(t, 3, nil, governancePolicy)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	adm := kadmClient(e.client("admin"))
 	resps, err := adm.CreateTopics(ctx, 500, 1, nil, "huge")
 	if err != nil {
@@ -77,7 +79,7 @@ func TestCreateTopicsOverMaxPartitions(t *testing.T) {
 // required_acks: all; acks=all passes.
 func TestRequiredAcksAll(t *testing.T) {
 	e := newEnv(t, 1, []string{"t"}, governancePolicy)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	leader := e.client("p", kgo.DefaultProduceTopic("t"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(), kgo.RecordRetries(1))
 	err := leader.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr()
 	if !errors.Is(err, kerr.InvalidRequiredAcks) {
@@ -97,7 +99,7 @@ func TestRequiredAcksAll(t *testing.T) {
 // a transactional producer with it cannot produce; an allowed id works.
 func TestDeniedTransactionalID(t *testing.T) {
 	e := newEnv(t, 1, []string{"t"}, governancePolicy)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	cl := e.client("txn")
 	for _, tt := range []struct {
 		id   string

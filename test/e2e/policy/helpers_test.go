@@ -5,20 +5,13 @@
 package e2epolicy
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
-	"io"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -26,9 +19,9 @@ import (
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // env is one test's cluster, kproxy and policy.
@@ -38,7 +31,7 @@ type env struct {
 	proxy   *testkit.Proxy
 	enf     *policy.Enforcer
 	reg     *prometheus.Registry // policy metrics
-	audit   *syncBuffer
+	audit   *logbuf.Buffer
 }
 
 // parseConfig parses YAML (a policy and audit section) the way kproxy
@@ -61,7 +54,7 @@ func newEnv(t *testing.T, brokers int, topics []string, policyYAML string, opts 
 	}
 	c := testkit.Cluster(t, brokers, opts...)
 	cfg := parseConfig(t, policyYAML)
-	e := &env{t: t, cluster: c, reg: prometheus.NewRegistry(), audit: &syncBuffer{}}
+	e := &env{t: t, cluster: c, reg: prometheus.NewRegistry(), audit: &logbuf.Buffer{}}
 	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(e.audit), policy.WithRegisterer(e.reg))
 	if err != nil {
 		t.Fatal(err)
@@ -115,141 +108,6 @@ func (e *env) endOffset(ctx context.Context, topic string, partition int32) int6
 	return o.Offset
 }
 
-// counter reads a policy metric by name and result label.
-func counter(t testing.TB, g prometheus.Gatherer, name, result string) float64 {
-	t.Helper()
-	mfs, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if labelIs(m, "result", result) || result == "" {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
-}
-
-func labelIs(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
-}
-
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// syncBuffer collects audit lines from the audit writer goroutine.
-type syncBuffer struct {
-	mu    sync.Mutex
-	b     bytes.Buffer
-	delay time.Duration // per Write: a slow disk, so the audit queue backs up
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	time.Sleep(s.delay)
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) setDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.delay = d
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// ---- raw protocol connection ----
-
-// rawConn is one hand-driven Kafka connection: tests that must prove what
-// happens on a single connection, or in a single request, use it.
-type rawConn struct {
-	net.Conn
-	corr     int32
-	clientID string
-}
-
-func dialRaw(t *testing.T, addr, clientID string) *rawConn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &rawConn{Conn: c, clientID: clientID}
-}
-
-// roundTrip writes req and reads and decodes its response.
-func (c *rawConn) roundTrip(t *testing.T, req kmsg.Request) kmsg.Response {
-	t.Helper()
-	c.corr++
-	frame := protocol.AppendRequestFrame(nil, protocol.RequestHeader{CorrelationID: c.corr, ClientID: c.clientID}, req)
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	defer c.SetDeadline(time.Time{})
-	if _, err := c.Write(frame); err != nil {
-		t.Fatalf("write %s: %v", protocol.APIName(req.Key()), err)
-	}
-	var size [4]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
-		t.Fatalf("read %s response: %v", protocol.APIName(req.Key()), err)
-	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c, body); err != nil {
-		t.Fatalf("read %s response: %v", protocol.APIName(req.Key()), err)
-	}
-	if corr, _ := protocol.ResponseCorrelationID(body); corr != c.corr {
-		t.Fatalf("correlation id %d, want %d", corr, c.corr)
-	}
-	b, err := protocol.SkipResponseHeader(req.Key(), req.GetVersion(), body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := protocol.DecodeResponse(req.Key(), req.GetVersion(), b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
-
-var crc32c = crc32.MakeTable(crc32.Castagnoli)
-
-// recordBatch encodes an uncompressed, non-idempotent v2 batch of values.
-func recordBatch(values ...string) []byte {
-	now := time.Now().UnixMilli()
-	var recs []byte
-	for i, v := range values {
-		r := kmsg.Record{OffsetDelta: int32(i), Value: []byte(v)}
-		enc := r.AppendTo(nil)[1:]
-		recs = binary.AppendVarint(recs, int64(len(enc)))
-		recs = append(recs, enc...)
-	}
-	b := kmsg.RecordBatch{
-		Magic: 2, LastOffsetDelta: int32(len(values) - 1), FirstTimestamp: now, MaxTimestamp: now,
-		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(len(values)), Records: recs,
-	}
-	out := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
-	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32c))
-	return out
-}
-
 // produceRequest builds a v9 Produce (topics by name) of one record to
 // partition 0 of each topic, in the order given.
 func produceRequest(acks int16, topics ...string) *kmsg.ProduceRequest {
@@ -261,7 +119,7 @@ func produceRequest(acks int16, topics ...string) *kmsg.ProduceRequest {
 		rt := kmsg.NewProduceRequestTopic()
 		rt.Topic = topic
 		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = recordBatch("value for " + topic)
+		rp.Records = testkit.RecordBatch("value for " + topic)
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // hidingPolicy lets every principal describe every topic but the
@@ -26,7 +28,7 @@ policy:
 var hidingTopics = []string{"t1", "t2.hidden", "t3", "t4.hidden", "t5.hidden", "t6"}
 
 // describePage asks for one page of DescribeTopicPartitions.
-func describePage(t *testing.T, raw *rawConn, limit int32, cursor *kmsg.DescribeTopicPartitionsRequestCursor, topics ...string) *kmsg.DescribeTopicPartitionsResponse {
+func describePage(t *testing.T, raw *testkit.RawConn, limit int32, cursor *kmsg.DescribeTopicPartitionsRequestCursor, topics ...string) *kmsg.DescribeTopicPartitionsResponse {
 	t.Helper()
 	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
 	req.ResponsePartitionLimit = limit
@@ -36,7 +38,7 @@ func describePage(t *testing.T, raw *rawConn, limit int32, cursor *kmsg.Describe
 		rt.Topic = name
 		req.Topics = append(req.Topics, rt)
 	}
-	return raw.roundTrip(t, req).(*kmsg.DescribeTopicPartitionsResponse)
+	return raw.MustRoundTrip(t, req).(*kmsg.DescribeTopicPartitionsResponse)
 }
 
 // pageString renders a page as "topic/partition ... -> cursor".
@@ -72,7 +74,7 @@ func deref(s *string) string {
 // hidden topic answers the same whether that topic exists or not.
 func TestDescribeTopicPartitionsCursorHidesTopics(t *testing.T) {
 	e := newEnv(t, 1, hidingTopics, hidingPolicy)
-	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-dtp")
+	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "e2e-dtp")
 
 	var walked []string
 	var cursor *kmsg.DescribeTopicPartitionsRequestCursor
@@ -125,7 +127,7 @@ func TestDescribeTopicPartitionsCursorHidesTopics(t *testing.T) {
 // topicID asks kfake itself for a topic's id.
 func (e *env) topicID(t *testing.T, topic string) [16]byte {
 	t.Helper()
-	details, err := e.direct().ListTopics(testCtx(t, 10*time.Second), topic)
+	details, err := e.direct().ListTopics(testkit.Context(t, 10*time.Second), topic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,12 +138,12 @@ func (e *env) topicID(t *testing.T, topic string) [16]byte {
 	return d.ID
 }
 
-func metadataByID(t *testing.T, raw *rawConn, id [16]byte) kmsg.MetadataResponseTopic {
+func metadataByID(t *testing.T, raw *testkit.RawConn, id [16]byte) kmsg.MetadataResponseTopic {
 	t.Helper()
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(12)
 	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: id}}
-	resp := raw.roundTrip(t, req).(*kmsg.MetadataResponse)
+	resp := raw.MustRoundTrip(t, req).(*kmsg.MetadataResponse)
 	if len(resp.Topics) != 1 {
 		t.Fatalf("metadata by id answered %d topics", len(resp.Topics))
 	}
@@ -157,7 +159,7 @@ func TestTopicIDOfHiddenTopic(t *testing.T) {
 	e := newEnv(t, 1, hidingTopics, hidingPolicy)
 	hidden := e.topicID(t, "t2.hidden")
 	nobody := [16]byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
-	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-ids")
+	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "e2e-ids")
 
 	check := func(stage string) {
 		for _, id := range [][16]byte{hidden, nobody} {
@@ -169,7 +171,7 @@ func TestTopicIDOfHiddenTopic(t *testing.T) {
 		}
 
 		fetch := func(id [16]byte) string {
-			resp := raw.roundTrip(t, rawFetchByID(id)).(*kmsg.FetchResponse)
+			resp := raw.MustRoundTrip(t, rawFetchByID(id)).(*kmsg.FetchResponse)
 			var parts []string
 			for _, tp := range resp.Topics {
 				for _, p := range tp.Partitions {
@@ -187,7 +189,7 @@ func TestTopicIDOfHiddenTopic(t *testing.T) {
 			req.SetVersion(6)
 			req.TimeoutMillis = 5000
 			req.Topics = []kmsg.DeleteTopicsRequestTopic{{TopicID: id}}
-			resp := raw.roundTrip(t, req).(*kmsg.DeleteTopicsResponse)
+			resp := raw.MustRoundTrip(t, req).(*kmsg.DeleteTopicsResponse)
 			if len(resp.Topics) != 1 {
 				t.Fatalf("delete by id answered %d topics", len(resp.Topics))
 			}
@@ -207,14 +209,14 @@ func TestTopicIDOfHiddenTopic(t *testing.T) {
 	// Any all-topics Metadata teaches kproxy every id, hidden ones too.
 	all := kmsg.NewPtrMetadataRequest()
 	all.SetVersion(12)
-	for _, tp := range raw.roundTrip(t, all).(*kmsg.MetadataResponse).Topics {
+	for _, tp := range raw.MustRoundTrip(t, all).(*kmsg.MetadataResponse).Topics {
 		if strings.Contains(deref(tp.Topic), "hidden") {
 			t.Fatalf("all-topics metadata lists %s", *tp.Topic)
 		}
 	}
 	check("id known to kproxy")
 
-	if _, err := e.direct().ListTopics(testCtx(t, 10*time.Second), "t2.hidden"); err != nil {
+	if _, err := e.direct().ListTopics(testkit.Context(t, 10*time.Second), "t2.hidden"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.topicID(t, "t2.hidden"); got != hidden {
@@ -237,7 +239,7 @@ policy:
     - {name: make, principals: ["*"], allow: [describe, create], topics: ["*"]}
     - {name: hide, principals: ["*"], deny: [describe], topics: ["*.hidden"]}
 `)
-	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-create")
+	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "e2e-create")
 	create := func(validateOnly bool, names ...string) string {
 		req := kmsg.NewPtrCreateTopicsRequest()
 		req.SetVersion(7)
@@ -248,7 +250,7 @@ policy:
 			req.Topics = append(req.Topics, rt)
 		}
 		var parts []string
-		for _, tp := range raw.roundTrip(t, req).(*kmsg.CreateTopicsResponse).Topics {
+		for _, tp := range raw.MustRoundTrip(t, req).(*kmsg.CreateTopicsResponse).Topics {
 			msg := strings.ReplaceAll(deref(tp.ErrorMessage), tp.Topic, "NAME")
 			parts = append(parts, fmt.Sprintf("%s=%d(%s)", tp.Topic, tp.ErrorCode, msg))
 		}
@@ -262,7 +264,7 @@ policy:
 			t.Errorf("validate_only=%v: %s; want the same 29 for both", validateOnly, got)
 		}
 	}
-	details, err := e.direct().ListTopics(testCtx(t, 10*time.Second))
+	details, err := e.direct().ListTopics(testkit.Context(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +287,7 @@ policy:
 `
 
 // heartbeat joins (epoch 0) or heartbeats a KIP-848 member.
-func heartbeat(t *testing.T, raw *rawConn, group, member string, epoch int32, names []string, regex string) *kmsg.ConsumerGroupHeartbeatResponse {
+func heartbeat(t *testing.T, raw *testkit.RawConn, group, member string, epoch int32, names []string, regex string) *kmsg.ConsumerGroupHeartbeatResponse {
 	t.Helper()
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.SetVersion(1)
@@ -297,7 +299,7 @@ func heartbeat(t *testing.T, raw *rawConn, group, member string, epoch int32, na
 		}
 		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 	}
-	return raw.roundTrip(t, req).(*kmsg.ConsumerGroupHeartbeatResponse)
+	return raw.MustRoundTrip(t, req).(*kmsg.ConsumerGroupHeartbeatResponse)
 }
 
 // TestGroupsDoNotRevealHiddenTopics: a regex subscription from a principal
@@ -309,8 +311,8 @@ func heartbeat(t *testing.T, raw *rawConn, group, member string, epoch int32, na
 // topics is described in full.
 func TestGroupsDoNotRevealHiddenTopics(t *testing.T) {
 	e := newEnv(t, 1, hidingTopics, groupHidingPolicy)
-	low := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-low")
-	admin := dialRaw(t, e.proxy.BootstrapAddr(), "admin")
+	low := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "e2e-low")
+	admin := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "admin")
 
 	resp := heartbeat(t, low, "g-regex", "m-low", 0, nil, "t.*")
 	if resp.ErrorCode != 29 || resp.Assignment != nil || strings.Contains(deref(resp.ErrorMessage), "hidden") ||
@@ -340,12 +342,12 @@ func TestGroupsDoNotRevealHiddenTopics(t *testing.T) {
 		t.Fatalf("visible group heartbeat: %d", r.ErrorCode)
 	}
 
-	describe := func(raw *rawConn) map[string]kmsg.ConsumerGroupDescribeResponseGroup {
+	describe := func(raw *testkit.RawConn) map[string]kmsg.ConsumerGroupDescribeResponseGroup {
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
 		req.SetVersion(1)
 		req.Groups = []string{"g-regex", "g-visible"}
 		out := map[string]kmsg.ConsumerGroupDescribeResponseGroup{}
-		for _, g := range raw.roundTrip(t, req).(*kmsg.ConsumerGroupDescribeResponse).Groups {
+		for _, g := range raw.MustRoundTrip(t, req).(*kmsg.ConsumerGroupDescribeResponse).Groups {
 			out[g.Group] = g
 		}
 		return out
@@ -355,7 +357,7 @@ func TestGroupsDoNotRevealHiddenTopics(t *testing.T) {
 	// them from any Metadata answer it relays.
 	md := kmsg.NewPtrMetadataRequest()
 	md.SetVersion(12)
-	admin.roundTrip(t, md)
+	admin.MustRoundTrip(t, md)
 
 	got := describe(low)
 	if g := got["g-regex"]; g.ErrorCode != 29 || len(g.Members) != 0 || strings.Contains(fmt.Sprintf("%+v", g), "hidden") {
@@ -375,27 +377,27 @@ func TestGroupsDoNotRevealHiddenTopics(t *testing.T) {
 // broker (before the fix: kfake's, every operation).
 func TestAuthorizedOperationsArePrincipals(t *testing.T) {
 	e := newEnv(t, 1, hidingTopics, hidingPolicy)
-	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-ops")
+	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "e2e-ops")
 	const want = 1<<3 | 1<<5 | 1<<6 | 1<<8 // read, create, delete, describe
 
 	md := kmsg.NewPtrMetadataRequest()
 	md.SetVersion(12)
 	md.IncludeTopicAuthorizedOperations = true
 	md.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("t1")}}
-	if got := raw.roundTrip(t, md).(*kmsg.MetadataResponse).Topics[0].AuthorizedOperations; got != want {
+	if got := raw.MustRoundTrip(t, md).(*kmsg.MetadataResponse).Topics[0].AuthorizedOperations; got != want {
 		t.Errorf("metadata t1 authorized operations %b, want %b", got, want)
 	}
 
 	dtp := kmsg.NewPtrDescribeTopicPartitionsRequest()
 	dtp.ResponsePartitionLimit = 10
 	dtp.Topics = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: "t1"}}
-	if got := raw.roundTrip(t, dtp).(*kmsg.DescribeTopicPartitionsResponse).Topics[0].AuthorizedOperations; got != want {
+	if got := raw.MustRoundTrip(t, dtp).(*kmsg.DescribeTopicPartitionsResponse).Topics[0].AuthorizedOperations; got != want {
 		t.Errorf("DescribeTopicPartitions t1 authorized operations %b, want %b", got, want)
 	}
 
 	dc := kmsg.NewPtrDescribeClusterRequest()
 	dc.IncludeClusterAuthorizedOperations = true
-	if got := raw.roundTrip(t, dc).(*kmsg.DescribeClusterResponse).ClusterAuthorizedOperations; got != 0 {
+	if got := raw.MustRoundTrip(t, dc).(*kmsg.DescribeClusterResponse).ClusterAuthorizedOperations; got != 0 {
 		t.Errorf("cluster authorized operations %b, want none", got)
 	}
 }
@@ -406,22 +408,22 @@ func TestAuthorizedOperationsArePrincipals(t *testing.T) {
 // before the fix the members' protocol bytes named the hidden topic.
 func TestClassicDescribeGroupsHidesTopics(t *testing.T) {
 	e := newEnv(t, 1, hidingTopics, groupHidingPolicy)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.cluster.ListenAddrs()...), kgo.ConsumerGroup("classic"),
 		kgo.ConsumeTopics("t1", "t2.hidden"), kgo.Balancers(kgo.CooperativeStickyBalancer()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	raw := dialRaw(t, e.proxy.BootstrapAddr(), "e2e-low")
+	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "e2e-low")
 	describe := func() kmsg.DescribeGroupsResponseGroup {
 		req := kmsg.NewPtrDescribeGroupsRequest()
 		req.SetVersion(5)
 		req.Groups = []string{"classic"}
-		return raw.roundTrip(t, req).(*kmsg.DescribeGroupsResponse).Groups[0]
+		return raw.MustRoundTrip(t, req).(*kmsg.DescribeGroupsResponse).Groups[0]
 	}
 	for ctx.Err() == nil {
-		cl.PollRecords(testCtx(t, 200*time.Millisecond), 1)
+		cl.PollRecords(testkit.Context(t, 200*time.Millisecond), 1)
 		direct := kadm.NewClient(cl)
 		if gs, err := direct.DescribeGroups(ctx, "classic"); err == nil && gs["classic"].State == "Stable" {
 			break

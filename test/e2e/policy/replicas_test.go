@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/enforced"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 const replicaPolicy = `
@@ -23,7 +25,7 @@ func replica(t *testing.T, cluster *kfake.Cluster, resolve bool) *testkit.Proxy 
 	t.Helper()
 	yaml := fmt.Sprintf("upstream: {bootstrap_servers: [%q], dial_timeout: 5s}\nlisteners: {bind_host: 127.0.0.1}\nlog: {level: warn}\n",
 		cluster.ListenAddrs()[0]) + replicaPolicy
-	return testkit.StartEnforcedProxy(t, yaml, &syncBuffer{}, resolve)
+	return enforced.StartProxy(t, yaml, &logbuf.Buffer{}, resolve)
 }
 
 // TestReplicasResolveTopicIDs: two kproxy replicas with the same policy in
@@ -36,11 +38,11 @@ func TestReplicasResolveTopicIDs(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "rep.t"))
 	a, b, unaided := replica(t, cluster, true), replica(t, cluster, true), replica(t, cluster, false)
 
-	raw := dialRaw(t, a.BootstrapAddr(), "replicas")
+	raw := testkit.DialRaw(t, a.BootstrapAddr(), "replicas")
 	md := kmsg.NewPtrMetadataRequest()
 	md.SetVersion(12)
 	md.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("rep.t")}}
-	mdResp := raw.roundTrip(t, md).(*kmsg.MetadataResponse)
+	mdResp := raw.MustRoundTrip(t, md).(*kmsg.MetadataResponse)
 	if len(mdResp.Topics) != 1 || mdResp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("metadata through replica A: %+v", mdResp.Topics)
 	}
@@ -58,15 +60,15 @@ func TestReplicasResolveTopicIDs(t *testing.T) {
 		rt := kmsg.NewProduceRequestTopic()
 		rt.TopicID = id
 		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = recordBatch("by id")
+		rp.Records = testkit.RecordBatch("by id")
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp := dialRaw(t, addr, "replicas").roundTrip(t, req).(*kmsg.ProduceResponse)
+		resp := testkit.DialRaw(t, addr, "replicas").MustRoundTrip(t, req).(*kmsg.ProduceResponse)
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}
 	fetchByID := func(p *testkit.Proxy) (int16, int) {
 		addr, _ := p.BrokerAddr(leader)
-		resp := dialRaw(t, addr, "replicas").roundTrip(t, rawFetchByID(id)).(*kmsg.FetchResponse)
+		resp := testkit.DialRaw(t, addr, "replicas").MustRoundTrip(t, rawFetchByID(id)).(*kmsg.FetchResponse)
 		if len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
 			return resp.ErrorCode, 0
 		}

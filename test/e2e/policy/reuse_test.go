@@ -44,8 +44,8 @@ func TestConcurrentProducesKeepEveryDecisionIntact(t *testing.T) {
 	e := newEnv(t, 2, topics, producePolicy+"audit: {log_allowed: true, buffer_size: 1000000}\n")
 	// Audit lines are written well after their decisions, as to a slow
 	// disk: by then the request they came from is long gone.
-	e.audit.setDelay(200 * time.Microsecond)
-	ctx := testCtx(t, 60*time.Second)
+	e.audit.SetWriteDelay(200 * time.Microsecond)
+	ctx := testkit.Context(t, 60*time.Second)
 	// What the cluster received, per topic: every allow line must match a
 	// topic in a request that reached it. Produce v13 names topics by id.
 	details, err := e.direct().ListTopics(ctx, topics...)
@@ -186,7 +186,7 @@ func TestConcurrentProducesKeepEveryDecisionIntact(t *testing.T) {
 			t.Errorf("%s: %d audit lines deny it, the cluster received it in %d requests", topic, decisions[topic][policy.DecisionDeny], received[topic])
 		}
 	}
-	if n := counter(t, e.reg, "kproxy_policy_audit_dropped_total", ""); n != 0 {
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_audit_dropped_total"); n != 0 {
 		t.Errorf("%v audit lines dropped: the queue is sized to hold them all", n)
 	}
 }
@@ -217,14 +217,14 @@ func TestRewrittenRequestIsEncodedFromAnIntactFrame(t *testing.T) {
 	const from, to = "r", "renamed-by-a-filter-to-a-much-longer-topic-name"
 	c := testkit.Cluster(t, 1, kfake.SeedTopics(1, to))
 	px := testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithFilters(renameTopic{from, to}))
-	raw := dialRaw(t, px.BootstrapAddr(), "e2e-rename")
+	raw := testkit.DialRaw(t, px.BootstrapAddr(), "e2e-rename")
 	for i := range 20 {
-		if got := produceCodes(raw.roundTrip(t, produceRequest(-1, from))); got != to+"=0" {
+		if got := produceCodes(raw.MustRoundTrip(t, produceRequest(-1, from))); got != to+"=0" {
 			t.Fatalf("produce %d answered %q, want %s=0", i, got, to)
 		}
 	}
 	e := &env{t: t, cluster: c}
-	if got := e.endOffset(testCtx(t, 10*time.Second), to, 0); got != 20 {
+	if got := e.endOffset(testkit.Context(t, 10*time.Second), to, 0); got != 20 {
 		t.Errorf("%s/0 end offset %d, want the 20 records produced", to, got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // TestUserPrincipalFromSASL: users authenticated by kproxy's SASL are the
@@ -38,7 +39,7 @@ policy:
     - {name: see, principals: ["*"], allow: [describe], topics: ["*"]}
     - {name: alice-writes, principals: ["User:alice"], allow: [write], topics: ["t"]}
 `)
-	audit := &syncBuffer{}
+	audit := &logbuf.Buffer{}
 	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(audit), policy.WithRegisterer(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ listeners:
 log: {level: warn}
 `, c.ListenAddrs()[0], strings.Join(users, ", ")), proxy.WithFilters(enf))
 
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	for _, tt := range []struct {
 		user string
 		want error

@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // shareSessionPolicy lets everyone describe every topic, read the share group sg
@@ -60,20 +62,20 @@ func shareRecordBytes(resp *kmsg.ShareFetchResponse) int {
 // secret.t's records; kproxy answers SHARE_SESSION_NOT_FOUND and none.
 func TestShareSessionHijackGetsNothing(t *testing.T) {
 	e := newEnv(t, 1, []string{"secret.t", "pub.t"}, shareSessionPolicy)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	details, err := e.direct().ListTopics(ctx, "secret.t")
 	if err != nil {
 		t.Fatal(err)
 	}
 	secretID := [16]byte(details["secret.t"].ID)
 
-	victim := dialRaw(t, e.cluster.ListenAddrs()[0], "victim")
+	victim := testkit.DialRaw(t, e.cluster.ListenAddrs()[0], "victim")
 	const member = "victim-member-0000000000000000000001"
 	for joined, deadline := false, time.Now().Add(10*time.Second); !joined; {
 		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
 		hb.SetVersion(1)
 		hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "sg", member, []string{"secret.t"}
-		resp := victim.roundTrip(t, hb).(*kmsg.ShareGroupHeartbeatResponse)
+		resp := victim.MustRoundTrip(t, hb).(*kmsg.ShareGroupHeartbeatResponse)
 		if resp.ErrorCode != 0 {
 			t.Fatalf("victim heartbeat: %s", kerrName(resp.ErrorCode))
 		}
@@ -83,17 +85,17 @@ func TestShareSessionHijackGetsNothing(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	opened := victim.roundTrip(t, shareFetch(member, 0, secretID)).(*kmsg.ShareFetchResponse)
+	opened := victim.MustRoundTrip(t, shareFetch(member, 0, secretID)).(*kmsg.ShareFetchResponse)
 	if opened.ErrorCode != 0 {
 		t.Fatalf("victim's share session: %s", kerrName(opened.ErrorCode))
 	}
 	e.produceDirect(ctx, "secret.t", "secret", 6)
 
-	attacker := dialRaw(t, e.proxy.BootstrapAddr(), "attacker")
+	attacker := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "attacker")
 	md := kmsg.NewPtrMetadataRequest()
 	md.SetVersion(12)
-	attacker.roundTrip(t, md) // kproxy learns the topic ids, as from any client
-	resp := attacker.roundTrip(t, shareFetch(member, 1)).(*kmsg.ShareFetchResponse)
+	attacker.MustRoundTrip(t, md) // kproxy learns the topic ids, as from any client
+	resp := attacker.MustRoundTrip(t, shareFetch(member, 1)).(*kmsg.ShareFetchResponse)
 	if n := shareRecordBytes(resp); n > 0 {
 		t.Errorf("the victim's share session delivered %d bytes of secret.t records to a principal that may not read it", n)
 	}
@@ -107,7 +109,7 @@ func TestShareSessionHijackGetsNothing(t *testing.T) {
 // topics) gets and acknowledges every record once.
 func TestShareConsumerThroughReadPolicy(t *testing.T) {
 	e := newEnv(t, 1, []string{"pub.t", "secret.t"}, shareSessionPolicy)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	e.cluster.SetGroupConfigs("sg", map[string]string{"share.auto.offset.reset": "earliest"})
 	e.produceDirect(ctx, "pub.t", "share", 30)
 	cl := e.client("share-reader", kgo.ConsumeTopics("pub.t"), kgo.ShareGroup("sg"))

@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestBrokerAddedAtRuntime adds a node to the cluster while a producer is
@@ -23,7 +25,7 @@ func TestBrokerAddedAtRuntime(t *testing.T) {
 		topic = "growing"
 		moved = int32(0)
 	)
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 	e := newEnv(t, "")
 	e.createTopic(ctx, topic, 3)
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,7 +41,7 @@ func TestDeadNodeNoDialStorm(t *testing.T) {
 		stormFor   = 4 * time.Second
 		maxBackoff = 2 * time.Second // the default upstream.reconnect_backoff_max
 	)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testkit.Context(t, 2*time.Minute)
 	cluster := testkit.Cluster(t, 3)
 	upstreamPort := brokerPort(ctx, t, cluster.ListenAddrs(), stopped)
 
@@ -72,9 +71,9 @@ log: {level: info, format: json}
 		t.Fatal(err)
 	}
 	mark := logs.len()
-	dials0 := scrape(t, kp.Admin, "kproxy_upstream_dial_errors_total")
+	dials0 := testkit.ScrapeMetric(t, kp.Admin, "kproxy_upstream_dial_errors_total")
 	accepted, refused := reconnectStorm(t, proxyAddr, stormFor)
-	dialErrors := scrape(t, kp.Admin, "kproxy_upstream_dial_errors_total") - dials0
+	dialErrors := testkit.ScrapeMetric(t, kp.Admin, "kproxy_upstream_dial_errors_total") - dials0
 	warns := logs.since(mark, func(l testkit.LogLine) bool { return l["level"] == "warn" })
 	t.Logf("%s of reconnecting: %d connections accepted, %d refused; %.0f upstream dial errors; %d warnings",
 		stormFor, accepted, refused, dialErrors, len(warns))
@@ -178,7 +177,7 @@ func apiVersionsAt(addr string) ([]byte, error) {
 	if _, err := c.Write(apiVersionsFrame()); err != nil {
 		return nil, err
 	}
-	return readFrame(c)
+	return testkit.ReadFrame(c)
 }
 
 // reconnectStorm connects to addr over and over for d, like a client that
@@ -205,31 +204,6 @@ func reconnectStorm(t *testing.T, addr string, d time.Duration) (accepted, refus
 		c.Close()
 	}
 	return accepted, refused
-}
-
-// scrape reads one unlabelled metric from kproxy's admin endpoint.
-func scrape(t *testing.T, admin, name string) float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + admin + "/metrics")
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	for _, l := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(l, name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("metric line %q: %v", l, err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("/metrics has no %s", name)
-	return 0
 }
 
 // logTap keeps every line a kproxy binary logs, read as it is written so
@@ -298,7 +272,7 @@ func TestBootstrapBlackholeSkipped(t *testing.T) {
 	for i := range 5 {
 		start := time.Now()
 		c := dialRaw(t, p.BootstrapAddr())
-		c.versions(t)
+		c.Versions(t)
 		c.Close()
 		took := time.Since(start)
 		t.Logf("bootstrap connection %d answered in %s", i+1, took.Round(time.Millisecond))
@@ -310,14 +284,14 @@ func TestBootstrapBlackholeSkipped(t *testing.T) {
 			t.Errorf("bootstrap connection %d took %s, want under %s (dial timeout %s)", i+1, took, limit, dialTimeout)
 		}
 	}
-	for deadline := time.Now().Add(dialTimeout + 2*time.Second); metric(t, p, "kproxy_upstreams_down", nil) != 1; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(dialTimeout + 2*time.Second); testkit.MetricValue(t, p.Registry, "kproxy_upstreams_down") != 1; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("kproxy_upstreams_down = %v after the dial timeout, want the dropped server counted", metric(t, p, "kproxy_upstreams_down", nil))
+			t.Fatalf("kproxy_upstreams_down = %v after the dial timeout, want the dropped server counted", testkit.MetricValue(t, p.Registry, "kproxy_upstreams_down"))
 		}
 	}
 	start := time.Now()
 	c := dialRaw(t, p.BootstrapAddr())
-	c.versions(t)
+	c.Versions(t)
 	if took := time.Since(start); took > 200*time.Millisecond {
 		t.Errorf("with the dropped server known down, a bootstrap connection took %s", took)
 	}

@@ -5,11 +5,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"net"
 	"os"
 	"strings"
@@ -21,7 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
 )
 
@@ -105,174 +100,21 @@ func (e *env) checkAddrs() {
 	e.sniff.CheckAddrs(e.t, e.proxy, e.cluster.ListenAddrs())
 }
 
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// ---- raw protocol client ----
-
 // rawConn is a hand-driven Kafka connection for tests that need to control
 // exactly which bytes go on the wire.
-type rawConn struct {
-	net.Conn
-	corr int32
-}
+type rawConn = testkit.RawConn
 
-func dialRaw(t *testing.T, addr string) *rawConn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &rawConn{Conn: c}
-}
+func dialRaw(t *testing.T, addr string) *rawConn { return testkit.DialRaw(t, addr, "e2e-raw") }
 
-// frame encodes req with the next correlation id and returns the frame and
-// the id used.
-func (c *rawConn) frame(req kmsg.Request) ([]byte, int32) {
-	c.corr++
-	h := protocol.RequestHeader{CorrelationID: c.corr, ClientID: "e2e-raw"}
-	return protocol.AppendRequestFrame(nil, h, req), c.corr
-}
-
-// readFrame reads one whole response frame (without its size prefix).
-func readFrame(r io.Reader) ([]byte, error) {
-	var size [4]byte
-	if _, err := io.ReadFull(r, size[:]); err != nil {
-		return nil, err
-	}
-	n := binary.BigEndian.Uint32(size[:])
-	if n > 64<<20 {
-		return nil, fmt.Errorf("response frame of %d bytes", n)
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// roundTrip writes req and reads and decodes its response.
-func (c *rawConn) roundTrip(t *testing.T, req kmsg.Request) kmsg.Response {
-	t.Helper()
-	b, corr := c.frame(req)
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	defer c.SetDeadline(time.Time{})
-	if _, err := c.Write(b); err != nil {
-		t.Fatalf("write %s: %v", protocol.APIName(req.Key()), err)
-	}
-	f, err := readFrame(c)
-	if err != nil {
-		t.Fatalf("read %s response: %v", protocol.APIName(req.Key()), err)
-	}
-	return decodeResponse(t, req, corr, f)
-}
-
-// decodeResponse checks f's correlation id and decodes it as the response
-// to req.
-func decodeResponse(t *testing.T, req kmsg.Request, corr int32, f []byte) kmsg.Response {
-	t.Helper()
-	got, err := protocol.ResponseCorrelationID(f)
-	if err != nil {
-		t.Fatalf("response: %v", err)
-	}
-	if got != corr {
-		t.Fatalf("%s response has correlation id %d, want %d", protocol.APIName(req.Key()), got, corr)
-	}
-	body, err := protocol.SkipResponseHeader(req.Key(), req.GetVersion(), f)
-	if err != nil {
-		t.Fatalf("%s response header: %v", protocol.APIName(req.Key()), err)
-	}
-	resp, err := protocol.DecodeResponse(req.Key(), req.GetVersion(), body)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return resp
-}
-
-// versions does an ApiVersions exchange and returns, per key, the highest
-// version both the server (as kproxy presents it) and kmsg support.
-func (c *rawConn) versions(t *testing.T) map[int16]int16 {
-	t.Helper()
-	req := kmsg.NewPtrApiVersionsRequest()
-	req.SetVersion(3)
-	req.ClientSoftwareName = "kproxy-e2e"
-	req.ClientSoftwareVersion = "1.0"
-	resp := c.roundTrip(t, req).(*kmsg.ApiVersionsResponse)
-	if resp.ErrorCode != 0 {
-		t.Fatalf("ApiVersions error code %d", resp.ErrorCode)
-	}
-	m := map[int16]int16{}
-	for _, k := range resp.ApiKeys {
-		if r := kmsg.RequestForKey(k.ApiKey); r != nil {
-			m[k.ApiKey] = min(k.MaxVersion, r.MaxVersion())
-		}
-	}
-	return m
-}
-
-// expectClosed asserts that the server closes c within d: a read returns
-// EOF (or a reset), not data and not a timeout.
+// expectClosed asserts that the server closes c within d (a read returns
+// EOF or a reset, not data and not a timeout) and returns how long it took.
 func expectClosed(t *testing.T, c net.Conn, d time.Duration) time.Duration {
 	t.Helper()
-	start := time.Now()
-	c.SetReadDeadline(start.Add(d))
-	var buf [512]byte
-	for {
-		n, err := c.Read(buf[:])
-		if n > 0 {
-			t.Errorf("read %d unexpected bytes before close: %x", n, buf[:n])
-			continue
-		}
-		if err == nil {
-			continue
-		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			t.Fatalf("connection still open after %v: kproxy did not close it", d)
-		}
-		if !errors.Is(err, io.EOF) && !isReset(err) {
-			t.Fatalf("read: %v (want EOF)", err)
-		}
-		return time.Since(start)
+	took, err := testkit.WaitClosed(c, d)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func isReset(err error) bool {
-	return strings.Contains(err.Error(), "connection reset")
-}
-
-var crc32c = crc32.MakeTable(crc32.Castagnoli)
-
-// recordBatch encodes an uncompressed, non-idempotent v2 record batch of
-// the given values (keys nil).
-func recordBatch(values ...string) []byte {
-	now := time.Now().UnixMilli()
-	var recs []byte
-	for i, v := range values {
-		r := kmsg.Record{OffsetDelta: int32(i), Value: []byte(v)}
-		enc := r.AppendTo(nil)[1:] // drop the placeholder length (varint 0 is one byte)
-		recs = binary.AppendVarint(recs, int64(len(enc)))
-		recs = append(recs, enc...)
-	}
-	b := kmsg.RecordBatch{
-		Magic:           2,
-		LastOffsetDelta: int32(len(values) - 1),
-		FirstTimestamp:  now,
-		MaxTimestamp:    now,
-		ProducerID:      -1,
-		ProducerEpoch:   -1,
-		FirstSequence:   -1,
-		NumRecords:      int32(len(values)),
-		Records:         recs,
-	}
-	out := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
-	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32c))
-	return out
+	return took
 }
 
 // produceRequest builds a Produce request of values to topic/partition.
@@ -286,7 +128,7 @@ func produceRequest(version int16, acks int16, topic string, partition int32, va
 	rt.Topic = topic
 	rp := kmsg.NewProduceRequestTopicPartition()
 	rp.Partition = partition
-	rp.Records = recordBatch(values...)
+	rp.Records = testkit.RecordBatch(values...)
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	return req
@@ -327,39 +169,4 @@ func noMoreRecords(t *testing.T, cl *kgo.Client, d time.Duration) {
 			t.Fatalf("%d unexpected extra records, first: %s", len(extra), extra[0])
 		}
 	}
-}
-
-// metric returns the value of the kproxy metric name whose labels include
-// all of labels (0 if there is none).
-func metric(t *testing.T, p *testkit.Proxy, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := p.Registry.Gather()
-	if err != nil {
-		t.Fatalf("gather metrics: %v", err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range mf.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if have[k] != v {
-					continue metrics
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				sum += m.Counter.GetValue()
-			case m.Gauge != nil:
-				sum += m.Gauge.GetValue()
-			}
-		}
-	}
-	return sum
 }

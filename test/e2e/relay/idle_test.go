@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestIdleTimeout: limits.idle_timeout closes a connection that carries no
@@ -18,13 +20,13 @@ func TestIdleTimeout(t *testing.T) {
 		poll  = 2500 * time.Millisecond
 	)
 	e := newEnv(t, "limits: {idle_timeout: 1s}")
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	e.createTopic(ctx, topic, 1)
 	addr := mustBrokerAddr(t, e, e.cluster.LeaderFor(topic, 0))
 
 	// An idle connection is closed, after about the idle timeout.
 	quiet := dialRaw(t, addr)
-	quiet.versions(t)
+	quiet.Versions(t)
 	took := expectClosed(t, quiet, idle+3*time.Second)
 	t.Logf("idle connection closed after %v", took)
 	if took < idle/2 {
@@ -34,7 +36,7 @@ func TestIdleTimeout(t *testing.T) {
 	// A long poll outlasting the idle timeout is answered, and the
 	// connection stays usable.
 	c := dialRaw(t, addr)
-	v := c.versions(t)
+	v := c.Versions(t)
 	fetch := kmsg.NewPtrFetchRequest()
 	fetch.SetVersion(min(v[int16(kmsg.Fetch)], 12)) // by topic name
 	fetch.MaxWaitMillis = int32(poll / time.Millisecond)
@@ -46,7 +48,7 @@ func TestIdleTimeout(t *testing.T) {
 	rt.Partitions = append(rt.Partitions, rp)
 	fetch.Topics = append(fetch.Topics, rt)
 	start := time.Now()
-	resp := c.roundTrip(t, fetch).(*kmsg.FetchResponse)
+	resp := c.MustRoundTrip(t, fetch).(*kmsg.FetchResponse)
 	waited := time.Since(start)
 	t.Logf("long poll answered after %v", waited)
 	if ec := resp.Topics[0].Partitions[0].ErrorCode; ec != 0 {
@@ -57,5 +59,5 @@ func TestIdleTimeout(t *testing.T) {
 	}
 	md := kmsg.NewPtrMetadataRequest()
 	md.SetVersion(v[int16(kmsg.Metadata)])
-	c.roundTrip(t, md) // still open
+	c.MustRoundTrip(t, md) // still open
 }

@@ -25,7 +25,7 @@ func TestLongPollDoesNotDelayOthers(t *testing.T) {
 		busy    = "busy"
 		maxWait = 5 * time.Second
 	)
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 	e := newEnv(t, "")
 	e.createTopic(ctx, idle, 1)
 	e.createTopic(ctx, busy, 1)
@@ -143,16 +143,16 @@ func unreachable(t *testing.T, upstream string, dialTimeout time.Duration) time.
 	c := dialRaw(t, p.BootstrapAddr())
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(3)
-	f, _ := c.frame(req)
+	f, _ := c.Frame(req)
 	if _, err := c.Write(f); err != nil {
 		t.Fatalf("write: %v", err)
 	}
 	took := expectClosed(t, c, dialTimeout+3*time.Second)
 	t.Logf("closed after %v", took)
-	if n := metric(t, p, "kproxy_connections_closed_total", map[string]string{"reason": "upstream_unreachable"}); n != 1 {
+	if n := testkit.MetricValue(t, p.Registry, "kproxy_connections_closed_total", "reason", "upstream_unreachable"); n != 1 {
 		t.Errorf("kproxy_connections_closed_total{reason=upstream_unreachable} = %v, want 1", n)
 	}
-	if n := metric(t, p, "kproxy_ready", nil); n != 0 {
+	if n := testkit.MetricValue(t, p.Registry, "kproxy_ready"); n != 0 {
 		t.Errorf("kproxy_ready = %v with no upstream", n)
 	}
 

@@ -21,12 +21,12 @@ func TestLeaderEndpointsAtEveryVersion(t *testing.T) {
 	t.Parallel()
 	const topic = "endpoints"
 	e := newEnv(t, "")
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	e.createTopic(ctx, topic, 1)
 	leader := e.cluster.LeaderFor(topic, 0)
 	other := (leader + 1) % 3
 	c := dialRaw(t, mustBrokerAddr(t, e, other))
-	v := c.versions(t)
+	v := c.Versions(t)
 
 	md := kmsg.NewPtrMetadataRequest()
 	md.SetVersion(v[int16(kmsg.Metadata)])
@@ -34,7 +34,7 @@ func TestLeaderEndpointsAtEveryVersion(t *testing.T) {
 	name := topic
 	mt.Topic = &name
 	md.Topics = append(md.Topics, mt)
-	topicID := c.roundTrip(t, md).(*kmsg.MetadataResponse).Topics[0].TopicID
+	topicID := c.MustRoundTrip(t, md).(*kmsg.MetadataResponse).Topics[0].TopicID
 
 	upstream := map[string]bool{}
 	for _, a := range e.cluster.ListenAddrs() {
@@ -54,7 +54,7 @@ func TestLeaderEndpointsAtEveryVersion(t *testing.T) {
 
 	var withEndpoints []string
 	for pv := int16(3); pv <= min(v[int16(kmsg.Produce)], 12); pv++ {
-		resp := c.roundTrip(t, produceRequest(pv, 1, topic, 0, "x")).(*kmsg.ProduceResponse)
+		resp := c.MustRoundTrip(t, produceRequest(pv, 1, topic, 0, "x")).(*kmsg.ProduceResponse)
 		what := fmt.Sprintf("Produce v%d", pv)
 		check(what, resp, resp.Topics[0].Partitions[0].ErrorCode)
 		if len(resp.Brokers) > 0 {
@@ -72,7 +72,7 @@ func TestLeaderEndpointsAtEveryVersion(t *testing.T) {
 		rp.PartitionMaxBytes = 1 << 20
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp := c.roundTrip(t, req).(*kmsg.FetchResponse)
+		resp := c.MustRoundTrip(t, req).(*kmsg.FetchResponse)
 		what := fmt.Sprintf("Fetch v%d", fv)
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 			t.Errorf("%s: unexpected response shape %+v", what, resp)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestLargeRecords moves records of hundreds of KiB each way through kproxy:
@@ -33,7 +35,7 @@ func TestLargeRecords(t *testing.T) {
 				topic = "large"
 				n     = 24
 			)
-			ctx := testCtx(t, 60*time.Second)
+			ctx := testkit.Context(t, 60*time.Second)
 			e := newEnv(t, "")
 			e.createTopic(ctx, topic, 2)
 

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestLeadershipMovesMidStream moves partition leaders (one partition at a
@@ -44,7 +46,7 @@ func leadershipMoves(t *testing.T, versions ...kgo.Opt) {
 		partitions = 3
 		moves      = 8
 	)
-	ctx := testCtx(t, 90*time.Second)
+	ctx := testkit.Context(t, 90*time.Second)
 	e := newEnv(t, "")
 	e.createTopic(ctx, topic, partitions)
 

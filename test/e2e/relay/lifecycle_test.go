@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,26 +11,8 @@ import (
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
-
-// lockedLog collects log lines.
-type lockedLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *lockedLog) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, string(b))
-	return len(b), nil
-}
-
-func (l *lockedLog) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.lines)
-}
 
 // TestShutdownStopsDiscovery: once Shutdown has returned (and the Start
 // context is cancelled), kproxy does nothing more: in particular its
@@ -48,7 +29,7 @@ log: {level: warn}
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedLog{}
+	logs := &logbuf.Buffer{}
 	srv := proxy.New(cfg, zerolog.New(logs).Level(zerolog.WarnLevel), prometheus.NewRegistry())
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := srv.Start(ctx); err != nil {
@@ -61,11 +42,11 @@ log: {level: warn}
 	if err := srv.Shutdown(sctx); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	after := logs.len()
+	after := len(logs.Bytes())
 	time.Sleep(1500 * time.Millisecond)
-	logs.mu.Lock()
-	defer logs.mu.Unlock()
-	for _, l := range logs.lines[after:] {
-		t.Errorf("logged after Shutdown returned: %s", strings.TrimSpace(l))
+	for _, l := range strings.SplitAfter(string(logs.Bytes()[after:]), "\n") {
+		if l != "" {
+			t.Errorf("logged after Shutdown returned: %s", strings.TrimSpace(l))
+		}
 	}
 }

@@ -9,13 +9,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // healthy checks that a normal client works through kproxy: a produce and
 // a consume of the same record.
 func healthy(t *testing.T, e *env, cl *kgo.Client, topic, val string) {
 	t.Helper()
-	ctx := testCtx(t, 20*time.Second)
+	ctx := testkit.Context(t, 20*time.Second)
 	r := &kgo.Record{Topic: topic, Value: []byte(val)}
 	if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
 		t.Fatalf("produce through kproxy: %v", err)
@@ -33,7 +34,7 @@ func TestOversizedFrameClosesConnection(t *testing.T) {
 	t.Parallel()
 	const topic = "limits"
 	e := newEnv(t, "limits: {max_frame_bytes: 1048576}")
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	e.createTopic(ctx, topic, 1)
 	other := e.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	healthy(t, e, other, topic, "before")
@@ -43,7 +44,7 @@ func TestOversizedFrameClosesConnection(t *testing.T) {
 		// A valid ApiVersions header, but a size prefix of 2 MiB: the body
 		// never comes, so only the prefix can trigger the close.
 		req := kmsg.NewPtrApiVersionsRequest()
-		f, _ := c.frame(req)
+		f, _ := c.Frame(req)
 		binary.BigEndian.PutUint32(f, 2<<20)
 		if _, err := c.Write(f); err != nil {
 			t.Fatalf("write: %v", err)
@@ -51,20 +52,20 @@ func TestOversizedFrameClosesConnection(t *testing.T) {
 		took := expectClosed(t, c, 3*time.Second)
 		t.Logf("%s: closed after %v", addr, took)
 	}
-	if n := metric(t, e.proxy, "kproxy_connections_closed_total", map[string]string{"reason": "protocol_error"}); n != 2 {
+	if n := testkit.MetricValue(t, e.proxy.Registry, "kproxy_connections_closed_total", "reason", "protocol_error"); n != 2 {
 		t.Errorf("kproxy_connections_closed_total{reason=protocol_error} = %v, want 2", n)
 	}
 
 	// A frame just under the limit is not refused for its size: a 1000
 	// KiB produce is forwarded and answered.
 	c := dialRaw(t, mustBrokerAddr(t, e, e.cluster.LeaderFor(topic, 0)))
-	v := c.versions(t)
+	v := c.Versions(t)
 	big := make([]byte, 1000<<10)
 	for i := range big {
 		big[i] = 'a' + byte(i%26)
 	}
 	pr := produceRequest(min(v[int16(kmsg.Produce)], 12), 1, topic, 0, string(big))
-	resp := c.roundTrip(t, pr).(*kmsg.ProduceResponse)
+	resp := c.MustRoundTrip(t, pr).(*kmsg.ProduceResponse)
 	if ec := resp.Topics[0].Partitions[0].ErrorCode; ec != 0 {
 		t.Errorf("produce of a frame under the limit: error %d", ec)
 	}
@@ -79,14 +80,14 @@ func TestUnknownAPIKeyClosesConnection(t *testing.T) {
 	t.Parallel()
 	const topic = "unknown-key"
 	e := newEnv(t, "")
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	e.createTopic(ctx, topic, 1)
 	other := e.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	healthy(t, e, other, topic, "before")
 
 	for _, addr := range []string{e.proxy.BootstrapAddr(), mustBrokerAddr(t, e, e.cluster.LeaderFor(topic, 0))} {
 		c := dialRaw(t, addr)
-		c.versions(t) // a normal exchange first: the connection is live upstream
+		c.Versions(t) // a normal exchange first: the connection is live upstream
 		var body []byte
 		body = protocol.AppendRequestHeader(body, protocol.RequestHeader{
 			APIKey: 30000, APIVersion: 0, CorrelationID: 99, ClientID: "e2e-raw",
@@ -99,7 +100,7 @@ func TestUnknownAPIKeyClosesConnection(t *testing.T) {
 		took := expectClosed(t, c, 3*time.Second)
 		t.Logf("%s: closed after %v", addr, took)
 	}
-	if n := metric(t, e.proxy, "kproxy_connections_closed_total", map[string]string{"reason": "protocol_error"}); n != 2 {
+	if n := testkit.MetricValue(t, e.proxy.Registry, "kproxy_connections_closed_total", "reason", "protocol_error"); n != 2 {
 		t.Errorf("kproxy_connections_closed_total{reason=protocol_error} = %v, want 2", n)
 	}
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // leaderConn creates a one-partition topic and returns a raw connection to
@@ -15,7 +17,7 @@ import (
 // versions to use.
 func leaderConn(t *testing.T, e *env, topic string) (*rawConn, map[int16]int16) {
 	t.Helper()
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	e.createTopic(ctx, topic, 1)
 	leader := e.cluster.LeaderFor(topic, 0)
 	addr, ok := e.proxy.BrokerAddr(leader)
@@ -23,7 +25,7 @@ func leaderConn(t *testing.T, e *env, topic string) (*rawConn, map[int16]int16) 
 		t.Fatalf("no kproxy listener for leader %d", leader)
 	}
 	c := dialRaw(t, addr)
-	return c, c.versions(t)
+	return c, c.Versions(t)
 }
 
 // produceVersion is the highest negotiated Produce version that still names
@@ -85,7 +87,7 @@ func TestPipelinedRequests(t *testing.T) {
 			produced = append(produced, val)
 			req = produceRequest(pv, 1, topic, 0, val)
 		}
-		f, corr := c.frame(req)
+		f, corr := c.Frame(req)
 		wire = append(wire, f...)
 		requests = append(requests, sent{req, corr})
 	}
@@ -97,11 +99,11 @@ func TestPipelinedRequests(t *testing.T) {
 	}
 	lastProduceOffset := int64(-1)
 	for i, s := range requests {
-		f, err := readFrame(c)
+		f, err := testkit.ReadFrame(c)
 		if err != nil {
 			t.Fatalf("response %d of %d: %v", i, n, err)
 		}
-		resp := decodeResponse(t, s.req, s.corr, f) // checks the correlation id
+		resp := testkit.MustDecodeResponse(t, s.req, s.corr, f) // checks the correlation id
 		switch r := resp.(type) {
 		case *kmsg.MetadataResponse:
 			if len(r.Topics) != 1 || r.Topics[0].ErrorCode != 0 || len(r.Brokers) == 0 {
@@ -124,7 +126,7 @@ func TestPipelinedRequests(t *testing.T) {
 	}
 	expectNoMoreFrames(t, c.Conn, 200*time.Millisecond)
 
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	checkInOrder(t, e.consumeValues(ctx, topic, 0, len(produced)), produced)
 }
 
@@ -152,7 +154,7 @@ func TestAcksZeroInterleaved(t *testing.T) {
 		val := fmt.Sprintf("acks%d-%03d", acks, i)
 		all = append(all, val)
 		req := produceRequest(pv, acks, topic, 0, val)
-		f, corr := c.frame(req)
+		f, corr := c.Frame(req)
 		wire = append(wire, f...)
 		if acks == 1 {
 			answered = append(answered, corr)
@@ -164,11 +166,11 @@ func TestAcksZeroInterleaved(t *testing.T) {
 		t.Fatalf("write: %v", err)
 	}
 	for i, corr := range answered {
-		f, err := readFrame(c)
+		f, err := testkit.ReadFrame(c)
 		if err != nil {
 			t.Fatalf("acks=1 response %d of %d: %v", i, len(answered), err)
 		}
-		r := decodeResponse(t, acks1[i], corr, f).(*kmsg.ProduceResponse)
+		r := testkit.MustDecodeResponse(t, acks1[i], corr, f).(*kmsg.ProduceResponse)
 		if ec := r.Topics[0].Partitions[0].ErrorCode; ec != 0 {
 			t.Errorf("acks=1 response %d: error %d", i, ec)
 		}
@@ -178,9 +180,9 @@ func TestAcksZeroInterleaved(t *testing.T) {
 	// The connection still works after the acks=0 stream.
 	tail := kmsg.NewPtrMetadataRequest()
 	tail.SetVersion(v[int16(kmsg.Metadata)])
-	c.roundTrip(t, tail)
+	c.MustRoundTrip(t, tail)
 
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 	checkInOrder(t, e.consumeValues(ctx, topic, 0, len(all)), all)
 }
 
@@ -226,7 +228,7 @@ func TestPipelinedLargeResponses(t *testing.T) {
 
 	big := bytes.Repeat([]byte("0123456789abcdef"), 200<<10/16)
 	pr := produceRequest(pv, 1, topic, 0, string(big), string(big[:len(big)/2]))
-	if ec := c.roundTrip(t, pr).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; ec != 0 {
+	if ec := c.MustRoundTrip(t, pr).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; ec != 0 {
 		t.Fatalf("produce: error %d", ec)
 	}
 	md := kmsg.NewPtrMetadataRequest()
@@ -235,7 +237,7 @@ func TestPipelinedLargeResponses(t *testing.T) {
 	name := topic
 	mt.Topic = &name
 	md.Topics = append(md.Topics, mt)
-	topicID := c.roundTrip(t, md).(*kmsg.MetadataResponse).Topics[0].TopicID
+	topicID := c.MustRoundTrip(t, md).(*kmsg.MetadataResponse).Topics[0].TopicID
 
 	fetch := func(version int16) *kmsg.FetchRequest {
 		req := kmsg.NewPtrFetchRequest()
@@ -263,7 +265,7 @@ func TestPipelinedLargeResponses(t *testing.T) {
 		case 2:
 			req = fetch(v[int16(kmsg.Fetch)])
 		}
-		f, corr := c.frame(req)
+		f, corr := c.Frame(req)
 		wire = append(wire, f...)
 		reqs = append(reqs, req)
 		ids = append(ids, corr)
@@ -273,11 +275,11 @@ func TestPipelinedLargeResponses(t *testing.T) {
 	go func() { _, err := c.Write(wire); written <- err }() // responses are read meanwhile
 	var recordBytes int
 	for i, req := range reqs {
-		f, err := readFrame(c)
+		f, err := testkit.ReadFrame(c)
 		if err != nil {
 			t.Fatalf("response %d of %d: %v", i, len(reqs), err)
 		}
-		switch r := decodeResponse(t, req, ids[i], f).(type) {
+		switch r := testkit.MustDecodeResponse(t, req, ids[i], f).(type) {
 		case *kmsg.FetchResponse:
 			p := r.Topics[0].Partitions[0]
 			if p.ErrorCode != 0 || p.HighWatermark != 2 {

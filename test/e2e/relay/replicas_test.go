@@ -42,7 +42,7 @@ log: {level: warn}
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if _, err := kadm.NewClient(cl).BrokerMetadata(testCtx(t, 10*time.Second)); err != nil {
+	if _, err := kadm.NewClient(cl).BrokerMetadata(testkit.Context(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := a.BrokerAddr(newNode); !ok {
@@ -84,7 +84,7 @@ log: {level: warn}
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ctx := testCtx(t, 20*time.Second)
+	ctx := testkit.Context(t, 20*time.Second)
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "rep.fs", Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ log: {level: warn}
 			rt.Partitions = append(rt.Partitions, rp)
 			req.Topics = append(req.Topics, rt)
 		}
-		return dialRaw(t, addr).roundTrip(t, req).(*kmsg.FetchResponse)
+		return testkit.DialRaw(t, addr, "e2e-raw").MustRoundTrip(t, req).(*kmsg.FetchResponse)
 	}
 	opened := fetch(a, 0, 0, "rep.fs")
 	if opened.ErrorCode != 0 || opened.SessionID == 0 {

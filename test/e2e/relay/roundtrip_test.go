@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestRoundTripClassicGroup: produce 10,000 keyed records through kproxy,
@@ -42,7 +44,7 @@ func roundTrip(t *testing.T, nextGen bool) {
 		more       = 1000
 		group      = "round-trip"
 	)
-	ctx := testCtx(t, 90*time.Second)
+	ctx := testkit.Context(t, 90*time.Second)
 	e := newEnv(t, "")
 	e.createTopic(ctx, topic, partitions)
 

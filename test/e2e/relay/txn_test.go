@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestTransactions: a transactional producer commits and aborts through
@@ -15,7 +17,7 @@ import (
 func TestTransactions(t *testing.T) {
 	t.Parallel()
 	const topic = "payments"
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 	e := newEnv(t, "")
 	e.createTopic(ctx, topic, 3)
 

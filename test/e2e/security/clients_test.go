@@ -13,10 +13,10 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/saramakit"
 )
 
 // runKcat runs kcat with args and stdin, bounded by timeout, and returns
@@ -38,9 +38,9 @@ func runKcat(timeout time.Duration, stdin []byte, args ...string) (string, strin
 	return stdout.String(), stderr.String(), err
 }
 
-func kcatSASL(p pki, bootstrap, mechanism, user, password string) []string {
+func kcatSASL(p certs.Files, bootstrap, mechanism, user, password string) []string {
 	return []string{"-b", bootstrap,
-		"-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + p.ca,
+		"-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + p.CAFile,
 		"-X", "sasl.mechanisms=" + mechanism, "-X", "sasl.username=" + user, "-X", "sasl.password=" + password}
 }
 
@@ -52,7 +52,7 @@ func TestKcatSASLSSL(t *testing.T) {
 	if _, err := exec.LookPath("kcat"); err != nil {
 		t.Skip("kcat is not on PATH (apt-get install kcat)")
 	}
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.SeedTopics(3, "kcat-scram", "kcat-plain"))
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 
@@ -92,38 +92,7 @@ func TestKcatSASLSSL(t *testing.T) {
 	})
 }
 
-// scramClient adapts franz-go's SCRAM client to sarama's SCRAMClient.
-type scramClient struct {
-	sha512     bool
-	user, pass string
-	sess       sasl.Session
-	done       bool
-}
-
-func (c *scramClient) Begin(user, pass, _ string) error {
-	c.user, c.pass = user, pass
-	return nil
-}
-
-func (c *scramClient) Step(challenge string) (string, error) {
-	if c.sess == nil {
-		a := scram.Auth{User: c.user, Pass: c.pass}
-		mech := a.AsSha256Mechanism()
-		if c.sha512 {
-			mech = a.AsSha512Mechanism()
-		}
-		sess, first, err := mech.Authenticate(context.Background(), "")
-		c.sess = sess
-		return string(first), err
-	}
-	done, out, err := c.sess.Challenge([]byte(challenge))
-	c.done = done
-	return string(out), err
-}
-
-func (c *scramClient) Done() bool { return c.done }
-
-func saramaSCRAMConfig(p pki, user, password string, handshake int16) *sarama.Config {
+func saramaSCRAMConfig(p certs.Files, user, password string, handshake int16) *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "kproxy-e2esecurity-sarama"
 	cfg.Version = sarama.V3_6_0_0
@@ -143,7 +112,7 @@ func saramaSCRAMConfig(p pki, user, password string, handshake int16) *sarama.Co
 	cfg.ApiVersionsRequest = handshake != sarama.SASLHandshakeV0
 	cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 	cfg.Net.SASL.User, cfg.Net.SASL.Password = user, password
-	cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{sha512: true} }
+	cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &saramakit.SCRAMClient{SHA512: true} }
 	return cfg
 }
 
@@ -151,7 +120,7 @@ func saramaSCRAMConfig(p pki, user, password string, handshake int16) *sarama.Co
 // SaslHandshake v1 (SaslAuthenticate requests) and v0 (raw tokens), produces
 // 100 records and consumes them back; a wrong password is refused.
 func TestSaramaTLSSCRAM(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.SeedTopics(1, "sarama-v1", "sarama-v0"))
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 

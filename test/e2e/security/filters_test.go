@@ -7,6 +7,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
 
 // registrations counts the calls of its Register.
@@ -18,7 +19,7 @@ func (f registrations) Register(*filter.Registry) { f.n.Add(1) }
 // adds a handler of its own (the SASL versions it advertises) once it
 // knows the mode.
 func TestFilterRegisteredOnceInTerminateMode(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p)
 	var n atomic.Int32
 	testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"), proxy.WithFilters(registrations{&n}))

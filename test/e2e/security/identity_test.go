@@ -23,13 +23,15 @@ import (
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/testpki"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
 // startWithPolicy starts kproxy from yaml with its policy section enforced,
 // logging at debug level into the returned buffer.
-func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *syncBuffer) {
+func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *logbuf.Buffer) {
 	t.Helper()
 	px, logs, _, _ := startWithPolicyAudit(t, yaml)
 	return px, logs
@@ -37,19 +39,19 @@ func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *syncBuffer) {
 
 // startWithPolicyAudit is startWithPolicy that also returns the enforcer
 // and the buffer its audit lines go to, whole once the enforcer is closed.
-func startWithPolicyAudit(t *testing.T, yaml string) (px *testkit.Proxy, logs *syncBuffer, enf *policy.Enforcer, audit *syncBuffer) {
+func startWithPolicyAudit(t *testing.T, yaml string) (px *testkit.Proxy, logs *logbuf.Buffer, enf *policy.Enforcer, audit *logbuf.Buffer) {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit = &syncBuffer{}
+	audit = &logbuf.Buffer{}
 	enf, err = policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(audit), policy.WithRegisterer(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
-	logs = &syncBuffer{}
+	logs = &logbuf.Buffer{}
 	return testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel, proxy.WithFilters(enf)), logs, enf, audit
 }
 
@@ -60,7 +62,7 @@ func startWithPolicyAudit(t *testing.T, yaml string) (px *testkit.Proxy, logs *s
 // certificate with the one CN admin still writes, so the refusal rests on
 // the second CN.
 func TestMultiCNCertificateRefused(t *testing.T) {
-	p := newCAPKI(t)
+	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "admin.only"))
 	px, logs := startWithPolicy(t, fmt.Sprintf(`
 upstream:
@@ -75,15 +77,15 @@ policy:
   rules:
     - {name: describe-all, principals: ["*"], allow: [describe], topics: ["*"]}
     - {name: admin-writes, principals: ["User:admin", "cn:admin"], allow: [write], topics: ["admin.only"]}
-`, cluster.ListenAddrs()[0], p.serverCert, p.serverKey, p.ca))
-	ctx := testCtx(t, 60*time.Second)
+`, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey, p.CAFile))
+	ctx := testkit.Context(t, 60*time.Second)
 	clientFor := func(name string, l testpki.Leaf) *kgo.Client {
 		t.Helper()
-		certFile, keyFile, err := p.authority.WriteLeaf(p.dir, name, l)
+		certFile, keyFile, err := p.CA.WriteLeaf(p.Dir, name, l)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tc, err := tlsconfig.ClientConfig(p.ca, "", certFile, keyFile, false)
+		tc, err := tlsconfig.ClientConfig(p.CAFile, "", certFile, keyFile, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +135,7 @@ policy:
 //   - A delegation token (tokenauth=true), whose principal is the owner
 //     kproxy cannot know: refused with SASL_AUTHENTICATION_FAILED by kproxy.
 func TestPassthroughPrincipalIsTheBrokers(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	longPassword := strings.Repeat("p", 300)
 	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "alice", longPassword), kfake.SeedTopics(1, "guarded", "open"))
 	px, logs := startWithPolicy(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough")+`
@@ -142,7 +144,7 @@ policy:
   rules:
     - {name: alice-not-guarded, principals: ["User:alice"], deny: [write], topics: ["guarded"]}
 `)
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 
 	alice := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)),
 		kgo.SASL(plain.Auth{User: "alice", Pass: longPassword}.AsMechanism()), kgo.DisableIdempotentWrite(), kgo.RequestRetries(1), kgo.RecordRetries(1))
@@ -161,13 +163,13 @@ policy:
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "SCRAM-SHA-256"
-	if _, err := c.roundTrip(hs); err != nil {
+	if _, err := c.RoundTrip(hs); err != nil {
 		t.Fatal(err)
 	}
 	first := kmsg.NewPtrSASLAuthenticateRequest()
 	first.SetVersion(2)
 	first.SASLAuthBytes = []byte("n,,m=reserved,n=kproxy-svc,r=fyko+d2lbbFgONRv9qkxdawL")
-	c.roundTrip(first) // what the upstream answers does not matter here
+	c.RoundTrip(first) // what the upstream answers does not matter here
 	if !waitFor(5*time.Second, func() bool {
 		for _, l := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(l, `"user":"kproxy-svc"`) && strings.Contains(l, "client authenticating upstream") {
@@ -199,11 +201,11 @@ policy:
 // principal kproxy cannot read (here a delegation token) is forwarded for
 // the broker to decide, with a warning, rather than refused by kproxy.
 func TestPassthroughWithoutFiltersForwardsUnreadableLogins(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "alice", "alice-pass"))
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	px := testkit.StartProxyConfigLog(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), logs, zerolog.DebugLevel)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 
 	token := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)),
 		kgo.SASL(scram.Auth{User: "token-id", Pass: "token-hmac", IsToken: true}.AsSha256Mechanism()), kgo.RequestRetries(0))

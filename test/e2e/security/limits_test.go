@@ -12,6 +12,8 @@ import (
 
 	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // handshakeTimeout leaves room for kproxy's own upstream login, which runs
@@ -22,7 +24,7 @@ const handshakeTimeout = 1500 * time.Millisecond
 // bytes first) no sooner than atLeast and within atMost of now.
 func closedWithin(t *testing.T, what string, conn net.Conn, atLeast, atMost time.Duration) {
 	t.Helper()
-	elapsed, err := waitClosed(conn, atMost+2*time.Second)
+	elapsed, err := testkit.WaitClosed(conn, atMost+2*time.Second)
 	switch {
 	case err != nil:
 		t.Errorf("%s: %v", what, err)
@@ -40,9 +42,9 @@ func closedWithin(t *testing.T, what string, conn net.Conn, atLeast, atMost time
 // ApiVersions or SaslHandshake before authentication closes the connection
 // at once, unanswered.
 func TestHandshakeDeadline(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p)
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	yaml := proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate") +
 		fmt.Sprintf("limits: {handshake_timeout: %s}\n", handshakeTimeout)
 	px := testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel)
@@ -70,13 +72,13 @@ func TestHandshakeDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if err := c.apiVersions(); err != nil {
+		if _, err := c.APIVersions(); err != nil {
 			t.Fatalf("ApiVersions before authentication must be answered: %v", err)
 		}
 		hs := kmsg.NewPtrSASLHandshakeRequest()
 		hs.SetVersion(1)
 		hs.Mechanism = "SCRAM-SHA-512"
-		resp, err := c.roundTrip(hs)
+		resp, err := c.RoundTrip(hs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +94,7 @@ func TestHandshakeDeadline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.send(kmsg.NewPtrMetadataRequest()); err != nil {
+		if _, err := c.Send(kmsg.NewPtrMetadataRequest()); err != nil {
 			t.Fatal(err)
 		}
 		closedWithin(t, "Metadata before authentication", c, 0, handshakeTimeout+slack)
@@ -109,7 +111,7 @@ func TestHandshakeDeadline(t *testing.T) {
 		auth := kmsg.NewPtrSASLAuthenticateRequest()
 		auth.SetVersion(2)
 		auth.SASLAuthBytes = []byte("n,,n=alice,r=abc")
-		resp, err := c.roundTrip(auth)
+		resp, err := c.RoundTrip(auth)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,18 +151,18 @@ log: {level: error}
 	conns := make([]*rawConn, 5)
 	for i := range conns {
 		conns[i] = dialRaw(t, addr)
-		if err := conns[i].apiVersions(); err != nil {
+		if _, err := conns[i].APIVersions(); err != nil {
 			t.Fatalf("connection %d of 5: %v", i+1, err)
 		}
 	}
 	sixth := dialRaw(t, addr)
-	sixth.send(kmsg.NewPtrApiVersionsRequest()) // may already fail: it is closed
+	sixth.Send(kmsg.NewPtrApiVersionsRequest()) // may already fail: it is closed
 	closedWithin(t, "sixth connection", sixth, 0, time.Second)
 	if n := closedTotal(t, px.Registry, "connection_limit"); n != 1 {
 		t.Errorf(`kproxy_connections_closed_total{reason="connection_limit"} = %v, want 1`, n)
 	}
 	for i, c := range conns {
-		if err := c.apiVersions(); err != nil {
+		if _, err := c.APIVersions(); err != nil {
 			t.Errorf("connection %d after the sixth was refused: %v", i+1, err)
 		}
 	}
@@ -168,12 +170,12 @@ log: {level: error}
 	// Freeing a slot lets the next connection in.
 	conns[0].Close()
 	if !waitFor(5*time.Second, func() bool {
-		return metricValue(t, px.Registry, "kproxy_connections_active", "listener", "bootstrap") == 4
+		return testkit.MetricValue(t, px.Registry, "kproxy_connections_active", "listener", "bootstrap") == 4
 	}) {
-		t.Fatalf("active connections %v after one closed, want 4", metricValue(t, px.Registry, "kproxy_connections_active", "listener", "bootstrap"))
+		t.Fatalf("active connections %v after one closed, want 4", testkit.MetricValue(t, px.Registry, "kproxy_connections_active", "listener", "bootstrap"))
 	}
 	again := dialRaw(t, addr)
-	if err := again.apiVersions(); err != nil {
+	if _, err := again.APIVersions(); err != nil {
 		t.Errorf("a connection after one of the five closed: %v", err)
 	}
 	if n := closedTotal(t, px.Registry, "connection_limit"); n != 1 {

@@ -10,6 +10,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
 
 // answerDescribeGroups answers every DescribeGroups request itself, with
@@ -39,7 +40,7 @@ func (answerDescribeGroups) describeGroups(_ *filter.Conn, r *kmsg.DescribeGroup
 // connection (plain TCP, and TLS with SASL, whose session must survive the
 // interrupted reads) must keep serving without being replaced.
 func TestLocalAnswersBetweenUpstreamAnswers(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	for _, secure := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain-upstream", true: "tls-sasl-upstream"}[secure], func(t *testing.T) {
 			var bootstrap []string
@@ -48,7 +49,7 @@ func TestLocalAnswersBetweenUpstreamAnswers(t *testing.T) {
 				bootstrap = secureUpstream(t, p).ListenAddrs()
 				upstream = fmt.Sprintf(`
   tls: {ca_file: %s}
-  sasl: {mechanism: SCRAM-SHA-256, username: kproxy-svc, password: upstream-secret}`, p.ca)
+  sasl: {mechanism: SCRAM-SHA-256, username: kproxy-svc, password: upstream-secret}`, p.CAFile)
 			} else {
 				bootstrap = testkit.Cluster(t, 1).ListenAddrs()
 			}
@@ -61,7 +62,7 @@ log: {level: warn}
 			c := dialRaw(t, px.BootstrapAddr())
 			for i := range 60 {
 				md := kmsg.NewPtrMetadataRequest()
-				resp, err := c.roundTrip(md)
+				resp, err := c.RoundTrip(md)
 				if err != nil {
 					t.Fatalf("round %d: metadata: %v", i, err)
 				}
@@ -73,7 +74,7 @@ log: {level: warn}
 				}
 				dg := kmsg.NewPtrDescribeGroupsRequest()
 				dg.Groups = []string{fmt.Sprintf("g-%d", i)}
-				resp, err = c.roundTrip(dg)
+				resp, err = c.RoundTrip(dg)
 				if err != nil {
 					t.Fatalf("round %d: local answer: %v", i, err)
 				}
@@ -81,7 +82,7 @@ log: {level: warn}
 					t.Fatalf("round %d: local answer %+v", i, got)
 				}
 			}
-			if n := metricValue(t, px.Registry, "kproxy_connections_closed_total"); n != 0 {
+			if n := testkit.MetricValue(t, px.Registry, "kproxy_connections_closed_total"); n != 0 {
 				t.Errorf("%v connections closed during the exchange", n)
 			}
 		})

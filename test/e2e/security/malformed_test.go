@@ -271,11 +271,11 @@ log: {level: error}
 			}
 			c := dialRaw(t, addr)
 			c.Write(sized(append(requestHeader(3, 12, int32(i), "garbage", true, nil), body...)))
-			elapsed, err := waitClosed(c, 5*time.Second)
+			elapsed, err := testkit.WaitClosed(c, 5*time.Second)
 			switch {
 			case err == nil:
 				closed++
-			case errors.Is(err, errNotClosed):
+			case errors.Is(err, testkit.ErrNotClosed):
 				answered++
 			default:
 				t.Errorf("garbage %d: neither answered nor closed: %v (after %s)", i, err, elapsed)
@@ -285,14 +285,14 @@ log: {level: error}
 		t.Logf("garbage Metadata bodies: %d answered, %d closed", answered, closed)
 		// kfake is still up.
 		direct := newClient(t, kgo.SeedBrokers(cluster.ListenAddrs()...))
-		if err := direct.Ping(testCtx(t, 10*time.Second)); err != nil {
+		if err := direct.Ping(testkit.Context(t, 10*time.Second)); err != nil {
 			t.Fatalf("kfake after the garbage: %v", err)
 		}
 	})
 
 	t.Run("1000 silent connections", func(t *testing.T) {
 		before := heapInuse()
-		activeBefore := metricValue(t, px.Registry, "kproxy_connections_active")
+		activeBefore := testkit.MetricValue(t, px.Registry, "kproxy_connections_active")
 		conns := make([]net.Conn, 0, 1000)
 		for range 1000 {
 			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -307,9 +307,9 @@ log: {level: error}
 			}
 		})
 		if !waitFor(10*time.Second, func() bool {
-			return metricValue(t, px.Registry, "kproxy_connections_active") >= activeBefore+1000
+			return testkit.MetricValue(t, px.Registry, "kproxy_connections_active") >= activeBefore+1000
 		}) {
-			t.Errorf("kproxy_connections_active %v, want %v", metricValue(t, px.Registry, "kproxy_connections_active"), activeBefore+1000)
+			t.Errorf("kproxy_connections_active %v, want %v", testkit.MetricValue(t, px.Registry, "kproxy_connections_active"), activeBefore+1000)
 		}
 		perConn := (int64(heapInuse()) - int64(before)) / 1000
 		t.Logf("heap per silent connection: %d KiB", perConn>>10)
@@ -325,7 +325,7 @@ log: {level: error}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := waitClosed(c, idle+5*time.Second); err != nil {
+				if _, err := testkit.WaitClosed(c, idle+5*time.Second); err != nil {
 					notClosed.Add(1)
 					firstErr.CompareAndSwap(nil, err)
 				}
@@ -342,7 +342,7 @@ log: {level: error}
 		t.Errorf("heap in use grew by %d MiB over the whole suite", grew>>20)
 	}
 	// kproxy is still up for newcomers.
-	if err := dialRaw(t, addr).apiVersions(); err != nil {
+	if _, err := dialRaw(t, addr).APIVersions(); err != nil {
 		t.Fatalf("kproxy after the malformed input: %v", err)
 	}
 	if n := closedTotal(t, px.Registry, "protocol_error"); n < 10 {
@@ -391,11 +391,11 @@ log: {level: error}
 	}
 	// Wait until kproxy has read every header.
 	if !waitFor(5*time.Second, func() bool {
-		return metricValue(t, px.Registry, "kproxy_requests_total", "api", "SASLHandshake")+
-			metricValue(t, px.Registry, "kproxy_requests_total", "api", "SASLAuthenticate") >= 2*n
+		return testkit.MetricValue(t, px.Registry, "kproxy_requests_total", "api", "SASLHandshake")+
+			testkit.MetricValue(t, px.Registry, "kproxy_requests_total", "api", "SASLAuthenticate") >= 2*n
 	}) {
-		t.Errorf("kproxy parsed %v SASL request headers, want %d", metricValue(t, px.Registry, "kproxy_requests_total", "api", "SASLHandshake")+
-			metricValue(t, px.Registry, "kproxy_requests_total", "api", "SASLAuthenticate"), 2*n)
+		t.Errorf("kproxy parsed %v SASL request headers, want %d", testkit.MetricValue(t, px.Registry, "kproxy_requests_total", "api", "SASLHandshake")+
+			testkit.MetricValue(t, px.Registry, "kproxy_requests_total", "api", "SASLAuthenticate"), 2*n)
 	}
 	time.Sleep(200 * time.Millisecond)
 	if grew := int64(heapInuse()) - int64(before); grew > 32<<20 {
@@ -412,7 +412,7 @@ log: {level: error}
 	wg.Wait()
 	// A real passthrough login still works.
 	cl := newClient(t, kgo.SeedBrokers(addr), kgo.SASL(plain.Auth{User: "svc", Pass: "svc-secret"}.AsMechanism()))
-	if err := cl.Ping(testCtx(t, 10*time.Second)); err != nil {
+	if err := cl.Ping(testkit.Context(t, 10*time.Second)); err != nil {
 		t.Fatalf("passthrough PLAIN login: %v", err)
 	}
 }

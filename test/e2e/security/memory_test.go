@@ -263,14 +263,14 @@ func sendHostile(addr string, frame []byte) error {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(90 * time.Second))
-	if _, err := c.Write(frame); err != nil && !isClosedErr(err) {
+	if _, err := c.Write(frame); err != nil && !testkit.IsClosedErr(err) {
 		return fmt.Errorf("write: %w", err)
 	}
 	n, err := io.Copy(io.Discard, c)
 	switch {
 	case n > 0:
 		return fmt.Errorf("answered with %d bytes", n)
-	case err != nil && !isClosedErr(err):
+	case err != nil && !testkit.IsClosedErr(err):
 		return err
 	}
 	return nil
@@ -318,8 +318,8 @@ func httpGet(t *testing.T, url string) string {
 func TestBufferedBytesBackPressure(t *testing.T) {
 	const bound = 1 << 20
 	px, cl, ctx := boundedPolicyProxy(t, bound)
-	buffered := func() float64 { return metricValue(t, px.Registry, "kproxy_buffered_bytes") }
-	if got := metricValue(t, px.Registry, "kproxy_buffered_bytes_limit"); got != bound {
+	buffered := func() float64 { return testkit.MetricValue(t, px.Registry, "kproxy_buffered_bytes") }
+	if got := testkit.MetricValue(t, px.Registry, "kproxy_buffered_bytes_limit"); got != bound {
 		t.Fatalf("kproxy_buffered_bytes_limit = %v, want %d", got, bound)
 	}
 
@@ -406,7 +406,7 @@ policy:
 		req.Acks = -1
 		req.TimeoutMillis = 1000
 		req.Topics = []kmsg.ProduceRequestTopic{{Topic: "secret", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0}}}}
-		resp, err := c.roundTrip(req)
+		resp, err := c.RoundTrip(req)
 		if err != nil {
 			t.Fatalf("produce %d: %v", i, err)
 		}
@@ -414,7 +414,7 @@ policy:
 			t.Fatalf("produce %d to a denied topic: error %d, want 29 (TOPIC_AUTHORIZATION_FAILED)", i, code)
 		}
 	}
-	if got := metricValue(t, px.Registry, "kproxy_buffered_bytes"); got != 0 {
+	if got := testkit.MetricValue(t, px.Registry, "kproxy_buffered_bytes"); got != 0 {
 		t.Errorf("kproxy_buffered_bytes = %v after three answered requests, want 0 (the charge leaked)", got)
 	}
 }
@@ -477,7 +477,7 @@ policy:
     - {name: app, principals: ["*"], allow: [describe, write], topics: ["*"]}
 `, cluster.ListenAddrs()[0], bound, bound)
 	px, _ := startWithPolicy(t, yaml)
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 	cl := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic("t"), kgo.DisableIdempotentWrite(),
 		kgo.ProducerBatchMaxBytes(900<<10))
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm-up")}).FirstErr(); err != nil {

@@ -24,36 +24,11 @@ import (
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/testpki"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
-
-// caPKI is a pki whose CA is kept, to issue more certificates.
-type caPKI struct {
-	pki
-	authority *testpki.CA
-	dir       string
-}
-
-func newCAPKI(t *testing.T) caPKI {
-	t.Helper()
-	dir := t.TempDir()
-	ca, err := testpki.NewCA("kproxy-e2esecurity-ca")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := caPKI{authority: ca, dir: dir}
-	if p.ca, err = ca.WriteCA(dir, "ca"); err != nil {
-		t.Fatal(err)
-	}
-	if p.serverCert, p.serverKey, err = ca.WriteLeaf(dir, "server", testpki.ServerLeaf()); err != nil {
-		t.Fatal(err)
-	}
-	if p.clientCert, p.clientKey, err = ca.WriteLeaf(dir, "client", testpki.ClientLeaf()); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 const mtlsPolicy = `
 policy:
@@ -70,7 +45,7 @@ policy:
 // another CN from the same CA may write neither; a client without a
 // certificate does not get past the TLS handshake.
 func TestMTLSPrincipalFeedsPolicy(t *testing.T) {
-	p := newCAPKI(t)
+	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "mtls.a", "mtls.b"))
 	yaml := fmt.Sprintf(`
 upstream:
@@ -80,21 +55,21 @@ listeners:
   bind_host: 127.0.0.1
   tls: {cert_file: %s, key_file: %s, client_auth: require, client_ca_file: %s, principal_from: cn}
 log: {level: warn}
-`, cluster.ListenAddrs()[0], p.serverCert, p.serverKey, p.ca) + fmt.Sprintf(mtlsPolicy, testpki.ClientCN)
+`, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey, p.CAFile) + fmt.Sprintf(mtlsPolicy, testpki.ClientCN)
 	cfg, err := config.Parse(strings.NewReader(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit := &syncBuffer{}
+	audit := &logbuf.Buffer{}
 	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(audit), policy.WithRegisterer(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
 	px := testkit.StartProxyConfig(t, yaml, proxy.WithFilters(enf))
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 
-	withCert := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p.pki, true)),
+	withCert := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, true)),
 		kgo.RequestRetries(2), kgo.RecordRetries(2))
 	if err := withCert.ProduceSync(ctx, &kgo.Record{Topic: "mtls.a", Value: []byte("by CN")}).FirstErr(); err != nil {
 		t.Fatalf("%s producing to mtls.a: %v", testpki.ClientCN, err)
@@ -106,11 +81,11 @@ log: {level: warn}
 
 	// Another CN from the same, trusted CA: the policy names only the
 	// test client, so the decision really rests on the certificate.
-	otherCert, otherKey, err := p.authority.WriteLeaf(p.dir, "other", testpki.Leaf{CommonName: "someone-else", Client: true})
+	otherCert, otherKey, err := p.CA.WriteLeaf(p.Dir, "other", testpki.Leaf{CommonName: "someone-else", Client: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherTLS, err := tlsconfig.ClientConfig(p.ca, "", otherCert, otherKey, false)
+	otherTLS, err := tlsconfig.ClientConfig(p.CAFile, "", otherCert, otherKey, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +117,15 @@ log: {level: warn}
 	// No certificate: refused in the handshake. With TLS 1.2 the handshake
 	// itself fails; with TLS 1.3 the client learns of it on its first read.
 	refusedBefore := closedTotal(t, px.Registry, "tls_failed")
-	noCert12 := clientTLS(t, p.pki, false)
+	noCert12 := clientTLS(t, p, false)
 	noCert12.MaxVersion = tls.VersionTLS12
 	if c, err := dialRawTLS(t, px.BootstrapAddr(), noCert12); err == nil {
 		c.Close()
 		t.Fatal("TLS 1.2 handshake without a client certificate succeeded")
 	}
-	c13, err := dialRawTLS(t, px.BootstrapAddr(), clientTLS(t, p.pki, false))
+	c13, err := dialRawTLS(t, px.BootstrapAddr(), clientTLS(t, p, false))
 	if err == nil {
-		err = c13.apiVersions()
+		_, err = c13.APIVersions()
 	}
 	if err == nil || !strings.Contains(err.Error(), "certificate required") {
 		t.Fatalf("TLS 1.3 without a client certificate: %v, want the certificate required alert", err)
@@ -158,7 +133,7 @@ log: {level: warn}
 	if !waitFor(5*time.Second, func() bool { return closedTotal(t, px.Registry, "tls_failed") >= refusedBefore+2 }) {
 		t.Errorf("kproxy_connections_closed_total{reason=tls_failed} %v, want %v", closedTotal(t, px.Registry, "tls_failed"), refusedBefore+2)
 	}
-	noCert := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p.pki, false)), kgo.RequestRetries(0))
+	noCert := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.RequestRetries(0))
 	if err := noCert.Ping(ctx); err == nil {
 		t.Fatal("franz-go without a client certificate reached the cluster")
 	}
@@ -187,7 +162,7 @@ func fileSerial(t *testing.T, certFile, keyFile string) *big.Int {
 // once the reload interval has passed; a connection made before keeps
 // working.
 func TestCertificateRotation(t *testing.T) {
-	p := newCAPKI(t)
+	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1)
 	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
 upstream:
@@ -197,10 +172,10 @@ listeners:
   bind_host: 127.0.0.1
   tls: {cert_file: %s, key_file: %s}
 log: {level: warn}
-`, cluster.ListenAddrs()[0], p.serverCert, p.serverKey))
-	trust := clientTLS(t, p.pki, false)
+`, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey))
+	trust := clientTLS(t, p, false)
 
-	first := fileSerial(t, p.serverCert, p.serverKey)
+	first := fileSerial(t, p.ServerCert, p.ServerKey)
 	old, err := dialRawTLS(t, px.BootstrapAddr(), trust)
 	if err != nil {
 		t.Fatal(err)
@@ -208,15 +183,15 @@ log: {level: warn}
 	if got := servedSerial(t, old); got.Cmp(first) != 0 {
 		t.Fatalf("served serial %x, want the configured %x", got, first)
 	}
-	if err := old.apiVersions(); err != nil {
+	if _, err := old.APIVersions(); err != nil {
 		t.Fatal(err)
 	}
 
 	// In place: the files are rewritten.
-	if _, _, err := p.authority.WriteLeaf(p.dir, "server", testpki.ServerLeaf()); err != nil {
+	if _, _, err := p.CA.WriteLeaf(p.Dir, "server", testpki.ServerLeaf()); err != nil {
 		t.Fatal(err)
 	}
-	second := fileSerial(t, p.serverCert, p.serverKey)
+	second := fileSerial(t, p.ServerCert, p.ServerKey)
 	time.Sleep(tlsconfig.DefaultCheckInterval + 200*time.Millisecond)
 	c2, err := dialRawTLS(t, px.BootstrapAddr(), trust)
 	if err != nil {
@@ -225,22 +200,22 @@ log: {level: warn}
 	if got := servedSerial(t, c2); got.Cmp(second) != 0 {
 		t.Fatalf("after rewriting the files: served serial %x, want the new %x (old %x)", got, second, first)
 	}
-	if err := c2.apiVersions(); err != nil {
+	if _, err := c2.APIVersions(); err != nil {
 		t.Fatal(err)
 	}
-	if err := old.apiVersions(); err != nil {
+	if _, err := old.APIVersions(); err != nil {
 		t.Fatalf("the connection made before the rotation: %v", err)
 	}
 
 	// Atomically: new files renamed over the old ones (as a Kubernetes
 	// secret update or certbot's deploy hook does).
 	staging := t.TempDir()
-	newCert, newKey, err := p.authority.WriteLeaf(staging, "server", testpki.ServerLeaf())
+	newCert, newKey, err := p.CA.WriteLeaf(staging, "server", testpki.ServerLeaf())
 	if err != nil {
 		t.Fatal(err)
 	}
 	third := fileSerial(t, newCert, newKey)
-	for _, mv := range [][2]string{{newKey, p.serverKey}, {newCert, p.serverCert}} {
+	for _, mv := range [][2]string{{newKey, p.ServerKey}, {newCert, p.ServerCert}} {
 		if err := os.Rename(mv[0], mv[1]); err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +229,7 @@ log: {level: warn}
 		t.Fatalf("after renaming new files in: served serial %x, want %x", got, third)
 	}
 	for i, c := range []*rawConn{old, c2, c3} {
-		if err := c.apiVersions(); err != nil {
+		if _, err := c.APIVersions(); err != nil {
 			t.Errorf("connection %d after the second rotation: %v", i+1, err)
 		}
 	}
@@ -264,11 +239,11 @@ log: {level: warn}
 // client authenticates upstream as (SCRAM and PLAIN), and never the
 // password.
 func TestPassthroughLogsUser(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "plain-user", "plain-secret"))
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	px := testkit.StartProxyConfigLog(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), logs, zerolog.DebugLevel)
-	ctx := testCtx(t, 30*time.Second)
+	ctx := testkit.Context(t, 30*time.Second)
 
 	for _, tc := range []struct {
 		user, mechanism string
@@ -308,7 +283,7 @@ func TestPassthroughLogsUser(t *testing.T) {
 // changes who gets in for new connections, and a client that still holds
 // a TLS session ticket from before cannot resume its way past the change.
 func TestClientCARotationAndResumption(t *testing.T) {
-	p := newCAPKI(t)
+	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1)
 	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
 upstream:
@@ -318,9 +293,9 @@ listeners:
   bind_host: 127.0.0.1
   tls: {cert_file: %s, key_file: %s, client_auth: require, client_ca_file: %s, principal_from: cn}
 log: {level: error}
-`, cluster.ListenAddrs()[0], p.serverCert, p.serverKey, p.ca))
+`, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey, p.CAFile))
 	addr := px.BootstrapAddr()
-	client := clientTLS(t, p.pki, true)
+	client := clientTLS(t, p, true)
 	client.ClientSessionCache = tls.NewLRUClientSessionCache(8)
 
 	// Resumption works while nothing changes (so the check below means
@@ -330,7 +305,7 @@ log: {level: error}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.apiVersions(); err != nil {
+		if _, err := c.APIVersions(); err != nil {
 			t.Fatal(err)
 		}
 		if got := c.Conn.(*tls.Conn).ConnectionState().DidResume; got != wantResumed {
@@ -344,34 +319,34 @@ log: {level: error}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p.ca, other.CertPEM, 0o644); err != nil {
+	if err := os.WriteFile(p.CAFile, other.CertPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(tlsconfig.DefaultCheckInterval + 200*time.Millisecond)
 	c, err := dialRawTLS(t, addr, client)
 	if err == nil {
-		err = c.apiVersions()
+		_, err = c.APIVersions()
 	}
 	if err == nil {
 		t.Fatalf("a client of the dropped CA got in after client_ca_file changed (resumed: %v)", c.Conn.(*tls.Conn).ConnectionState().DidResume)
 	}
 	// A certificate from the new CA is accepted.
-	certFile, keyFile, err := other.WriteLeaf(p.dir, "other-client", testpki.ClientLeaf())
+	certFile, keyFile, err := other.WriteLeaf(p.Dir, "other-client", testpki.ClientLeaf())
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherTLS, err := tlsconfig.ClientConfig(p.ca, "", certFile, keyFile, false)
+	otherTLS, err := tlsconfig.ClientConfig(p.CAFile, "", certFile, keyFile, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The server certificate is still from the first CA.
 	otherTLS.RootCAs = x509.NewCertPool()
-	otherTLS.RootCAs.AddCert(p.authority.Cert)
+	otherTLS.RootCAs.AddCert(p.CA.Cert)
 	oc, err := dialRawTLS(t, addr, otherTLS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := oc.apiVersions(); err != nil {
+	if _, err := oc.APIVersions(); err != nil {
 		t.Fatalf("a client of the new CA: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
 
 // countingListener counts the TCP connections kfake accepts: every
@@ -35,7 +36,7 @@ func (l countingListener) Accept() (net.Conn, error) {
 
 // countedUpstream is secureUpstream whose brokers count the connections
 // they accept in accepted.
-func countedUpstream(t *testing.T, p pki, accepted *atomic.Int64) *kfake.Cluster {
+func countedUpstream(t *testing.T, p certs.Files, accepted *atomic.Int64) *kfake.Cluster {
 	t.Helper()
 	return secureUpstream(t, p, kfake.ListenFn(func(network, addr string) (net.Listener, error) {
 		ln, err := net.Listen(network, addr)
@@ -67,7 +68,7 @@ func settled(t *testing.T, n *atomic.Int64, quiet time.Duration) int64 {
 // malformed software name), SaslHandshake, and a SaslAuthenticate with a
 // wrong password. It returns the ApiVersions
 // answer.
-func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*kmsg.ApiVersionsResponse, error) {
+func unauthenticatedSession(t *testing.T, p certs.Files, addr string, version int16) (*kmsg.ApiVersionsResponse, error) {
 	c, err := dialRawTLS(t, addr, clientTLS(t, p, false))
 	if err != nil {
 		return nil, err
@@ -76,12 +77,13 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 
 	tooNew := kmsg.NewPtrApiVersionsRequest()
 	tooNew.SetVersion(protocol.MaxVersion(protocol.APIVersionsKey) + 1)
-	if err := c.send(tooNew); err != nil {
+	corr, err := c.Send(tooNew)
+	if err != nil {
 		return nil, err
 	}
 	v0 := kmsg.NewPtrApiVersionsRequest()
 	v0.SetVersion(0)
-	if resp, err := c.readResponse(v0); err != nil {
+	if _, resp, err := c.Receive(v0, corr); err != nil {
 		return nil, fmt.Errorf("ApiVersions v%d: %w", tooNew.Version, err)
 	} else if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != protocol.ErrCodeUnsupportedVersion {
 		return nil, fmt.Errorf("ApiVersions v%d: error code %d, want %d", tooNew.Version, code, protocol.ErrCodeUnsupportedVersion)
@@ -92,7 +94,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 	bad := kmsg.NewPtrApiVersionsRequest()
 	bad.SetVersion(3)
 	bad.ClientSoftwareName, bad.ClientSoftwareVersion = "not valid!", "1"
-	if resp, err := c.roundTrip(bad); err != nil {
+	if resp, err := c.RoundTrip(bad); err != nil {
 		return nil, fmt.Errorf("ApiVersions with a malformed software name: %w", err)
 	} else if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != protocol.ErrCodeInvalidRequest {
 		return nil, fmt.Errorf("ApiVersions with a malformed software name: error code %d, want %d", code, protocol.ErrCodeInvalidRequest)
@@ -101,7 +103,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(version)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "e2esecurity", "1.0-rc.1"
-	resp, err := c.roundTrip(av)
+	resp, err := c.RoundTrip(av)
 	if err != nil {
 		return nil, fmt.Errorf("ApiVersions v%d: %w", version, err)
 	}
@@ -113,7 +115,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "PLAIN"
-	if resp, err := c.roundTrip(hs); err != nil {
+	if resp, err := c.RoundTrip(hs); err != nil {
 		return nil, fmt.Errorf("SaslHandshake: %w", err)
 	} else if code := resp.(*kmsg.SASLHandshakeResponse).ErrorCode; code != 0 {
 		return nil, fmt.Errorf("SaslHandshake: error code %d", code)
@@ -121,14 +123,14 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 	sa := kmsg.NewPtrSASLAuthenticateRequest()
 	sa.SetVersion(1)
 	sa.SASLAuthBytes = []byte("\x00alice\x00not-alices-password")
-	resp, err = c.roundTrip(sa)
+	resp, err = c.RoundTrip(sa)
 	if err != nil {
 		return nil, fmt.Errorf("SaslAuthenticate: %w", err)
 	}
 	if code := resp.(*kmsg.SASLAuthenticateResponse).ErrorCode; code != protocol.ErrCodeSASLAuthenticationFailed {
 		return nil, fmt.Errorf("SaslAuthenticate with a wrong password: error code %d", code)
 	}
-	if _, err := waitClosed(c, 5*time.Second); err != nil {
+	if _, err := testkit.WaitClosed(c, 5*time.Second); err != nil {
 		return nil, fmt.Errorf("after a failed login: %w", err)
 	}
 	return versions, nil
@@ -144,7 +146,7 @@ func unauthenticatedSession(t *testing.T, p pki, addr string, version int16) (*k
 // (franz-go with SCRAM) still produces and consumes, and its connections
 // reach the upstream.
 func TestUnauthenticatedClientsNeverReachUpstream(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	var accepted atomic.Int64
 	cluster := countedUpstream(t, p, &accepted)
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
@@ -227,7 +229,7 @@ func TestUnauthenticatedClientsNeverReachUpstream(t *testing.T) {
 
 // authenticatedAPIVersions logs in as alice with PLAIN on a new
 // connection to addr and returns the relayed answer to ApiVersions v3.
-func authenticatedAPIVersions(t *testing.T, p pki, addr string) *kmsg.ApiVersionsResponse {
+func authenticatedAPIVersions(t *testing.T, p certs.Files, addr string) *kmsg.ApiVersionsResponse {
 	t.Helper()
 	c, err := dialRawTLS(t, addr, clientTLS(t, p, false))
 	if err != nil {
@@ -238,7 +240,7 @@ func authenticatedAPIVersions(t *testing.T, p pki, addr string) *kmsg.ApiVersion
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(3)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "e2esecurity", "1"
-	resp, err := c.roundTrip(av)
+	resp, err := c.RoundTrip(av)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,13 +253,13 @@ func loginAlice(t *testing.T, c *rawConn) {
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "PLAIN"
-	if _, err := c.roundTrip(hs); err != nil {
+	if _, err := c.RoundTrip(hs); err != nil {
 		t.Fatal(err)
 	}
 	sa := kmsg.NewPtrSASLAuthenticateRequest()
 	sa.SetVersion(1)
 	sa.SASLAuthBytes = []byte("\x00alice\x00alice-secret")
-	if resp, err := c.roundTrip(sa); err != nil || resp.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
+	if resp, err := c.RoundTrip(sa); err != nil || resp.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
 		t.Fatalf("login: %v %+v", err, resp)
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // proxyV2 is a PROXY protocol v2 header for a TCP connection from src to
@@ -101,7 +103,7 @@ policy:
 audit: {log_allowed: true}
 `
 	px, logs, enf, audit := startWithPolicyAudit(t, yaml)
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 
 	produce := func(opts ...kgo.Opt) error {
 		cl := newClient(t, append([]kgo.Opt{kgo.SeedBrokers(px.BootstrapAddr()), kgo.DisableIdempotentWrite(), kgo.RequestRetries(2), kgo.RecordRetries(2)}, opts...)...)
@@ -144,11 +146,11 @@ func TestProxyProtocolRefusals(t *testing.T) {
 		{"malformed", "127.0.0.1", []byte("PROXY TCP4 198.51.100.7 nowhere 1 2\r\n\x00\x00\x00\x14"), "malformed PROXY protocol header"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &logbuf.Buffer{}
 			px := testkit.StartProxyConfigLog(t, proxyProtocolConfig(cluster, "required", tc.trusted, "", "limits: {handshake_timeout: 300ms}"), logs, zerolog.DebugLevel)
 			c := dialRaw(t, px.BootstrapAddr())
 			c.Write(tc.send)
-			if _, err := waitClosed(c, 5*time.Second); err != nil {
+			if _, err := testkit.WaitClosed(c, 5*time.Second); err != nil {
 				t.Fatalf("connection not closed: %v", err)
 			}
 			if !waitFor(5*time.Second, func() bool { return strings.Contains(logs.String(), tc.want) }) {
@@ -168,12 +170,12 @@ func TestProxyProtocolRefusals(t *testing.T) {
 // in the clear, then the TLS handshake; the per-address connection limit
 // counts the header's address, not the balancer's.
 func TestProxyProtocolBeforeTLS(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "pp.tls"))
 	yaml := proxyProtocolConfig(cluster, "required", "127.0.0.0/8",
-		fmt.Sprintf("{cert_file: %s, key_file: %s}", p.serverCert, p.serverKey), "limits: {max_connections_per_ip: 1}")
-	px := testkit.StartProxyConfigLog(t, yaml, &syncBuffer{}, zerolog.WarnLevel)
-	ctx := testCtx(t, 60*time.Second)
+		fmt.Sprintf("{cert_file: %s, key_file: %s}", p.ServerCert, p.ServerKey), "limits: {max_connections_per_ip: 1}")
+	px := testkit.StartProxyConfigLog(t, yaml, &logbuf.Buffer{}, zerolog.WarnLevel)
+	ctx := testkit.Context(t, 60*time.Second)
 
 	// One connection per client address is allowed: two clients behind
 	// the same balancer socket address are still two addresses.
@@ -184,8 +186,8 @@ func TestProxyProtocolBeforeTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { conn.Close() })
-		c := &rawConn{Conn: conn, clientID: fmt.Sprintf("tls-%d", i)}
-		if err := c.apiVersions(); err != nil {
+		c := &rawConn{Conn: conn, ClientID: fmt.Sprintf("tls-%d", i)}
+		if _, err := c.APIVersions(); err != nil {
 			t.Fatalf("client %s: ApiVersions over TLS after the PROXY header: %v", addr, err)
 		}
 		clients = append(clients, c)
@@ -196,7 +198,7 @@ func TestProxyProtocolBeforeTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if err := (&rawConn{Conn: conn, clientID: "third"}).apiVersions(); err == nil {
+	if _, err := (&rawConn{Conn: conn, ClientID: "third"}).APIVersions(); err == nil {
 		t.Fatal("a second connection from 198.51.100.1 was served; limits.max_connections_per_ip is 1 per client address")
 	}
 	if n := closedTotal(t, px.Registry, "connection_limit"); n != 1 {
@@ -214,7 +216,7 @@ func TestProxyProtocolShutdownClosesWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := proxy.New(cfg, zerolog.New(&syncBuffer{}), prometheus.NewRegistry())
+	srv := proxy.New(cfg, zerolog.New(&logbuf.Buffer{}), prometheus.NewRegistry())
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestProxyProtocolShutdownClosesWaiting(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("Shutdown took %s with a connection waiting for its PROXY header", took)
 	}
-	if _, err := waitClosed(c, 2*time.Second); err != nil {
+	if _, err := testkit.WaitClosed(c, 2*time.Second); err != nil {
 		t.Fatalf("the waiting connection was not closed: %v", err)
 	}
 }

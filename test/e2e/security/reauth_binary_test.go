@@ -26,11 +26,11 @@ const sessionLifetime = 3 * time.Second
 
 // plainV0 logs in with a v0 SaslHandshake and a raw PLAIN token, the way
 // clients without SaslAuthenticate do: they cannot be told a lifetime.
-func (c *rawConn) plainV0(user, password string) error {
+func plainV0(c *rawConn, user, password string) error {
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(0)
 	hs.Mechanism = auth.Plain
-	resp, err := c.roundTrip(hs)
+	resp, err := c.RoundTrip(hs)
 	if err != nil {
 		return err
 	}
@@ -55,11 +55,11 @@ func (c *rawConn) plainV0(user, password string) error {
 
 // plainFramed logs in (or re-authenticates) with a v1 SaslHandshake and
 // SaslAuthenticate at authVersion, and returns the lifetime it is told.
-func (c *rawConn) plainFramed(user, password string, authVersion int16) (time.Duration, error) {
+func plainFramed(c *rawConn, user, password string, authVersion int16) (time.Duration, error) {
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = auth.Plain
-	resp, err := c.roundTrip(hs)
+	resp, err := c.RoundTrip(hs)
 	if err != nil {
 		return 0, err
 	}
@@ -69,7 +69,7 @@ func (c *rawConn) plainFramed(user, password string, authVersion int16) (time.Du
 	req := kmsg.NewPtrSASLAuthenticateRequest()
 	req.SetVersion(authVersion)
 	req.SASLAuthBytes = []byte("\x00" + user + "\x00" + password)
-	aresp, err := c.roundTrip(req)
+	aresp, err := c.RoundTrip(req)
 	if err != nil {
 		return 0, err
 	}
@@ -80,10 +80,11 @@ func (c *rawConn) plainFramed(user, password string, authVersion int16) (time.Du
 	return time.Duration(ar.SessionLifetimeMillis) * time.Millisecond, nil
 }
 
-func (c *rawConn) metadata() error {
+// metadata round-trips a v4 Metadata request on c.
+func metadata(c *rawConn) error {
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(4)
-	_, err := c.roundTrip(req)
+	_, err := c.RoundTrip(req)
 	return err
 }
 
@@ -145,7 +146,7 @@ log: {level: info, format: json}
 	hook := &connectsHook{}
 	cl := newClient(t, kgo.SeedBrokers(kp.Bootstrap), kgo.DefaultProduceTopic("t"), kgo.WithHooks(hook),
 		kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()), kgo.RecordRetries(0))
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm-up")}).FirstErr(); err != nil {
 		t.Fatalf("franz-go warm-up produce: %v", err)
 	}
@@ -162,21 +163,21 @@ log: {level: info, format: json}
 	}()
 
 	v0 := dialRaw(t, kp.Bootstrap)
-	if err := v0.plainV0("alice", "alice-secret"); err != nil {
+	if err := plainV0(v0, "alice", "alice-secret"); err != nil {
 		t.Fatalf("v0 login: %v", err)
 	}
 	v0End := time.Now().Add(sessionLifetime)
 
 	reauth, v1ThenV0 := dialRaw(t, kp.Bootstrap), dialRaw(t, kp.Bootstrap)
 	for _, c := range []*rawConn{reauth, v1ThenV0} {
-		lifetime, err := c.plainFramed("alice", "alice-secret", 1)
+		lifetime, err := plainFramed(c, "alice", "alice-secret", 1)
 		if err != nil || lifetime != sessionLifetime {
 			t.Fatalf("v1 login: lifetime %s, %v; want %s", lifetime, err, sessionLifetime)
 		}
 	}
 	firstEnd := time.Now().Add(sessionLifetime)
 	for name, c := range map[string]*rawConn{"v0": v0, "v1": reauth, "v1-then-v0": v1ThenV0} {
-		if err := c.metadata(); err != nil {
+		if err := metadata(c); err != nil {
 			t.Fatalf("%s client, Metadata right after login: %v", name, err)
 		}
 	}
@@ -185,10 +186,10 @@ log: {level: info, format: json}
 	// one not (SaslAuthenticate v0 after a v1 handshake).
 	sleepUntil(firstEnd.Add(-sessionLifetime / 2))
 	reauthStart := time.Now()
-	if lifetime, err := reauth.plainFramed("alice", "alice-secret", 1); err != nil || lifetime != sessionLifetime {
+	if lifetime, err := plainFramed(reauth, "alice", "alice-secret", 1); err != nil || lifetime != sessionLifetime {
 		t.Fatalf("v1 re-authentication: lifetime %s, %v", lifetime, err)
 	}
-	if lifetime, err := v1ThenV0.plainFramed("alice", "alice-secret", 0); err != nil || lifetime != 0 {
+	if lifetime, err := plainFramed(v1ThenV0, "alice", "alice-secret", 0); err != nil || lifetime != 0 {
 		t.Fatalf("v0 re-authentication: lifetime %s, %v (v0 has no field for it)", lifetime, err)
 	}
 	secondEnd := time.Now().Add(sessionLifetime)
@@ -198,24 +199,24 @@ log: {level: info, format: json}
 	if !time.Now().Before(reauthStart.Add(sessionLifetime)) {
 		t.Fatal("machine too slow: the re-authenticated sessions already ended")
 	}
-	if err := reauth.metadata(); err != nil {
+	if err := metadata(reauth); err != nil {
 		t.Errorf("v1 client after re-authenticating, past the first end: %v", err)
 	}
-	if err := v1ThenV0.metadata(); err != nil {
+	if err := metadata(v1ThenV0); err != nil {
 		t.Errorf("v0 re-authenticated client, past the first end: %v", err)
 	}
 	sleepUntil(v0End.Add(500 * time.Millisecond))
-	if err := v0.metadata(); err == nil {
+	if err := metadata(v0); err == nil {
 		t.Error("v0 client: Metadata answered after its session lifetime; want the connection closed")
 	}
 
 	// Past the second end: nothing but a re-authentication, not even
 	// ApiVersions, and no client version escapes.
 	sleepUntil(secondEnd.Add(500 * time.Millisecond))
-	if err := reauth.apiVersions(); err == nil {
+	if _, err := reauth.APIVersions(); err == nil {
 		t.Error("v1 client: ApiVersions answered after its session ended; want the connection closed")
 	}
-	if err := v1ThenV0.metadata(); err == nil {
+	if err := metadata(v1ThenV0); err == nil {
 		t.Error("client re-authenticated with SaslAuthenticate v0: Metadata answered after its session ended; want the connection closed")
 	}
 	kp.WaitLog("expiry close", func(l testkit.LogLine) bool {

@@ -92,7 +92,7 @@ log: {level: warn}
 			producer := newClient(t, append(clientOpts, kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0))...)
 			consumer := newClient(t, append(clientOpts, kgo.ConsumeTopics(topic),
 				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond), kgo.RequestRetries(0))...)
-			ctx := testCtx(t, 60*time.Second)
+			ctx := testkit.Context(t, 60*time.Second)
 
 			// Warm up: every connection either client will use is open.
 			produce := func(i int) {
@@ -119,13 +119,13 @@ log: {level: warn}
 			}
 			produce(0)
 			consume(1)
-			connections := metricValue(t, px.Registry, "kproxy_connections_total")
-			closedBefore := metricValue(t, px.Registry, "kproxy_connections_closed_total")
+			connections := testkit.MetricValue(t, px.Registry, "kproxy_connections_total")
+			closedBefore := testkit.MetricValue(t, px.Registry, "kproxy_connections_closed_total")
 			var upstreamConnections, upstreamClosedBefore, handshakesBefore float64
 			if upstreamProxy != nil {
-				upstreamConnections = metricValue(t, upstreamProxy.Registry, "kproxy_connections_active")
-				upstreamClosedBefore = metricValue(t, upstreamProxy.Registry, "kproxy_connections_closed_total")
-				handshakesBefore = metricValue(t, upstreamProxy.Registry, "kproxy_requests_total", "api", "SASLHandshake")
+				upstreamConnections = testkit.MetricValue(t, upstreamProxy.Registry, "kproxy_connections_active")
+				upstreamClosedBefore = testkit.MetricValue(t, upstreamProxy.Registry, "kproxy_connections_closed_total")
+				handshakesBefore = testkit.MetricValue(t, upstreamProxy.Registry, "kproxy_requests_total", "api", "SASLHandshake")
 			}
 
 			n := 1
@@ -140,22 +140,22 @@ log: {level: warn}
 			produce(n)
 			consume(n + 1)
 
-			if closed := metricValue(t, px.Registry, "kproxy_connections_closed_total") - closedBefore; closed != 0 {
+			if closed := testkit.MetricValue(t, px.Registry, "kproxy_connections_closed_total") - closedBefore; closed != 0 {
 				t.Errorf("kproxy closed %v connections during %s (upstream lifetime %s)", closed, 5*upstreamLifetime, upstreamLifetime)
 			}
-			if now := metricValue(t, px.Registry, "kproxy_connections_total"); now != connections {
+			if now := testkit.MetricValue(t, px.Registry, "kproxy_connections_total"); now != connections {
 				t.Errorf("clients opened %v new connections to kproxy", now-connections)
 			}
 			if upstreamProxy != nil {
-				if closed := metricValue(t, upstreamProxy.Registry, "kproxy_connections_closed_total") - upstreamClosedBefore; closed != 0 {
+				if closed := testkit.MetricValue(t, upstreamProxy.Registry, "kproxy_connections_closed_total") - upstreamClosedBefore; closed != 0 {
 					t.Errorf("the upstream closed %v of kproxy's connections", closed)
 				}
-				if now := metricValue(t, upstreamProxy.Registry, "kproxy_connections_active"); now != upstreamConnections {
+				if now := testkit.MetricValue(t, upstreamProxy.Registry, "kproxy_connections_active"); now != upstreamConnections {
 					t.Errorf("kproxy's upstream connections went from %v to %v", upstreamConnections, now)
 				}
 				// Every upstream connection of kproxy's re-authenticated
 				// about once per lifetime.
-				handshakes := metricValue(t, upstreamProxy.Registry, "kproxy_requests_total", "api", "SASLHandshake") - handshakesBefore
+				handshakes := testkit.MetricValue(t, upstreamProxy.Registry, "kproxy_requests_total", "api", "SASLHandshake") - handshakesBefore
 				if handshakes < 3*upstreamConnections {
 					t.Errorf("%v SaslHandshakes on %v upstream connections over %s: not re-authenticated", handshakes, upstreamConnections, 5*upstreamLifetime)
 				}

@@ -11,6 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/enforced"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // TestReplicasSecureUpstream: replicas in front of a cluster that requires
@@ -21,7 +24,7 @@ import (
 // with kproxy's own upstream TLS and SCRAM login. A replica without the
 // resolver answers UNKNOWN_TOPIC_ID.
 func TestReplicasSecureUpstream(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.SeedTopics(1, "sec.rep"))
 	yaml := proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate") + `
 policy:
@@ -29,9 +32,9 @@ policy:
   rules:
     - {name: alice, principals: ["User:alice"], allow: [all], topics: ["*"], groups: ["*"], cluster: true}
 `
-	a, b := testkit.StartEnforcedProxy(t, yaml, &syncBuffer{}, true), testkit.StartEnforcedProxy(t, yaml, &syncBuffer{}, true)
-	unaided := testkit.StartEnforcedProxy(t, yaml, &syncBuffer{}, false)
-	ctx := testCtx(t, 30*time.Second)
+	a, b := enforced.StartProxy(t, yaml, &logbuf.Buffer{}, true), enforced.StartProxy(t, yaml, &logbuf.Buffer{}, true)
+	unaided := enforced.StartProxy(t, yaml, &logbuf.Buffer{}, false)
+	ctx := testkit.Context(t, 30*time.Second)
 
 	if _, err := unauthenticatedSession(t, p, b.BootstrapAddr(), 3); err != nil {
 		t.Fatalf("replica B's bootstrap listener, unauthenticated ApiVersions: %v", err)
@@ -71,7 +74,7 @@ policy:
 		rp.PartitionMaxBytes = 1 << 20
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp, err := c.roundTrip(req)
+		resp, err := c.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,6 +27,8 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
@@ -85,9 +87,9 @@ func (e *evidence) size() int {
 
 // upstreamWithPassword is a one-broker kfake over TLS that lets
 // kproxy-svc in with SCRAM-SHA-256 and password.
-func upstreamWithPassword(t *testing.T, p pki, password string) *kfake.Cluster {
+func upstreamWithPassword(t *testing.T, p certs.Files, password string) *kfake.Cluster {
 	t.Helper()
-	serverTLS, _, err := tlsconfig.ServerConfig(p.serverCert, p.serverKey, "none", "")
+	serverTLS, _, err := tlsconfig.ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func upstreamWithPassword(t *testing.T, p pki, password string) *kfake.Cluster {
 
 // secretsYAML is a kproxy terminating SCRAM-SHA-512 and PLAIN for alice,
 // logging in upstream with upstreamSASL (the flow-style mapping's keys).
-func secretsYAML(p pki, bootstrap, aliceCred, upstreamSASL string) string {
+func secretsYAML(p certs.Files, bootstrap, aliceCred, upstreamSASL string) string {
 	return fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
@@ -111,7 +113,7 @@ listeners:
     mechanisms: [SCRAM-SHA-512, PLAIN]
     users: [{name: alice, credentials: [%q]}]
 log: {level: trace}
-`, bootstrap, p.ca, upstreamSASL, p.serverCert, p.serverKey, aliceCred)
+`, bootstrap, p.CAFile, upstreamSASL, p.ServerCert, p.ServerKey, aliceCred)
 }
 
 // startLogged starts kproxy from yaml with every log line at trace level
@@ -171,7 +173,7 @@ func dumpConfig(t *testing.T, ev *evidence, cfg *config.Config) {
 
 // rawSASL sends SaslHandshake v1 and one SaslAuthenticate v2 with token on
 // a new TLS connection and returns what the client is told.
-func rawSASL(t *testing.T, addr string, p pki, mechanism string, token []byte) (string, error) {
+func rawSASL(t *testing.T, addr string, p certs.Files, mechanism string, token []byte) (string, error) {
 	t.Helper()
 	c, err := dialRawTLS(t, addr, clientTLS(t, p, false))
 	if err != nil {
@@ -181,13 +183,13 @@ func rawSASL(t *testing.T, addr string, p pki, mechanism string, token []byte) (
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = mechanism
-	if _, err := c.roundTrip(hs); err != nil {
+	if _, err := c.RoundTrip(hs); err != nil {
 		return "", err
 	}
 	req := kmsg.NewPtrSASLAuthenticateRequest()
 	req.SetVersion(2)
 	req.SASLAuthBytes = token
-	resp, err := c.roundTrip(req)
+	resp, err := c.RoundTrip(req)
 	if err != nil {
 		return "", err
 	}
@@ -208,9 +210,9 @@ func rawSASL(t *testing.T, addr string, p pki, mechanism string, token []byte) (
 // No password, attempted password, password_env value or stored
 // credential may appear in any of them.
 func TestSecretsNeverLeak(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	ev := &evidence{}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	const alicePassword = "Alice-Real-Pw-9f3k"
 	aliceCred, err := auth.HashPassword(auth.ScramSHA512, alicePassword, 4096)
 	if err != nil {
@@ -257,7 +259,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 				t.Fatalf("kproxy not ready: %v", err)
 			}
 			addr := srv.BootstrapAddr()
-			ctx := testCtx(t, 30*time.Second)
+			ctx := testkit.Context(t, 30*time.Second)
 			clientOpts := func(m kgo.Opt) []kgo.Opt {
 				return []kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTLSConfig(clientTLS(t, p, false)), m, kgo.RequestRetries(0),
 					kgo.DefaultProduceTopic("secrets"), kgo.RecordRetries(1)}
@@ -319,7 +321,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 		cl := newClient(t, kgo.SeedBrokers(srv.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)),
 			kgo.SASL(scram.Auth{User: "alice", Pass: alicePassword}.AsSha512Mechanism()), kgo.RequestRetries(0))
-		err = cl.Ping(testCtx(t, 10*time.Second))
+		err = cl.Ping(testkit.Context(t, 10*time.Second))
 		if err == nil {
 			t.Fatal("a client got through a kproxy whose upstream login fails")
 		}

@@ -18,27 +18,14 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/testpki"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
-type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
-
-func newPKI(t *testing.T) pki {
-	t.Helper()
-	var p pki
-	var err error
-	p.ca, p.serverCert, p.serverKey, p.clientCert, p.clientKey, err = testpki.WriteTestPKI(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // secureUpstream starts kfake requiring TLS and SCRAM-SHA-256 from kproxy.
-func secureUpstream(t *testing.T, p pki, opts ...kfake.Opt) *kfake.Cluster {
+func secureUpstream(t *testing.T, p certs.Files, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
-	serverTLS, _, err := tlsconfig.ServerConfig(p.serverCert, p.serverKey, "none", "")
+	serverTLS, _, err := tlsconfig.ServerConfig(p.ServerCert, p.ServerKey, "none", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +33,7 @@ func secureUpstream(t *testing.T, p pki, opts ...kfake.Opt) *kfake.Cluster {
 		kfake.Superuser("SCRAM-SHA-256", "kproxy-svc", "upstream-secret")}, opts...)...)
 }
 
-func proxyYAML(t *testing.T, p pki, bootstrap []string, clientAuth, saslMode string) string {
+func proxyYAML(t *testing.T, p certs.Files, bootstrap []string, clientAuth, saslMode string) string {
 	t.Helper()
 	cred, err := auth.HashPassword(auth.ScramSHA512, "alice-secret", 4096)
 	if err != nil {
@@ -67,7 +54,7 @@ func proxyYAML(t *testing.T, p pki, bootstrap []string, clientAuth, saslMode str
 	}
 	clientCA := ""
 	if clientAuth != "none" {
-		clientCA = ", client_ca_file: " + p.ca
+		clientCA = ", client_ca_file: " + p.CAFile
 	}
 	y := fmt.Sprintf(`
 upstream:
@@ -78,17 +65,17 @@ listeners:
   bind_host: 127.0.0.1
   tls: {cert_file: %s, key_file: %s, client_auth: %s%s}%s
 log: {level: warn}
-`, bootstrap[0], p.ca, upstreamSASL, p.serverCert, p.serverKey, clientAuth, clientCA, saslBlock)
+`, bootstrap[0], p.CAFile, upstreamSASL, p.ServerCert, p.ServerKey, clientAuth, clientCA, saslBlock)
 	return y
 }
 
-func clientTLS(t *testing.T, p pki, withCert bool) *tls.Config {
+func clientTLS(t *testing.T, p certs.Files, withCert bool) *tls.Config {
 	t.Helper()
 	cert, key := "", ""
 	if withCert {
-		cert, key = p.clientCert, p.clientKey
+		cert, key = p.ClientCert, p.ClientKey
 	}
-	tc, err := tlsconfig.ClientConfig(p.ca, "", cert, key, false)
+	tc, err := tlsconfig.ClientConfig(p.CAFile, "", cert, key, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +115,7 @@ func roundTrip(t *testing.T, opts ...kgo.Opt) error {
 // SCRAM-SHA-256 to the upstream: produce and consume work, and the client
 // holds no upstream credential.
 func TestTLSAndSCRAMBothWays(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p)
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 	alice := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()
@@ -138,7 +125,7 @@ func TestTLSAndSCRAMBothWays(t *testing.T) {
 }
 
 func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p)
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 	wrong := scram.Auth{User: "alice", Pass: "not-it"}.AsSha512Mechanism()
@@ -157,7 +144,7 @@ func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
 
 // In passthrough mode the client's own SCRAM exchange reaches the upstream.
 func TestSASLPassthrough(t *testing.T) {
-	p := newPKI(t)
+	p := certs.New(t)
 	cluster := secureUpstream(t, p)
 	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"))
 	svc := scram.Auth{User: "kproxy-svc", Pass: "upstream-secret"}.AsSha256Mechanism()

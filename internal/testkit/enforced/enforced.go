@@ -1,4 +1,6 @@
-package testkit
+// Package enforced starts kproxy with its policy enforced, for tests. It
+// is apart from testkit because the policy's own tests use testkit.
+package enforced
 
 import (
 	"io"
@@ -10,16 +12,17 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
 
-// StartEnforcedProxy starts kproxy from a whole configuration file's text
+// StartProxy starts kproxy from a whole configuration file's text
 // with the file's policy enforced, its audit lines written to audit, and,
 // when resolveTopicIDs is set, topic ids it has not seen resolved upstream
 // through a client built from the file's upstream section, as cmd/kproxy
 // does. It waits until kproxy is ready; everything stops when the test
 // ends.
-func StartEnforcedProxy(t testing.TB, yaml string, audit io.Writer, resolveTopicIDs bool) *Proxy {
+func StartProxy(t testing.TB, yaml string, audit io.Writer, resolveTopicIDs bool) *testkit.Proxy {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yaml))
 	if err != nil {
@@ -39,5 +42,5 @@ func StartEnforcedProxy(t testing.TB, yaml string, audit io.Writer, resolveTopic
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
-	return StartProxyConfig(t, yaml, proxy.WithFilters(enf))
+	return testkit.StartProxyConfig(t, yaml, proxy.WithFilters(enf))
 }
