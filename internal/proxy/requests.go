@@ -53,31 +53,42 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if p.session.expired() {
 			return p.upstreamSessionExpired()
 		}
-		owed, frame := r.owed, r.frame
-		var recycle *[]byte // frame's pooled buffer, once it is written
-		var charge requestCharge
-		if owed.local == nil && frame == nil {
-			if handlers := p.s.requestHandlers.lookup(h.APIKey); len(handlers) > 0 {
-				if string(clientID) != p.conn.ClientID {
-					p.conn.ClientID = string(clientID)
-				}
-				frame, recycle, charge, err = p.filterRequest(h, cr, frameLen, &owed, handlers)
-				held = charge.afterWrite + charge.afterResponse
-				if err != nil {
-					return err
-				}
-				if !expected && owed.local != nil {
-					// No response can carry the refusal: close, as a broker
-					// does for a failed acks=0 produce.
-					return fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
-				}
-			}
+		if r, err = p.filterStage(h, clientID, cr, r, &held); err != nil {
+			return err
 		}
-		r.owed, r.frame, r.recycle, r.charge = owed, frame, recycle, charge
 		if err := p.forward(cr, &up, responses, r, &held); err != nil {
 			return err
 		}
 	}
+}
+
+// filterStage runs the request handlers of h's key over r, unless a stage
+// already answered it or read it whole. held is set to the memory budget
+// the request then holds, also when err is set. clientID aliases cr's
+// buffer: it is copied into the filters' Conn only when it changed.
+func (p *pair) filterStage(h protocol.RequestHeader, clientID []byte, cr *bufio.Reader, r clientRequest, held *int64) (clientRequest, error) {
+	if r.owed.local != nil || r.frame != nil {
+		return r, nil
+	}
+	handlers := p.s.requestHandlers.lookup(h.APIKey)
+	if len(handlers) == 0 {
+		return r, nil
+	}
+	if string(clientID) != p.conn.ClientID {
+		p.conn.ClientID = string(clientID)
+	}
+	var err error
+	r.frame, r.recycle, r.charge, err = p.filterRequest(h, cr, r.frameLen, &r.owed, handlers)
+	*held = r.charge.afterWrite + r.charge.afterResponse
+	if err != nil {
+		return r, err
+	}
+	if !r.expected && r.owed.local != nil {
+		// No response can carry the refusal: close, as a broker does for
+		// a failed acks=0 produce.
+		return r, fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
+	}
+	return r, nil
 }
 
 // nextFrame waits for the client's next frame and returns its length,

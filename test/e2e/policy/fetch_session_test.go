@@ -26,19 +26,9 @@ policy:
 // rawFetch is a v12 consumer fetch (topics by name) with the given session
 // id and epoch, of partition 0 of each topic from offset 0.
 func rawFetch(sessionID, epoch int32, topics ...string) *kmsg.FetchRequest {
-	r := kmsg.NewPtrFetchRequest()
-	r.SetVersion(12)
-	r.ReplicaID = -1
-	r.MaxWaitMillis, r.MinBytes, r.MaxBytes = 50, 1, 1<<20
+	r := testkit.FetchByName(12, topics...)
+	r.MaxWaitMillis, r.MinBytes = 50, 1
 	r.SessionID, r.SessionEpoch = sessionID, epoch
-	for _, name := range topics {
-		t := kmsg.NewFetchRequestTopic()
-		t.Topic = name
-		p := kmsg.NewFetchRequestTopicPartition()
-		p.PartitionMaxBytes = 1 << 20
-		t.Partitions = append(t.Partitions, p)
-		r.Topics = append(r.Topics, t)
-	}
 	return r
 }
 

@@ -94,16 +94,4 @@ func TestReplicasResolveTopicIDs(t *testing.T) {
 
 // rawFetchByID is a v13 sessionless consumer fetch (topics by id only) of
 // partition 0 of topic id from offset 0.
-func rawFetchByID(id [16]byte) *kmsg.FetchRequest {
-	req := kmsg.NewPtrFetchRequest()
-	req.SetVersion(13)
-	req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 10, 1<<20
-	req.SessionEpoch = -1
-	rt := kmsg.NewFetchRequestTopic()
-	rt.TopicID = id
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.PartitionMaxBytes = 1 << 20
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	return req
-}
+func rawFetchByID(id [16]byte) *kmsg.FetchRequest { return testkit.FetchByID(13, id) }

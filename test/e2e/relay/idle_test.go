@@ -37,16 +37,9 @@ func TestIdleTimeout(t *testing.T) {
 	// connection stays usable.
 	c := dialRaw(t, addr)
 	v := c.Versions(t)
-	fetch := kmsg.NewPtrFetchRequest()
-	fetch.SetVersion(min(v[int16(kmsg.Fetch)], 12)) // by topic name
+	fetch := testkit.FetchByName(min(v[int16(kmsg.Fetch)], 12), topic) // by topic name
 	fetch.MaxWaitMillis = int32(poll / time.Millisecond)
 	fetch.MinBytes = 1
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.PartitionMaxBytes = 1 << 20
-	rt.Partitions = append(rt.Partitions, rp)
-	fetch.Topics = append(fetch.Topics, rt)
 	start := time.Now()
 	resp := c.MustRoundTrip(t, fetch).(*kmsg.FetchResponse)
 	waited := time.Since(start)

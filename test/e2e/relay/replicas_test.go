@@ -94,18 +94,9 @@ log: {level: warn}
 		if !ok {
 			t.Fatalf("no listener for node %d", node)
 		}
-		req := kmsg.NewPtrFetchRequest()
-		req.SetVersion(12)
-		req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 100, 1<<20
+		req := testkit.FetchByName(12, topics...)
+		req.MaxWaitMillis = 100
 		req.SessionID, req.SessionEpoch = session, epoch
-		for _, topic := range topics {
-			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic = topic
-			rp := kmsg.NewFetchRequestTopicPartition()
-			rp.PartitionMaxBytes = 1 << 20
-			rt.Partitions = append(rt.Partitions, rp)
-			req.Topics = append(req.Topics, rt)
-		}
 		return testkit.DialRaw(t, addr, "e2e-raw").MustRoundTrip(t, req).(*kmsg.FetchResponse)
 	}
 	opened := fetch(a, 0, 0, "rep.fs")

@@ -65,16 +65,7 @@ policy:
 		}
 		defer c.Close()
 		loginAlice(t, c)
-		req := kmsg.NewPtrFetchRequest()
-		req.SetVersion(13)
-		req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.SessionEpoch = -1, 10, 1<<20, -1
-		rt := kmsg.NewFetchRequestTopic()
-		rt.TopicID = id
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.PartitionMaxBytes = 1 << 20
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp, err := c.RoundTrip(req)
+		resp, err := c.RoundTrip(testkit.FetchByID(13, id))
 		if err != nil {
 			t.Fatal(err)
 		}
