@@ -33,7 +33,7 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	p, dir := freePorts(t), t.TempDir()
 	replicas := startReplicas(t, testkit.BuildKproxy(t), cluster, p, dir)
 	seed := startHAProxy(t, haproxy, p, dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 
 	kcatRoundTrip(t, ctx, seed)
@@ -67,7 +67,7 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	}
 
 	time.Sleep(4 * time.Second)
-	s.finish(ctx, 30*time.Second)
+	s.finish(ctx, 60*time.Second)
 
 	lost := s.missing()
 	s.mu.Lock()
@@ -80,6 +80,7 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	t.Logf("after SIGTERM of %s: longest pause in acks %s, in consumption %s (within 4s of the signal); drain took %s",
 		drained.ip, acks, consumption, drainTook.Round(time.Millisecond))
 	if lost > 0 {
+		s.explainMissing()
 		t.Errorf("%d acknowledged records were never consumed", lost)
 	}
 	if nAcked < 1000 {

@@ -38,6 +38,10 @@ func startStream(t *testing.T, ctx context.Context, seed, topic string) *stream 
 	}
 	t.Cleanup(s.producer.Close)
 	if s.consumer, err = kgo.NewClient(append(base, kgo.ConsumeTopics(topic), kgo.ConsumerGroup(topic+".g"),
+		// NoResetOffset alone starts a new group at the END of each
+		// partition (at -1, despite its doc comment): a consumer that
+		// joins after the first acks would skip them. Start is spelled out.
+		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()), kgo.FetchMaxWait(200*time.Millisecond))...); err != nil {
 		t.Fatal(err)
 	}
@@ -58,14 +62,14 @@ func (s *stream) produce(ctx context.Context) {
 		case <-time.After(5 * time.Millisecond):
 		}
 		value := fmt.Sprintf("r%06d", i)
-		s.producer.Produce(ctx, &kgo.Record{Value: []byte(value)}, func(_ *kgo.Record, err error) {
+		s.producer.Produce(ctx, &kgo.Record{Value: []byte(value)}, func(r *kgo.Record, err error) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if err != nil {
 				s.failures = append(s.failures, err)
 				return
 			}
-			s.acked = append(s.acked, stamped{value, time.Now()})
+			s.acked = append(s.acked, stamped{value, r.Partition, r.Offset, time.Now()})
 		})
 	}
 }
@@ -81,7 +85,9 @@ func (s *stream) consume(ctx context.Context) {
 		})
 		now := time.Now()
 		s.mu.Lock()
-		fs.EachRecord(func(r *kgo.Record) { s.consumed = append(s.consumed, stamped{string(r.Value), now}) })
+		fs.EachRecord(func(r *kgo.Record) {
+			s.consumed = append(s.consumed, stamped{string(r.Value), r.Partition, r.Offset, now})
+		})
 		s.mu.Unlock()
 	}
 }
@@ -104,20 +110,44 @@ func (s *stream) finish(ctx context.Context, within time.Duration) {
 }
 
 // missing counts the acknowledged records not consumed (yet).
-func (s *stream) missing() int {
+func (s *stream) missing() int { return len(s.notConsumed()) }
+
+// notConsumed is every acknowledged record not consumed (yet).
+func (s *stream) notConsumed() []stamped {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := make(map[string]bool, len(s.consumed))
 	for _, c := range s.consumed {
 		seen[c.value] = true
 	}
-	n := 0
+	var out []stamped
 	for _, a := range s.acked {
 		if !seen[a.value] {
-			n++
+			out = append(out, a)
 		}
 	}
-	return n
+	return out
+}
+
+// explainMissing logs where the acknowledged records that were not
+// consumed sit, against the highest offset consumed from their partition:
+// below it, the consumer skipped them; above it, consumption stalled.
+func (s *stream) explainMissing() {
+	missing := s.notConsumed()
+	s.mu.Lock()
+	highest := map[int32]int64{}
+	for _, c := range s.consumed {
+		highest[c.partition] = max(highest[c.partition], c.offset)
+	}
+	s.mu.Unlock()
+	for i, m := range missing {
+		if i == 10 {
+			s.t.Logf("... and %d more", len(missing)-i)
+			break
+		}
+		s.t.Logf("not consumed: %s partition %d offset %d, acked at %s; highest offset consumed from that partition %d",
+			m.value, m.partition, m.offset, m.at.Format("15:04:05.000"), highest[m.partition])
+	}
 }
 
 // pauses is the longest pause in acknowledgements and in consumption
@@ -128,10 +158,13 @@ func (s *stream) pauses(at time.Time, window time.Duration) (acks, consumption t
 	return longestGap(times(s.acked), at, window).Round(time.Millisecond), longestGap(times(s.consumed), at, window).Round(time.Millisecond)
 }
 
-// stamped is a record value and when it was acknowledged or consumed.
+// stamped is a record value, where it is, and when it was acknowledged
+// or consumed.
 type stamped struct {
-	value string
-	at    time.Time
+	value     string
+	partition int32
+	offset    int64
+	at        time.Time
 }
 
 // longestGap is the longest time without an event in events (sorted by
