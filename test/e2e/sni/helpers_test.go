@@ -63,9 +63,19 @@ func newPKI(t testing.TB) pki {
 	return p
 }
 
-// sniYAML is a configuration with the SNI listener in front of cluster;
-// extra is appended (more listeners keys go in listenersExtra).
-func sniYAML(cluster *kfake.Cluster, p pki, listenersExtra, sniExtra, extra string) string {
+// yamlOpts are the parts of a test configuration that vary.
+type yamlOpts struct {
+	listeners string // more listeners keys, indented two spaces
+	sni       string // more listeners.sni keys, indented four spaces
+	tls       string // listeners.sni.tls as a flow map; empty: the wildcard pair
+	extra     string // more top-level sections
+}
+
+// sniYAML is a configuration with the SNI listener in front of cluster.
+func sniYAML(cluster *kfake.Cluster, p pki, o yamlOpts) string {
+	if o.tls == "" {
+		o.tls = fmt.Sprintf("{cert_file: %s, key_file: %s}", p.serverCert, p.serverKey)
+	}
 	return fmt.Sprintf(`
 upstream:
   bootstrap_servers: ["%s"]
@@ -79,11 +89,10 @@ listeners:
     port: 0
     bootstrap_host: %s
     broker_host_pattern: "%s"
-    tls: {cert_file: %s, key_file: %s}
+    tls: %s
 %s
 log: {level: warn}
-%s`, strings.Join(cluster.ListenAddrs(), `", "`), listenersExtra, bootstrapHost, brokerPattern,
-		p.serverCert, p.serverKey, sniExtra, extra)
+%s`, strings.Join(cluster.ListenAddrs(), `", "`), o.listeners, bootstrapHost, brokerPattern, o.tls, o.sni, o.extra)
 }
 
 // sniDialer dials every name of the SNI listener at 127.0.0.1:port and

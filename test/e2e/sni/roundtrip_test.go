@@ -79,7 +79,7 @@ func TestSNIRoundTripFranz(t *testing.T) {
 	ctx := testkit.Context(t, 60*time.Second)
 	cluster := testkit.Cluster(t, 3)
 	p := newPKI(t)
-	px := testkit.StartProxyConfig(t, sniYAML(cluster, p, "  port_per_broker: false", "", ""))
+	px := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{listeners: "  port_per_broker: false"}))
 	if px.BootstrapAddr() != "" {
 		t.Fatalf("port_per_broker false, yet a bootstrap listener at %s", px.BootstrapAddr())
 	}
