@@ -136,7 +136,13 @@ func sniPort(t testing.TB, p *testkit.Proxy) int {
 // sniClient is a franz-go client of kproxy's SNI listener.
 func sniClient(t testing.TB, p *testkit.Proxy, tc *tls.Config, sniffer *testkit.Sniffer, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	port := sniPort(t, p)
+	return sniClientAt(t, sniPort(t, p), tc, sniffer, opts...)
+}
+
+// sniClientAt is a franz-go client of the SNI names at 127.0.0.1:port
+// (kproxy's SNI port, or a balancer's in front of it).
+func sniClientAt(t testing.TB, port int, tc *tls.Config, sniffer *testkit.Sniffer, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(net.JoinHostPort(bootstrapHost, strconv.Itoa(port))),
 		kgo.Dialer(sniDialer(port, tc, sniffer)),
