@@ -286,7 +286,7 @@ func (lr *LoadResult) computeRatios() {
 		}
 		return nil
 	}
-	direct, splice, tlsRelay := ref(TargetDirect), ref(TargetSplice), ref(TargetTLSRelay)
+	direct, splice, tlsRelay, kproxyTLS := ref(TargetDirect), ref(TargetSplice), ref(TargetTLSRelay), ref(TargetKproxyTLS)
 	ratio := func(m map[string]float64, key string, a, b float64) {
 		if b > 0 && a > 0 {
 			m[key] = a / b
@@ -301,7 +301,7 @@ func (lr *LoadResult) computeRatios() {
 		for _, rf := range []struct {
 			name string
 			s    *Sample
-		}{{"direct", direct}, {"splice", splice}, {"tls_relay", tlsRelay}} {
+		}{{"direct", direct}, {"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}} {
 			if rf.s == nil {
 				continue
 			}
@@ -316,7 +316,7 @@ func (lr *LoadResult) computeRatios() {
 		for _, rf := range []struct {
 			name string
 			s    *Sample
-		}{{"splice", splice}, {"tls_relay", tlsRelay}} {
+		}{{"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}} {
 			if rf.s == nil {
 				continue
 			}
@@ -414,6 +414,15 @@ func (r *Report) Markdown() string {
 			} else {
 				fmt.Fprintf(&b, "\nTLS on the client side, kproxy-tls vs tls-relay: throughput %s, CPU per GiB %s.\n",
 					rat(tls.Ratios, "mb_per_s_vs_tls_relay"), rat(tls.Ratios, "cpu_per_gib_vs_tls_relay"))
+			}
+		}
+		if sni := lr.Result(TargetKproxySNI); sni != nil && sni.Median != nil && lr.Result(TargetKproxyTLS) != nil {
+			if lr.Kind == "latency" {
+				fmt.Fprintf(&b, "\nSNI listener, kproxy-sni vs kproxy-tls: p50 %s, p99 %s, CPU per request %s.\n",
+					rat(sni.Ratios, "p50_vs_kproxy_tls"), rat(sni.Ratios, "p99_vs_kproxy_tls"), rat(sni.Ratios, "cpu_per_req_vs_kproxy_tls"))
+			} else {
+				fmt.Fprintf(&b, "\nSNI listener, kproxy-sni vs kproxy-tls: throughput %s, CPU per GiB %s.\n",
+					rat(sni.Ratios, "mb_per_s_vs_kproxy_tls"), rat(sni.Ratios, "cpu_per_gib_vs_kproxy_tls"))
 			}
 		}
 		if r.coarseUsed {
