@@ -69,9 +69,9 @@ type env struct {
 	// sniSkip, if set, is why the sni cells cannot run.
 	sni     *testkit.Proxy
 	sniSkip string
-	pki      certs.Files
-	nodes    []int32 // upstream node ids
-	skip     string  // every cell of this upstream skips with this reason
+	pki     certs.Files
+	nodes   []int32 // upstream node ids
+	skip    string  // every cell of this upstream skips with this reason
 
 	mu     sync.Mutex
 	topics []string

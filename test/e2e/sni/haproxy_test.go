@@ -4,7 +4,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // TestSNIBehindHAProxy: HAProxy in TCP mode (deploy/haproxy/haproxy-sni.cfg.tmpl)
@@ -65,23 +63,7 @@ func startHAProxy(t *testing.T, haproxy string, port int, kproxy string) {
 		t.Fatal(err)
 	}
 	cfg := strings.NewReplacer("@BIND@", "127.0.0.1", "@PORT@", strconv.Itoa(port), "@KPROXY@", kproxy).Replace(string(tmpl))
-	path := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	log := &logbuf.Buffer{}
-	hp := exec.Command(haproxy, "-db", "-f", path)
-	hp.Stdout, hp.Stderr = log, log
-	if err := hp.Start(); err != nil {
-		t.Fatalf("start haproxy: %v", err)
-	}
-	t.Cleanup(func() {
-		hp.Process.Kill()
-		hp.Wait()
-		if t.Failed() {
-			t.Logf("haproxy log:\n%s", log.String())
-		}
-	})
+	log := testkit.RunHAProxy(t, haproxy, cfg)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	if !waitFor(10*time.Second, func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)

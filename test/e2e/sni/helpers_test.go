@@ -181,17 +181,7 @@ func checkSNIAddrs(t testing.TB, s *testkit.Sniffer, port int) {
 	t.Logf("sniffer: %s", s.Summary())
 }
 
-func waitFor(d time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); ; {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func waitFor(d time.Duration, cond func() bool) bool { return testkit.WaitFor(d, cond) }
 
 func clientTLS(p pki) *tls.Config { return &tls.Config{RootCAs: p.pool, MinVersion: tls.VersionTLS12} }
 
