@@ -38,6 +38,7 @@ var (
 		TargetKproxyPolicy: {255, 127, 14, 255},
 		TargetTLSRelay:     {148, 103, 189, 255},
 		TargetKproxyTLS:    {140, 86, 75, 255},
+		TargetKproxySNI:    {227, 119, 194, 255},
 	}
 )
 

@@ -12,6 +12,8 @@
 //   - kproxy-policy: kproxy with a 50-rule policy (optional).
 //   - tls-relay and kproxy-tls: bench/relay terminating client TLS, and
 //     kproxy with a TLS listener; the client speaks TLS to both (optional).
+//   - kproxy-sni: kproxy with its SNI listener alone (listeners.sni), the
+//     client connecting by name to the one port (optional, with -tls).
 //
 // Relays are port-per-broker: one listener per upstream broker. The Kafka
 // client is told the upstream's own broker addresses by Metadata, so every
@@ -37,13 +39,14 @@ const (
 	TargetKproxyPolicy = "kproxy-policy"
 	TargetTLSRelay     = "tls-relay"
 	TargetKproxyTLS    = "kproxy-tls"
+	TargetKproxySNI    = "kproxy-sni"
 )
 
 // AllTargets is every target in report order.
-var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetTLSRelay, TargetKproxyTLS}
+var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
 
 // tlsTargets are the targets a client reaches over TLS; -tls adds them.
-var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS}
+var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
 
 // Load names, in the order they run: the fixed-rate loads come after the
 // full-speed ones because their rate adapts to what every target reached.
@@ -79,7 +82,7 @@ type Options struct {
 	Procs      int
 	Policy     bool   // add the kproxy-policy target
 	PolicyFile string // YAML with a top-level policy: key, replacing the generated one
-	TLS        bool   // add the tls-relay and kproxy-tls targets
+	TLS        bool   // add the tls-relay, kproxy-tls and kproxy-sni targets
 	KproxyBin  string // prebuilt kproxy; empty builds ./cmd/kproxy
 	Conns      int    // idle connection pairs for the RSS-per-pair measurement; 0 skips it
 	Targets    []string

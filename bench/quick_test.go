@@ -77,7 +77,7 @@ func TestQuickRun(t *testing.T) {
 		}
 		measured = append(measured, name)
 	}
-	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetTLSRelay, bench.TargetKproxyTLS} {
+	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetTLSRelay, bench.TargetKproxyTLS, bench.TargetKproxySNI} {
 		if !contains(measured, must) {
 			t.Errorf("target %s was not measured", must)
 		}
@@ -121,6 +121,9 @@ func TestQuickRun(t *testing.T) {
 			if _, ok := lr.Result(bench.TargetKproxyTLS).Ratios["cpu_per_gib_vs_tls_relay"]; !ok {
 				t.Errorf("load %s: kproxy-tls has no CPU ratio vs tls-relay", lr.Name)
 			}
+			if _, ok := lr.Result(bench.TargetKproxySNI).Ratios["cpu_per_gib_vs_kproxy_tls"]; !ok {
+				t.Errorf("load %s: kproxy-sni has no CPU ratio vs kproxy-tls", lr.Name)
+			}
 		}
 	}
 
@@ -137,7 +140,7 @@ func TestQuickRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice", "| kproxy-tls |", "kproxy-tls vs tls-relay"} {
+	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice", "| kproxy-tls |", "kproxy-tls vs tls-relay", "| kproxy-sni |", "kproxy-sni vs kproxy-tls"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("markdown lacks %q", want)
 		}

@@ -286,7 +286,7 @@ func (lr *LoadResult) computeRatios() {
 		}
 		return nil
 	}
-	direct, splice, tlsRelay := ref(TargetDirect), ref(TargetSplice), ref(TargetTLSRelay)
+	direct, splice, tlsRelay, kproxyTLS := ref(TargetDirect), ref(TargetSplice), ref(TargetTLSRelay), ref(TargetKproxyTLS)
 	ratio := func(m map[string]float64, key string, a, b float64) {
 		if b > 0 && a > 0 {
 			m[key] = a / b
@@ -301,7 +301,7 @@ func (lr *LoadResult) computeRatios() {
 		for _, rf := range []struct {
 			name string
 			s    *Sample
-		}{{"direct", direct}, {"splice", splice}, {"tls_relay", tlsRelay}} {
+		}{{"direct", direct}, {"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}} {
 			if rf.s == nil {
 				continue
 			}
@@ -316,7 +316,7 @@ func (lr *LoadResult) computeRatios() {
 		for _, rf := range []struct {
 			name string
 			s    *Sample
-		}{{"splice", splice}, {"tls_relay", tlsRelay}} {
+		}{{"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}} {
 			if rf.s == nil {
 				continue
 			}
@@ -407,15 +407,8 @@ func (r *Report) Markdown() string {
 					mib(s.ProxyPeakRSS), s.BenchCPUPerGiB)
 			}
 		}
-		if tls := lr.Result(TargetKproxyTLS); tls != nil && tls.Median != nil && lr.Result(TargetTLSRelay) != nil {
-			if lr.Kind == "latency" {
-				fmt.Fprintf(&b, "\nTLS on the client side, kproxy-tls vs tls-relay: p50 %s, p99 %s, CPU per request %s.\n",
-					rat(tls.Ratios, "p50_vs_tls_relay"), rat(tls.Ratios, "p99_vs_tls_relay"), rat(tls.Ratios, "cpu_per_req_vs_tls_relay"))
-			} else {
-				fmt.Fprintf(&b, "\nTLS on the client side, kproxy-tls vs tls-relay: throughput %s, CPU per GiB %s.\n",
-					rat(tls.Ratios, "mb_per_s_vs_tls_relay"), rat(tls.Ratios, "cpu_per_gib_vs_tls_relay"))
-			}
-		}
+		compareLine(&b, lr, "TLS on the client side", TargetKproxyTLS, TargetTLSRelay, "tls_relay")
+		compareLine(&b, lr, "SNI listener", TargetKproxySNI, TargetKproxyTLS, "kproxy_tls")
 		if r.coarseUsed {
 			fmt.Fprintf(&b, "\n\\* fewer than %d clock ticks (1/%d s) of proxy CPU in the median window: too coarse to compare; use longer runs.\n", coarseTicks, r.Meta.ClockTicks)
 			r.coarseUsed = false
@@ -518,4 +511,20 @@ func optf(v *float64, format string) string {
 
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// compareLine writes the Markdown line "label, target vs ref: ..." of lr,
+// from target's ratios against ref (refKey is ref in the ratio keys), if
+// both were measured.
+func compareLine(b *strings.Builder, lr *LoadResult, label, target, ref, refKey string) {
+	res := lr.Result(target)
+	if res == nil || res.Median == nil || lr.Result(ref) == nil {
+		return
+	}
+	r := func(metric string) string { return rat(res.Ratios, metric+"_vs_"+refKey) }
+	if lr.Kind == "latency" {
+		fmt.Fprintf(b, "\n%s, %s vs %s: p50 %s, p99 %s, CPU per request %s.\n", label, target, ref, r("p50"), r("p99"), r("cpu_per_req"))
+	} else {
+		fmt.Fprintf(b, "\n%s, %s vs %s: throughput %s, CPU per GiB %s.\n", label, target, ref, r("mb_per_s"), r("cpu_per_gib"))
+	}
 }

@@ -129,7 +129,7 @@ func wantedTargets(o Options) []string {
 
 func (r *runner) needsKproxy() bool {
 	return slices.ContainsFunc(r.o.Targets, func(t string) bool {
-		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyTLS
+		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyTLS || t == TargetKproxySNI
 	}) || r.o.Conns > 0
 }
 
@@ -144,7 +144,7 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
 	case TargetKproxyPolicy:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, r.policy, nil, r.workDir)
-	case TargetKproxyTLS:
+	case TargetKproxyTLS, TargetKproxySNI:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", r.pki, r.workDir)
 	}
 	return nil, fmt.Errorf("unknown target %q", name)

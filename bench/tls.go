@@ -10,12 +10,21 @@ import (
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
-// benchPKI is a throw-away CA and a server certificate for 127.0.0.1,
-// written to the work directory for the TLS targets, and the client TLS
-// configuration that trusts it.
+// The names of kproxy-sni's listener; they resolve nowhere: the target's
+// dialer sends every one to the SNI port.
+const (
+	sniDomain    = "kproxy-bench.test"
+	sniBootstrap = "bootstrap." + sniDomain
+	sniPattern   = "broker-$(node_id)." + sniDomain
+)
+
+// benchPKI is a throw-away CA, a server certificate for 127.0.0.1 and a
+// wildcard one for the SNI names, written to the work directory for the
+// TLS targets, and the client TLS configuration that trusts the CA.
 type benchPKI struct {
-	certFile, keyFile string
-	client            *tls.Config
+	certFile, keyFile       string
+	sniCertFile, sniKeyFile string
+	client                  *tls.Config
 }
 
 func newBenchPKI(workDir string) (*benchPKI, error) {
@@ -23,13 +32,25 @@ func newBenchPKI(workDir string) (*benchPKI, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	ca, cert, key, _, _, err := testpki.WriteTestPKI(dir)
+	ca, err := testpki.NewCA("kproxy-bench-ca")
 	if err != nil {
+		return nil, fmt.Errorf("bench CA: %w", err)
+	}
+	caFile, err := ca.WriteCA(dir, "ca")
+	if err != nil {
+		return nil, fmt.Errorf("bench CA: %w", err)
+	}
+	p := &benchPKI{}
+	if p.certFile, p.keyFile, err = ca.WriteLeaf(dir, "server", testpki.ServerLeaf()); err != nil {
 		return nil, fmt.Errorf("bench certificates: %w", err)
 	}
-	client, err := tlsconfig.ClientConfig(ca, "", "", "", false)
-	if err != nil {
+	if p.sniCertFile, p.sniKeyFile, err = ca.WriteLeaf(dir, "sni", testpki.Leaf{
+		CommonName: "*." + sniDomain, DNSNames: []string{"*." + sniDomain}, Server: true,
+	}); err != nil {
+		return nil, fmt.Errorf("bench SNI certificate: %w", err)
+	}
+	if p.client, err = tlsconfig.ClientConfig(caFile, "", "", "", false); err != nil {
 		return nil, fmt.Errorf("bench client TLS: %w", err)
 	}
-	return &benchPKI{certFile: cert, keyFile: key, client: client}, nil
+	return p, nil
 }

@@ -71,6 +71,11 @@ type Listeners struct {
 	// ProxyProtocol reads the client's address from a load balancer's
 	// PROXY header, before TLS.
 	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`
+	// PortPerBroker, false, serves neither the bootstrap port nor the
+	// broker ports (listeners.sni must then be set); nil means true.
+	PortPerBroker *bool `yaml:"port_per_broker"`
+	// SNI is the TLS listener routed by server name (sni.go).
+	SNI *SNIListener `yaml:"sni"`
 }
 
 // BrokerPort is the port upstream node nodeID is served on, the map every

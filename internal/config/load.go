@@ -120,6 +120,9 @@ func (c *Config) applyDefaults() {
 	if l.AdvertisedHost == "" && !isWildcard(l.BindHost) {
 		l.AdvertisedHost = l.BindHost
 	}
+	if l.SNI != nil {
+		l.SNI.applyDefaults(l)
+	}
 	if c.Log.Level == "" {
 		c.Log.Level = "info"
 	}

@@ -57,7 +57,7 @@ func (c *Config) validate(sources map[string]string) error {
 	}
 
 	l := c.Listeners
-	if isWildcard(l.BindHost) && l.AdvertisedHost == "" {
+	if l.PortPerBrokerEnabled() && isWildcard(l.BindHost) && l.AdvertisedHost == "" {
 		bad("listeners.advertised_host", "required when %s is %s: clients must be told a host they can reach", named("listeners.bind_host"), l.BindHost)
 	}
 	checkPort := func(key string, p int) {
@@ -81,6 +81,11 @@ func (c *Config) validate(sources map[string]string) error {
 	}
 
 	l.ProxyProtocol.validate(bad)
+	if l.SNI != nil {
+		l.SNI.validate(bad)
+	} else if !l.PortPerBrokerEnabled() {
+		bad("listeners.port_per_broker", "false leaves no listener: set listeners.sni too")
+	}
 
 	if c.Admin.Listen != "" {
 		if _, _, err := splitHostPort(c.Admin.Listen); err != nil {

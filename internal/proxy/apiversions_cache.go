@@ -228,7 +228,7 @@ func (s *Server) requestAPIVersions(ctx context.Context, conn net.Conn) (*kmsg.A
 		if resp.ErrorCode != 0 {
 			return nil, fmt.Errorf("upstream ApiVersions: error code %d", resp.ErrorCode)
 		}
-		for _, h := range s.responseHandlers.lookup(protocol.APIVersionsKey) {
+		for _, h := range s.responses.handlers.lookup(protocol.APIVersionsKey) {
 			if err := h.Handle(resp); err != nil {
 				return nil, fmt.Errorf("upstream ApiVersions: %w", err)
 			}

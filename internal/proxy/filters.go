@@ -80,11 +80,24 @@ func buildResponseNeeds(table handlerTable[filter.ResponseHandler]) responseNeed
 	return needs
 }
 
-func (s *Server) responseNeed(key, version int16) filter.Need {
-	if key < 0 || int(key) >= len(s.responseNeeds) {
+// responseFilters are one listener's response handlers, per API key, and
+// what they need per key and version.
+type responseFilters struct {
+	handlers handlerTable[filter.ResponseHandler]
+	needs    responseNeeds
+}
+
+func newResponseFilters(handlers []filter.ResponseHandler) responseFilters {
+	table := buildHandlerTable(responseKey, handlers)
+	return responseFilters{handlers: table, needs: buildResponseNeeds(table)}
+}
+
+// need is the most any handler needs from a response of key at version.
+func (f *responseFilters) need(key, version int16) filter.Need {
+	if key < 0 || int(key) >= len(f.needs) {
 		return filter.Stream
 	}
-	byVersion := s.responseNeeds[key]
+	byVersion := f.needs[key]
 	if version < 0 || int(version) >= len(byVersion) {
 		if len(byVersion) == 0 {
 			return filter.Stream

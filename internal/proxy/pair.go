@@ -34,6 +34,9 @@ type pair struct {
 	s        *Server
 	nodeID   int32
 	listener string
+	// sni is the SNI listener the pair came in on (nil: port-per-broker);
+	// its handshake sets nodeID.
+	sni *sniListener
 	// log is the pair's logger; it gains a user field when the client
 	// authenticates, on the request loop, while other goroutines (the
 	// response loop, the handshake timer, Shutdown) log through it: hence
@@ -142,6 +145,7 @@ const (
 	reasonTLS          = "tls_failed"
 	reasonAuth         = "sasl_failed"
 	reasonLimit        = "connection_limit"
+	reasonSNI          = "sni_unroutable" // listeners.sni: the server name reaches no node
 )
 
 var (
@@ -178,8 +182,13 @@ func (p *pair) run() {
 // start secures a new client connection: TLS handshake, the auth stage,
 // and the deadline by which a SASL client must have authenticated.
 func (p *pair) start() error {
-	if p.s.sec.listenerTLS != nil {
-		if err := p.handshakeTLS(); err != nil {
+	switch {
+	case p.sni != nil:
+		if err := p.handshakeSNI(p.sni); err != nil {
+			return err
+		}
+	case p.s.sec.listenerTLS != nil:
+		if err := p.handshakeTLS(p.s.sec.listenerTLS, p.s.sec.principalFrom); err != nil {
 			return err
 		}
 	}

@@ -77,7 +77,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	}
 	frameLen := protocol.FrameSizeLen + int(size)
 
-	need := p.s.responseNeed(owed.key, owed.version)
+	need := p.responseTable().need(owed.key, owed.version)
 	if owed.onResponse != nil {
 		need = filter.Decode
 	}
@@ -111,7 +111,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream %s response: %w", protocol.APIName(owed.key), err))
 	}
-	handlers := p.s.responseHandlers.lookup(owed.key)
+	handlers := p.responseTable().handlers.lookup(owed.key)
 	if need == filter.Inspect && !inspectWants(handlers, owed.version, body) {
 		_, err := down.w.Write(frame)
 		p.releaseBuffers()

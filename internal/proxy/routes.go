@@ -99,7 +99,7 @@ func (r *routes) upstreamChanged(addr string) error {
 // follow closes or reopens n's listener as its upstream's health says.
 // r.mu held.
 func (r *routes) follow(n *nodeRoute) error {
-	if r.closed || r.upstreamDown == nil {
+	if r.closed || r.upstreamDown == nil || !r.cfg.PortPerBrokerEnabled() {
 		return nil
 	}
 	down := r.upstreamDown(n.upstreamAddr)
@@ -122,7 +122,13 @@ func (r *routes) follow(n *nodeRoute) error {
 
 // listen binds node nodeID's listener at the configured port: an override,
 // else broker_port_base + node id, else (base 0) any free port.
+//
+// With listeners.port_per_broker false nothing is bound: the route only
+// records the node's upstream address, for the SNI listener.
 func (r *routes) listen(nodeID int32) (*nodeRoute, error) {
+	if !r.cfg.PortPerBrokerEnabled() {
+		return &nodeRoute{nodeID: nodeID}, nil
+	}
 	port := r.cfg.BrokerPort(nodeID)
 	host := r.cfg.AdvertisedHost
 	for _, o := range r.cfg.Brokers {
@@ -160,7 +166,7 @@ func (r *routes) advertised(nodeID int32) (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, ok := r.nodes[nodeID]
-	if !ok {
+	if !ok || !r.cfg.PortPerBrokerEnabled() {
 		return "", false
 	}
 	return net.JoinHostPort(n.advertisedHost, strconv.Itoa(int(n.advertisedPort))), true

@@ -40,9 +40,7 @@ func (s *Server) setupSecurity() error {
 		if err != nil {
 			return fmt.Errorf("listeners.tls: %w", err)
 		}
-		reloader.OnError(func(err error) {
-			s.log.Error().Err(err).Msg("listener certificate changed on disk but could not be loaded; keeping the previous one")
-		})
+		s.logReloadErrors(reloader, "listeners.tls")
 		s.sec.listenerTLS, s.sec.principalFrom = tc, t.PrincipalFrom
 	}
 	if sa := cfg.Listeners.SASL; sa != nil {
@@ -74,9 +72,10 @@ func (s *Server) setupSecurity() error {
 }
 
 // handshakeTLS runs the client's TLS handshake within the handshake
-// timeout and records what its certificate says about the principal.
-func (p *pair) handshakeTLS() error {
-	tc := tls.Server(p.client, p.s.sec.listenerTLS)
+// timeout with cfg and records what its certificate says about the
+// principal, by the principal_from rule principalFrom.
+func (p *pair) handshakeTLS(cfg *tls.Config, principalFrom string) error {
+	tc := tls.Server(p.client, cfg)
 	tc.SetDeadline(time.Now().Add(p.s.cfg.Limits.HandshakeTimeout))
 	if err := tc.Handshake(); err != nil {
 		return fail(reasonTLS, fmt.Errorf("TLS handshake: %w", err))
@@ -84,7 +83,7 @@ func (p *pair) handshakeTLS() error {
 	tc.SetDeadline(time.Time{})
 	p.client = tc
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
-		return p.setCertPrincipal(certs[0])
+		return p.setCertPrincipal(certs[0], principalFrom)
 	}
 	return nil
 }
@@ -93,14 +92,14 @@ func (p *pair) handshakeTLS() error {
 // client. A subject with several CN attributes is refused (the connection
 // closes): both the cn: matcher and principal_from: cn would otherwise
 // take whichever one the parser kept.
-func (p *pair) setCertPrincipal(cert *x509.Certificate) error {
+func (p *pair) setCertPrincipal(cert *x509.Certificate, rule string) error {
 	cn, err := auth.CommonName(cert)
 	if err != nil { // the close is logged with err, which names the subject
 		return fail(reasonTLS, fmt.Errorf("client certificate refused: %w", err))
 	}
 	p.conn.CertCN = cn
 	p.conn.CertSANs = append(append(append([]string(nil), cert.DNSNames...), cert.EmailAddresses...), urisOf(cert)...)
-	if rule := p.s.sec.principalFrom; rule != "" {
+	if rule != "" {
 		user, err := auth.PrincipalFromCert(cert, rule)
 		if err != nil {
 			p.logger().Warn().Err(err).Str("rule", rule).Str("subject", auth.SubjectDN(cert)).Msg("client certificate names no principal; connection stays anonymous")

@@ -30,14 +30,15 @@ type Server struct {
 	// closes the listener of a node while its upstream is down.
 	health *upstreamHealth
 	// filters are the features WithFilters added. requestHandlers and
-	// responseHandlers hold, per API key, the handlers they and the
-	// built-in filters registered (in Start); none means the frame is
-	// streamed.
-	filters          []filter.Filter
-	requestHandlers  handlerTable[filter.RequestHandler]
-	responseHandlers handlerTable[filter.ResponseHandler]
-	responseNeeds    responseNeeds
-	frames           framePool // buffers of requests read whole for filters
+	// responses hold, per API key, the handlers they and the built-in
+	// filters registered (in Start); none means the frame is streamed.
+	// sniResponses are the SNI listener's: the same but for the address
+	// rewriter's Mapper.
+	filters         []filter.Filter
+	requestHandlers handlerTable[filter.RequestHandler]
+	responses       responseFilters
+	sniResponses    responseFilters
+	frames          framePool // buffers of requests read whole for filters
 	// apiVersions answers ApiVersions of clients not yet authenticated
 	// (SASL terminate mode); set in Start.
 	apiVersions *apiVersionsCache
@@ -46,9 +47,13 @@ type Server struct {
 	proxyHeaders *proxyHeaders
 
 	sec       security
-	bootstrap net.Listener
-	ready     atomic.Bool
-	nextID    atomic.Uint64
+	bootstrap net.Listener // nil when listeners.port_per_broker is false
+	// sni is listeners.sni, nil if unset; sniRefused counts its refused
+	// handshakes.
+	sni        *sniListener
+	sniRefused *prometheus.CounterVec
+	ready      atomic.Bool
+	nextID     atomic.Uint64
 
 	mu       sync.Mutex
 	pairs    map[*pair]struct{}
@@ -70,8 +75,11 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		cfg:     cfg,
 		log:     log,
 		metrics: NewMetrics(reg),
-		pairs:   map[*pair]struct{}{},
-		perIP:   map[netip.Addr]int{},
+		// registered whether or not listeners.sni is set, so the metric
+		// set does not depend on the configuration
+		sniRefused: newSNIRefused(reg),
+		pairs:      map[*pair]struct{}{},
+		perIP:      map[netip.Addr]int{},
 	}
 	s.proxyHeaders = newProxyHeaders(cfg)
 	s.budget = newMemoryBudget(cfg.Limits.MaxBufferedBytes, s.metrics.bufferedBytes, s.metrics.bufferedLimit)
@@ -102,17 +110,36 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("filters: %w", err)
 	}
 	l := s.cfg.Listeners
-	addr := net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("bootstrap listener %s: %w", addr, err)
+	if l.PortPerBrokerEnabled() {
+		addr := net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("bootstrap listener %s: %w", addr, err)
+		}
+		s.bootstrap = ln
+		s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Msg("listening")
 	}
-	s.bootstrap = ln
-	s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Msg("listening")
+	if l.SNI != nil {
+		sni, err := s.newSNIListener()
+		if err != nil {
+			if s.bootstrap != nil {
+				s.bootstrap.Close()
+			}
+			return err
+		}
+		s.sni = sni
+		s.log.Info().Str("listener", sniListenerName).Str("addr", sni.ln.Addr().String()).
+			Str("bootstrap_host", l.SNI.BootstrapHost).Str("broker_host_pattern", l.SNI.BrokerHostPattern).Msg("listening")
+	}
 	dctx, stop := context.WithCancel(ctx)
 	s.stopDiscovery, s.discoveryDone = stop, make(chan struct{})
 	s.apiVersions = newAPIVersionsCache(dctx)
-	s.serve(ln, bootstrapNode)
+	if s.bootstrap != nil {
+		s.serve(s.bootstrap, bootstrapNode)
+	}
+	if s.sni != nil {
+		s.serveListener(s.sni.ln, bootstrapNode, sniListenerName, s.sni)
+	}
 	go func() {
 		defer close(s.discoveryDone)
 		s.discoverBrokers(dctx)
@@ -129,24 +156,44 @@ func (s *Server) Start(ctx context.Context) error {
 // address rewriting last, so that it sees every address a feature may add;
 // in SASL terminate mode saslVersions after all. It runs once, in Start,
 // once the SASL mode is known.
+//
+// The SNI listener gets its own response table, registered the same way
+// but for the rewriter's Mapper, so each listener hands out only its own
+// addresses.
 func (s *Server) registerFilters() error {
+	reg := s.registry(s.routes)
+	s.requestHandlers = buildHandlerTable(requestKey, reg.Requests())
+	s.responses = newResponseFilters(reg.Responses())
+	if s.cfg.Listeners.SNI != nil {
+		sniReg := s.registry(sniMapper{s: s})
+		s.sniResponses = newResponseFilters(sniReg.Responses())
+	}
+	return reg.Err()
+}
+
+// registry registers every filter, in order, with mapper as the address
+// rewriter's.
+func (s *Server) registry(mapper rewrite.BrokerMapper) *filter.Registry {
 	var reg filter.Registry
 	rewrite.APIVersionsClamp{}.Register(&reg)
 	for _, f := range s.filters {
 		f.Register(&reg)
 	}
-	rewrite.Addresses{Mapper: s.routes}.Register(&reg)
+	rewrite.Addresses{Mapper: mapper}.Register(&reg)
 	if s.sec.saslMode == config.SASLModeTerminate {
 		saslVersions{}.Register(&reg)
 	}
-	s.requestHandlers = buildHandlerTable(requestKey, reg.Requests())
-	s.responseHandlers = buildHandlerTable(responseKey, reg.Responses())
-	s.responseNeeds = buildResponseNeeds(s.responseHandlers)
-	return reg.Err()
+	return &reg
 }
 
-// BootstrapAddr is the bound address of the bootstrap listener.
-func (s *Server) BootstrapAddr() string { return s.bootstrap.Addr().String() }
+// BootstrapAddr is the bound address of the bootstrap listener, "" when
+// listeners.port_per_broker is false.
+func (s *Server) BootstrapAddr() string {
+	if s.bootstrap == nil {
+		return ""
+	}
+	return s.bootstrap.Addr().String()
+}
 
 // BrokerAddr is the address clients are told for upstream node nodeID.
 func (s *Server) BrokerAddr(nodeID int32) (string, bool) { return s.routes.advertised(nodeID) }
@@ -179,9 +226,15 @@ func (s *Server) openNodeListener(nodeID int32, addr string) (net.Listener, erro
 	return ln, nil
 }
 
-// serve accepts connections on ln until it is closed.
+// serve accepts connections for nodeID's port-per-broker listener ln
+// until it is closed.
 func (s *Server) serve(ln net.Listener, nodeID int32) {
-	name := listenerName(nodeID)
+	s.serveListener(ln, nodeID, listenerName(nodeID), nil)
+}
+
+// serveListener accepts connections on ln, the listener called name,
+// until it is closed; sni is set for the SNI listener.
+func (s *Server) serveListener(ln net.Listener, nodeID int32, name string, sni *sniListener) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -194,7 +247,7 @@ func (s *Server) serve(ln net.Listener, nodeID int32) {
 				return
 			}
 			s.wg.Add(1) // under the accept loop's own count, so never after Shutdown's Wait returned
-			go s.handle(conn, nodeID, name)
+			go s.handle(conn, nodeID, name, sni)
 		}
 	}()
 }
@@ -202,12 +255,13 @@ func (s *Server) serve(ln net.Listener, nodeID int32) {
 // handle reads a PROXY header, if the listeners expect one, then serves
 // conn as a pair. It runs on the connection's own goroutine so that a slow
 // header holds up no other connection.
-func (s *Server) handle(conn net.Conn, nodeID int32, listener string) {
+func (s *Server) handle(conn net.Conn, nodeID int32, listener string, sni *sniListener) {
 	defer s.wg.Done()
 	if conn = s.acceptProxyHeader(conn, listener); conn == nil {
 		return
 	}
 	if p := s.newPair(conn, nodeID, listener); p != nil {
+		p.sni = sni
 		p.run()
 	}
 }
@@ -284,6 +338,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if s.bootstrap != nil {
 		s.bootstrap.Close()
+	}
+	if s.sni != nil {
+		s.sni.ln.Close()
 	}
 	s.routes.closeAll()
 	s.ready.Store(false)

@@ -20,6 +20,7 @@ func init() {
 	register("confluent-kafka", "transactions", confluentTransactions)
 	register("confluent-kafka", "addresses", confluentAddresses)
 	register("confluent-kafka", "tls-scram", confluentTLSSCRAM)
+	register("confluent-kafka", "sni", confluentTLSSCRAM)
 }
 
 const confluentScript = "clients/confluent_client.py"
@@ -45,8 +46,8 @@ func requireConfluent(t *testing.T, c *cellCtx) {
 func (e *env) confluent(t *testing.T, px *testkit.Proxy, out any, args ...string) {
 	t.Helper()
 	args = append([]string{confluentScript}, args...)
-	args = append(args, "--bootstrap", px.BootstrapAddr(), "--debug")
-	if px == e.secure {
+	args = append(args, "--bootstrap", e.seed(px), "--debug")
+	if px == e.secure || px == e.sni {
 		args = append(args, "--security", e.pki.CAFile+":"+saslUser+":"+saslPass)
 	}
 	p := run(t, 150*time.Second, nil, nil, "python3", args...)
@@ -216,5 +217,5 @@ func confluentAddresses(t *testing.T, c *cellCtx, e *env) {
 func confluentTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	requireConfluent(t, c)
 	topic := e.newTopic(t, c, "t", partitions)
-	e.confluentRoundTrip(t, e.secure, topic, name(c, "g"), "classic", "tls", goRecords)
+	e.confluentRoundTrip(t, e.tlsProxy(c), topic, name(c, "g"), "classic", "tls", goRecords)
 }

@@ -32,6 +32,9 @@ func TestConformance(t *testing.T) {
 						if e.skip != "" {
 							skipCell(t, c, e.skip)
 						}
+						if scenario == "sni" && e.sniSkip != "" {
+							skipCell(t, c, e.sniSkip)
+						}
 						if fn == nil {
 							t.Fatalf("no test for %s/%s", client, scenario)
 						}

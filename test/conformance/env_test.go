@@ -65,9 +65,13 @@ type env struct {
 	cluster  *kfake.Cluster // kfake only
 	plain    *testkit.Proxy
 	secure   *testkit.Proxy // TLS + SASL (SCRAM-SHA-512/256, PLAIN) terminated by kproxy
-	pki      certs.Files
-	nodes    []int32 // upstream node ids
-	skip     string  // every cell of this upstream skips with this reason
+	// sni is secure's configuration on listeners.sni alone (sni_test.go);
+	// sniSkip, if set, is why the sni cells cannot run.
+	sni     *testkit.Proxy
+	sniSkip string
+	pki     certs.Files
+	nodes   []int32 // upstream node ids
+	skip    string  // every cell of this upstream skips with this reason
 
 	mu     sync.Mutex
 	topics []string
@@ -111,6 +115,7 @@ func newEnv(t *testing.T, name string) *env {
 	if len(e.nodes) < 3 {
 		t.Fatalf("%s: upstream lists %d brokers (%v), want 3", name, len(e.nodes), e.nodes)
 	}
+	e.startSNI(t)
 	if e.real {
 		t.Cleanup(e.deleteTopics)
 	}
@@ -318,9 +323,10 @@ func (e *env) checkCommitted(t *testing.T, group, topic string, want int64) {
 
 // proxyAddrs is every address proxy p serves: bootstrap and each node.
 func (e *env) proxyAddrs(p *testkit.Proxy) map[string]bool {
-	m := map[string]bool{p.BootstrapAddr(): true}
+	// Through the SNI listener every name resolves to its one port.
+	m := map[string]bool{e.seed(p): true, p.SNIAddr(): true}
 	for _, id := range e.nodes {
-		if a, ok := p.BrokerAddr(id); ok {
+		if a, ok := e.nodeAddr(p, id); ok {
 			m[a] = true
 		}
 	}
@@ -335,11 +341,11 @@ func (e *env) checkAddr(t *testing.T, p *testkit.Proxy, what, addr string, boots
 		t.Errorf("%s: client was told the upstream address %s", what, addr)
 		return
 	}
-	if bootstrapOK && addr == p.BootstrapAddr() {
+	if bootstrapOK && addr == e.seed(p) {
 		return
 	}
 	for _, id := range e.nodes {
-		if a, _ := p.BrokerAddr(id); a == addr {
+		if a, _ := e.nodeAddr(p, id); a == addr {
 			return
 		}
 	}
@@ -349,7 +355,7 @@ func (e *env) checkAddr(t *testing.T, p *testkit.Proxy, what, addr string, boots
 // checkNodeAddr fails unless addr is what kproxy p advertises for node id.
 func (e *env) checkNodeAddr(t *testing.T, p *testkit.Proxy, what string, id int32, addr string) {
 	t.Helper()
-	want, ok := p.BrokerAddr(id)
+	want, ok := e.nodeAddr(p, id)
 	if !ok || addr != want {
 		t.Errorf("%s: node %d at %s, but kproxy serves it at %q", what, id, addr, want)
 	}

@@ -30,6 +30,7 @@ func init() {
 	register("franz-go", "transactions", franzTransactions)
 	register("franz-go", "addresses", franzAddresses)
 	register("franz-go", "tls-scram", franzTLSSCRAM)
+	register("franz-go", "sni", franzTLSSCRAM)
 }
 
 // franzProduce produces rs to topic (kgo's defaults: idempotent, acks=all)
@@ -509,7 +510,7 @@ func (e *env) moveLeaders(t *testing.T, topic string) int {
 func franzTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	topic := e.newTopic(t, c, "t", partitions)
 	opts := []kgo.Opt{kgo.DialTLSConfig(clientTLS(t, e)), kgo.SASL(scramMechanism(true))}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.secure.BootstrapAddr())}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.seed(e.tlsProxy(c)))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,12 +518,12 @@ func franzTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	want := makeRecs("tls", goRecords)
 	franzProduce(t, cl, topic, want)
 	group := name(c, "g")
-	gs := franzConsumeGroup(t, []string{e.secure.BootstrapAddr()}, group, topic, len(want), opts...)
+	gs := franzConsumeGroup(t, []string{e.seed(e.tlsProxy(c))}, group, topic, len(want), opts...)
 	checkRecords(t, "franz-go over TLS + SCRAM-SHA-512", gs, want)
 	e.checkCommitted(t, group, topic, int64(len(want)))
 
 	// And a wrong password is refused.
-	bad, err := kgo.NewClient(kgo.SeedBrokers(e.secure.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, e)),
+	bad, err := kgo.NewClient(kgo.SeedBrokers(e.seed(e.tlsProxy(c))), kgo.DialTLSConfig(clientTLS(t, e)),
 		kgo.SASL(scramAuth("not-the-password").AsSha512Mechanism()), kgo.RequestRetries(0))
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ func init() {
 	register("java", "transactions", javaTransactions)
 	register("java", "addresses", javaAddresses)
 	register("java", "tls-scram", javaTLSSCRAM)
+	register("java", "sni", javaTLSSCRAM)
 }
 
 const toolSh = "../kafka/tool.sh"
@@ -87,7 +88,7 @@ func (e *env) java(t *testing.T, px *testkit.Proxy, stdin []byte, tool string, a
 func (e *env) javaProps(t *testing.T, px *testkit.Proxy, extra ...string) string {
 	t.Helper()
 	lines := slices.Clone(extra)
-	if px == e.secure {
+	if px == e.secure || px == e.sni {
 		lines = append(lines,
 			"security.protocol=SASL_SSL",
 			"sasl.mechanism=SCRAM-SHA-512",
@@ -156,7 +157,7 @@ var verifiableProducerProps = []string{"enable.idempotence=true", "retries=21474
 // fails t.
 func (e *env) javaProduce(t *testing.T, px *testkit.Proxy, topic string, prefix, n int) []got {
 	t.Helper()
-	p := e.java(t, px, nil, "kafka-verifiable-producer", "--bootstrap-server", px.BootstrapAddr(), "--topic", topic,
+	p := e.java(t, px, nil, "kafka-verifiable-producer", "--bootstrap-server", e.seed(px), "--topic", topic,
 		"--max-messages", strconv.Itoa(n), "--acks", "-1", "--repeating-keys", strconv.Itoa(numKeys), "--value-prefix", strconv.Itoa(prefix),
 		"--command-config", e.javaProps(t, px, verifiableProducerProps...))
 	acked, errs, data := verifiableProduced(t, parseVerifiable(t, p.stdout.String()))
@@ -189,7 +190,7 @@ func verifiableProduced(t *testing.T, evs []verifiableEvent) (acked []got, errs 
 // consumer) until it has read n records, and returns them.
 func (e *env) javaConsume(t *testing.T, px *testkit.Proxy, topic, group, protocol string, n int) []got {
 	t.Helper()
-	p := e.java(t, px, nil, "kafka-verifiable-consumer", "--bootstrap-server", px.BootstrapAddr(), "--topic", topic,
+	p := e.java(t, px, nil, "kafka-verifiable-consumer", "--bootstrap-server", e.seed(px), "--topic", topic,
 		"--group-id", group, "--group-protocol", protocol, "--max-messages", strconv.Itoa(n), "--verbose",
 		"--command-config", e.javaProps(t, px, "auto.offset.reset=earliest"))
 	gs, commitErrs := verifiableConsumed(parseVerifiable(t, p.stdout.String()))
@@ -543,14 +544,14 @@ func firstMatch(s, re string) string { return regexp.MustCompile(re).FindString(
 func javaTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	requireJava(t, c)
 	topic := e.newTopic(t, c, "t", partitions)
-	acked := e.javaProduce(t, e.secure, topic, 1, javaRecords)
+	acked := e.javaProduce(t, e.tlsProxy(c), topic, 1, javaRecords)
 	group := name(c, "g")
-	gs := e.javaConsume(t, e.secure, topic, group, "classic", javaRecords)
+	gs := e.javaConsume(t, e.tlsProxy(c), topic, group, "classic", javaRecords)
 	checkAcked(t, "kafka-verifiable-consumer over TLS + SCRAM", gs, acked)
 	checkRecords(t, "kafka-verifiable-consumer over TLS + SCRAM", gs, asRecs(acked))
 	e.checkCommitted(t, group, topic, javaRecords)
-	out := e.java(t, e.secure, nil, "kafka-topics", "--bootstrap-server", e.secure.BootstrapAddr(), "--list",
-		"--command-config", e.javaProps(t, e.secure)).stdout.String()
+	out := e.java(t, e.tlsProxy(c), nil, "kafka-topics", "--bootstrap-server", e.seed(e.tlsProxy(c)), "--list",
+		"--command-config", e.javaProps(t, e.tlsProxy(c))).stdout.String()
 	if !slices.Contains(strings.Fields(out), topic) {
 		t.Errorf("kafka-topics --list over TLS + SCRAM does not list %s:\n%s", topic, out)
 	}

@@ -21,6 +21,7 @@ func init() {
 	register("kafka-go", "admin", kafkagoAdmin)
 	register("kafka-go", "addresses", kafkagoAddresses)
 	register("kafka-go", "tls-scram", kafkagoTLSSCRAM)
+	register("kafka-go", "sni", kafkagoTLSSCRAM)
 }
 
 // kafkagoSecurity is TLS and a SASL mechanism, or nothing.
@@ -289,12 +290,12 @@ func kafkagoTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	topic := e.newTopic(t, c, "t", partitions)
 	sec := kafkagoSecurity{tls: clientTLS(t, e), sasl: kafkagoSCRAM{}}
 	want := makeRecs("tls", goRecords)
-	kafkagoWrite(t, e.secure.BootstrapAddr(), sec, topic, want)
+	kafkagoWrite(t, e.seed(e.tlsProxy(c)), sec, topic, want)
 	group := name(c, "g")
-	checkRecords(t, "kafka-go over TLS + SCRAM-SHA-512", kafkagoRead(t, e.secure.BootstrapAddr(), sec, group, topic, len(want), kafka.ReadUncommitted), want)
+	checkRecords(t, "kafka-go over TLS + SCRAM-SHA-512", kafkagoRead(t, e.seed(e.tlsProxy(c)), sec, group, topic, len(want), kafka.ReadUncommitted), want)
 	e.checkCommitted(t, group, topic, int64(len(want)))
-	for _, b := range kafkagoMetadata(t, e.secure.BootstrapAddr(), sec, topic).Brokers {
-		e.checkNodeAddr(t, e.secure, "kafka-go metadata over TLS", int32(b.ID), hostPort(b.Host, b.Port))
+	for _, b := range kafkagoMetadata(t, e.seed(e.tlsProxy(c)), sec, topic).Brokers {
+		e.checkNodeAddr(t, e.tlsProxy(c), "kafka-go metadata over TLS", int32(b.ID), hostPort(b.Host, b.Port))
 	}
 }
 

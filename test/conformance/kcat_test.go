@@ -20,6 +20,7 @@ func init() {
 	register("kcat", "transactions", kcatTransactions)
 	register("kcat", "addresses", kcatAddresses)
 	register("kcat", "tls-scram", kcatTLSSCRAM)
+	register("kcat", "sni", kcatTLSSCRAM)
 }
 
 func requireKcat(t *testing.T, c *cellCtx) {
@@ -185,12 +186,12 @@ func kcatAddresses(t *testing.T, c *cellCtx, e *env) {
 func kcatTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	requireKcat(t, c)
 	topic := e.newTopic(t, c, "t", partitions)
-	sec := []string{"-b", e.secure.BootstrapAddr(), "-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + e.pki.CAFile,
+	sec := []string{"-b", e.seed(e.tlsProxy(c)), "-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + e.pki.CAFile,
 		"-X", "sasl.mechanisms=SCRAM-SHA-512", "-X", "sasl.username=" + saslUser, "-X", "sasl.password=" + saslPass}
 	want := makeRecs("tls", goRecords)
-	e.kcat(t, e.secure, kcatInput(want), append(append(sec, "-t", topic), kcatProduce...)...)
+	e.kcat(t, e.tlsProxy(c), kcatInput(want), append(append(sec, "-t", topic), kcatProduce...)...)
 	group := name(c, "g")
-	out := e.kcat(t, e.secure, nil, append(sec, "-G", group, "-X", "auto.offset.reset=earliest", "-e", "-f", kcatFormat, topic)...)
+	out := e.kcat(t, e.tlsProxy(c), nil, append(sec, "-G", group, "-X", "auto.offset.reset=earliest", "-e", "-f", kcatFormat, topic)...)
 	checkRecords(t, "kcat -G over TLS + SCRAM-SHA-512", parseKcat(t, out), want)
 	e.checkCommitted(t, group, topic, int64(len(want)))
 }

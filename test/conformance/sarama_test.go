@@ -33,6 +33,7 @@ func init() {
 	register("sarama", "transactions", saramaTransactions)
 	register("sarama", "addresses", saramaAddresses)
 	register("sarama", "tls-scram", saramaTLSSCRAM)
+	register("sarama", "sni", saramaTLSSCRAM)
 }
 
 func saramaConfig() *sarama.Config { return saramaConfigAt(saramaVersion) }
@@ -439,11 +440,11 @@ func saramaTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 		return cfg
 	}
 	want := makeRecs("tls", goRecords)
-	saramaProduce(t, saramaProducer(t, saramaClient(t, e.secure.BootstrapAddr(), secure())), topic, want)
+	saramaProduce(t, saramaProducer(t, saramaClient(t, e.seed(e.tlsProxy(c)), secure())), topic, want)
 	group := name(c, "g")
-	gs := saramaConsumeGroup(t, e.secure.BootstrapAddr(), secure(), group, topic, len(want), func(cl sarama.Client) {
+	gs := saramaConsumeGroup(t, e.seed(e.tlsProxy(c)), secure(), group, topic, len(want), func(cl sarama.Client) {
 		for _, b := range cl.Brokers() {
-			e.checkNodeAddr(t, e.secure, "sarama Brokers() over TLS", b.ID(), b.Addr())
+			e.checkNodeAddr(t, e.tlsProxy(c), "sarama Brokers() over TLS", b.ID(), b.Addr())
 		}
 	})
 	checkRecords(t, "sarama over TLS + SCRAM-SHA-512", gs, want)

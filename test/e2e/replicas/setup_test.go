@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -165,28 +164,12 @@ func startReplicas(t *testing.T, bin string, cluster *kfake.Cluster, p ports, di
 // test ends, waits until it serves, and returns the bootstrap address.
 func startHAProxy(t *testing.T, haproxy string, p ports, dir string) string {
 	t.Helper()
-	path := filepath.Join(dir, "haproxy.cfg")
 	cfg := fill(t, "haproxy.cfg.tmpl", map[string]string{
 		"BALANCER": balancer, "BOOTSTRAP_PORT": strconv.Itoa(p.bootstrap),
 		"BROKER_PORTS": fmt.Sprintf("%d-%d", p.brokerBase, p.brokerBase+nodes-1), "ADMIN_PORT": strconv.Itoa(p.admin),
 		"REPLICA1": replicaIPs[0], "REPLICA2": replicaIPs[1], "REPLICA3": replicaIPs[2],
 	})
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	log := &logbuf.Buffer{}
-	hp := exec.Command(haproxy, "-db", "-f", path)
-	hp.Stdout, hp.Stderr = log, log
-	if err := hp.Start(); err != nil {
-		t.Fatalf("start haproxy: %v", err)
-	}
-	t.Cleanup(func() {
-		hp.Process.Kill()
-		hp.Wait()
-		if t.Failed() {
-			t.Logf("haproxy log:\n%s", log.String())
-		}
-	})
+	log := testkit.RunHAProxy(t, haproxy, cfg)
 	seed := net.JoinHostPort(balancer, strconv.Itoa(p.bootstrap))
 	waitHealthy(t, log, seed)
 	return seed

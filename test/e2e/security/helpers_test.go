@@ -15,17 +15,7 @@ import (
 )
 
 // waitFor polls cond until it holds or d passes.
-func waitFor(d time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); ; {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func waitFor(d time.Duration, cond func() bool) bool { return testkit.WaitFor(d, cond) }
 
 // ---- raw protocol connections ----
 
