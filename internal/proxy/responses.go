@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -23,15 +24,18 @@ func (p *pair) forwardResponses(down *direction) error {
 				return err
 			}
 		}
+		firstByte := time.Now() // upstream bytes are here, or a local answer is owed
 		owed, ok := p.inflight.pop()
 		if !ok {
 			break
 		}
+		p.observed = owed.timing // completed below and by relayResponse
 		var err error
 		switch {
 		case owed.deliver != nil:
 			err = owed.deliver(p, owed, down)
 		case owed.local != nil:
+			p.observed.ResponseBytes = len(owed.local)
 			if _, werr := down.w.Write(owed.local); werr != nil {
 				err = fail(reasonClientClosed, fmt.Errorf("write client: %w", werr))
 			}
@@ -43,6 +47,7 @@ func (p *pair) forwardResponses(down *direction) error {
 			return err
 		}
 		p.owed.Add(-1)
+		p.s.metrics.inFlight.Dec()
 		p.activity.Add(1)
 		// Flush before anything that may block: waiting for the next owed
 		// response, or for bytes of the next upstream frame.
@@ -50,6 +55,13 @@ func (p *pair) forwardResponses(down *direction) error {
 			if err := down.w.Flush(); err != nil {
 				return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 			}
+		}
+		if t := &p.observed; !t.Start.IsZero() { // a client request, not kproxy's own
+			if !t.Local {
+				t.UpstreamFirstByte = firstByte
+			}
+			t.Done = time.Now()
+			p.observe(t)
 		}
 	}
 	if err := down.w.Flush(); err != nil {
@@ -81,6 +93,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if owed.onResponse != nil {
 		need = filter.Decode
 	}
+	p.observed.ResponseBytes = frameLen // a re-encoding below says otherwise
 	if need == filter.DropTopLevelTags {
 		return p.streamDroppingTags(owed, down, frameLen)
 	}
@@ -147,6 +160,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
 	}
 	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], corr, resp)
+	p.observed.ResponseBytes, p.observed.ErrorCode = len(p.encodeBuf), topLevelErrorCode(resp)
 	_, err = down.w.Write(p.encodeBuf)
 	p.releaseBuffers()
 	if err != nil {

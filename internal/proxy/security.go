@@ -79,6 +79,7 @@ func (p *pair) handshakeTLS() error {
 	tc := tls.Server(p.client, p.s.sec.listenerTLS)
 	tc.SetDeadline(time.Now().Add(p.s.cfg.Limits.HandshakeTimeout))
 	if err := tc.Handshake(); err != nil {
+		p.s.metrics.tlsFailures.WithLabelValues("client").Inc()
 		return fail(reasonTLS, fmt.Errorf("TLS handshake: %w", err))
 	}
 	tc.SetDeadline(time.Time{})
@@ -133,6 +134,7 @@ func (s *Server) secureUpstream(conn net.Conn, addr string, deadline time.Time) 
 		tlsConn := tls.Client(conn, tc)
 		tlsConn.SetDeadline(deadline)
 		if err := tlsConn.Handshake(); err != nil {
+			s.metrics.tlsFailures.WithLabelValues("upstream").Inc()
 			return nil, fmt.Errorf("upstream TLS handshake with %s: %w", addr, err)
 		}
 		tlsConn.SetDeadline(time.Time{})
