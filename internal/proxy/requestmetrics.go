@@ -39,10 +39,10 @@ type requestMetrics struct {
 
 // apiSeries are one API key's series.
 type apiSeries struct {
-	name                        string
-	byVersion                   []atomic.Pointer[prometheus.Counter] // the last: a version kproxy does not support
-	fromUpstream, local         prometheus.Counter
-	total, upstream, inProxy    prometheus.Observer
+	name                     string
+	byVersion                []atomic.Pointer[prometheus.Counter] // the last: a version kproxy does not support
+	fromUpstream, local      prometheus.Counter
+	total, upstream, inProxy prometheus.Observer
 }
 
 func newRequestMetrics(reg prometheus.Registerer, principalLimit int) *requestMetrics {
