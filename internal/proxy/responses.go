@@ -24,7 +24,6 @@ func (p *pair) forwardResponses(down *direction) error {
 				return err
 			}
 		}
-		firstByte := time.Now() // upstream bytes are here, or a local answer is owed
 		owed, ok := p.inflight.pop()
 		if !ok {
 			break
@@ -57,10 +56,10 @@ func (p *pair) forwardResponses(down *direction) error {
 			}
 		}
 		if t := &p.observed; !t.Start.IsZero() { // a client request, not kproxy's own
-			if !t.Local {
-				t.UpstreamFirstByte = firstByte
-			}
 			t.Done = time.Now()
+			if !t.Local && t.UpstreamFirstByte.IsZero() { // a stage delivered it: no earlier time known
+				t.UpstreamFirstByte = t.Done
+			}
 			p.observe(t)
 		}
 	}
@@ -78,6 +77,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if err != nil {
 		return upstreamReadError(err)
 	}
+	p.observed.UpstreamFirstByte = time.Now() // or later, if it was read along with an earlier response
 	size, err := protocol.ParseFrameSize(prefix, int32(p.s.cfg.Limits.MaxFrameBytes))
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
