@@ -101,6 +101,12 @@ func TestProduceSplitsDeniedTopic(t *testing.T) {
 	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "result", "denied"); n < 2 {
 		t.Errorf("denied decisions metric %v, want >= 2", n)
 	}
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_rule_decisions_total", "decision", "denied", "operation", "Write", "rule", "default"); n < 2 {
+		t.Errorf("denied Write decisions by the default rule %v, want >= 2", n)
+	}
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_rule_decisions_total", "decision", "allowed", "rule", "describe-all"); n < 1 {
+		t.Errorf("decisions allowed by rule describe-all %v, want > 0", n)
+	}
 }
 
 const groupPolicy = `
