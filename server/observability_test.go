@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -15,16 +14,8 @@ import (
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(body)
+	_, body := testkit.HTTPGet(t, url)
+	return body
 }
 
 // TestBuildInfoAndConfigReloadMetrics: kproxy_build_info carries the

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/proxy"
@@ -41,36 +39,6 @@ func (r *recordingObserver) last(t *testing.T, key int16) proxy.RequestTiming {
 	}
 	t.Fatalf("no request with key %d observed", key)
 	return proxy.RequestTiming{}
-}
-
-// histogram is the sample count and sum of a histogram series with the
-// given api label.
-func histogram(t *testing.T, g prometheus.Gatherer, name, api string) (count uint64, sum float64) {
-	t.Helper()
-	families, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if labelIs(m, "api", api) {
-				return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
-			}
-		}
-	}
-	return 0, 0
-}
-
-func labelIs(m *dto.Metric, name, value string) bool {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue() == value
-		}
-	}
-	return false
 }
 
 // TestLatencySplitAddsUpToRoundTrip delays the broker's answer to one
@@ -115,9 +83,9 @@ func TestLatencySplitAddsUpToRoundTrip(t *testing.T) {
 		t.Errorf("timestamps out of order: start %v, sent %v, first byte %v, done %v", got.Start, got.SentUpstream, got.UpstreamFirstByte, got.Done)
 	}
 
-	n, total := histogram(t, kp.Registry, "kproxy_request_duration_seconds", "ListOffsets")
-	nu, upstream := histogram(t, kp.Registry, "kproxy_request_upstream_duration_seconds", "ListOffsets")
-	np, inProxy := histogram(t, kp.Registry, "kproxy_request_proxy_duration_seconds", "ListOffsets")
+	n, total := testkit.HistogramValue(t, kp.Registry, "kproxy_request_duration_seconds", "api", "ListOffsets")
+	nu, upstream := testkit.HistogramValue(t, kp.Registry, "kproxy_request_upstream_duration_seconds", "api", "ListOffsets")
+	np, inProxy := testkit.HistogramValue(t, kp.Registry, "kproxy_request_proxy_duration_seconds", "api", "ListOffsets")
 	if n != 1 || nu != 1 || np != 1 {
 		t.Fatalf("ListOffsets latency samples: total %d, upstream %d, in-proxy %d; want 1 each", n, nu, np)
 	}

@@ -3,14 +3,12 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,62 +23,7 @@ func adminGet(t *testing.T, h http.Handler, path string) (int, string) {
 	t.Helper()
 	hs := httptest.NewServer(h)
 	defer hs.Close()
-	resp, err := http.Get(hs.URL + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
-}
-
-// labelValues lists the values label takes in the series of metric name.
-func labelValues(t *testing.T, g prometheus.Gatherer, name, label string) map[string]bool {
-	t.Helper()
-	families, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]bool{}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label {
-					out[l.GetValue()] = true
-				}
-			}
-		}
-	}
-	return out
-}
-
-// histogramCount sums the sample counts of name's series with api.
-func histogramCount(t *testing.T, g prometheus.Gatherer, name, api string) uint64 {
-	t.Helper()
-	families, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n uint64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "api" && l.GetValue() == api {
-					n += m.GetHistogram().GetSampleCount()
-				}
-			}
-		}
-	}
-	return n
+	return testkit.HTTPGet(t, hs.URL+path)
 }
 
 // TestObservabilityThroughFranzGo produces and consumes through kproxy
@@ -125,7 +68,7 @@ func TestObservabilityThroughFranzGo(t *testing.T) {
 			t.Errorf("kproxy_responses_total{api=%q,source=upstream} = %v, want > 0", api, n)
 		}
 		for _, h := range []string{"kproxy_request_duration_seconds", "kproxy_request_upstream_duration_seconds", "kproxy_request_proxy_duration_seconds"} {
-			if n := histogramCount(t, reg, h, api); n < 1 {
+			if n, _ := testkit.HistogramValue(t, reg, h, "api", api); n < 1 {
 				t.Errorf("%s{api=%q} has no samples", h, api)
 			}
 		}
@@ -135,11 +78,11 @@ func TestObservabilityThroughFranzGo(t *testing.T) {
 	}
 	// Only what the client sent has series: franz-go uses about ten APIs,
 	// kproxy knows about ninety.
-	apis := labelValues(t, reg, "kproxy_requests_total", "api")
+	apis := testkit.LabelValues(t, reg, "kproxy_requests_total", "api")
 	if len(apis) > 15 || apis["AlterPartitionReassignments"] || apis["DescribeQuorum"] {
 		t.Errorf("kproxy_requests_total has series for APIs no client sent: %v", apis)
 	}
-	if versions := labelValues(t, reg, "kproxy_requests_total", "version"); len(versions) == 0 {
+	if versions := testkit.LabelValues(t, reg, "kproxy_requests_total", "version"); len(versions) == 0 {
 		t.Error("kproxy_requests_total has no version label")
 	}
 	in := testkit.MetricValue(t, reg, "kproxy_received_bytes_total")
@@ -147,7 +90,7 @@ func TestObservabilityThroughFranzGo(t *testing.T) {
 	if in < records*float64(len(value)) || out < records*float64(len(value)) {
 		t.Errorf("received %v and sent %v bytes, want each at least the %d record bytes", in, out, records*len(value))
 	}
-	if nodes := labelValues(t, reg, "kproxy_upstream_dials_total", "node_id"); !nodes["bootstrap"] || len(nodes) < 2 {
+	if nodes := testkit.LabelValues(t, reg, "kproxy_upstream_dials_total", "node_id"); !nodes["bootstrap"] || len(nodes) < 2 {
 		t.Errorf("kproxy_upstream_dials_total node ids %v, want bootstrap and the brokers'", nodes)
 	}
 	waitFor(t, "no request in flight", func() bool { return testkit.MetricValue(t, reg, "kproxy_requests_in_flight") == 0 })
