@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +37,7 @@ type policyWiring struct {
 	reloader *config.Reloader
 	reload   <-chan os.Signal
 	upstream *kgo.Client // resolves topic ids the enforcer has not seen; nil: none
+	applied  *countedApplier
 }
 
 // startPolicy builds the enforcer from cfg. running is the file's
@@ -63,8 +65,45 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 		_, desc := enf.Active()
 		log.Info().Str("policy", desc).Msg("policy in force; SIGHUP or a change to the configuration file reloads it")
 	}
-	w.reloader = config.NewReloader(src.path, running, policy.ReloadApplier(w.enf), log, src.overrides...)
+	w.applied = newCountedApplier(policy.ReloadApplier(w.enf), cfg, proxy.NewConfigMetrics(reg, cfg))
+	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...)
 	return w, nil
+}
+
+// inForce is the configuration kproxy runs with: as it started, with the
+// sections a reload applies (policy, audit) from the last applied reload.
+func (w *policyWiring) inForce() *config.Config { return w.applied.inForce.Load() }
+
+// countedApplier counts reloads in the configuration metrics and keeps
+// the configuration in force, for /config.
+type countedApplier struct {
+	config.Applier
+	started *config.Config
+	metrics *proxy.ConfigMetrics
+	inForce atomic.Pointer[config.Config]
+}
+
+func newCountedApplier(a config.Applier, started *config.Config, m *proxy.ConfigMetrics) *countedApplier {
+	c := &countedApplier{Applier: a, started: started, metrics: m}
+	c.inForce.Store(started)
+	return c
+}
+
+func (c *countedApplier) ApplyConfig(cfg *config.Config, log zerolog.Logger) error {
+	err := c.Applier.ApplyConfig(cfg, log)
+	if err == nil {
+		running := *c.started
+		running.Policy, running.Audit = cfg.Policy, cfg.Audit
+		c.inForce.Store(&running)
+		cfg = &running
+	}
+	c.metrics.Reloaded(cfg, err)
+	return err
+}
+
+func (c *countedApplier) ConfigRejected(err error) {
+	c.Applier.ConfigRejected(err)
+	c.metrics.Reloaded(nil, err)
 }
 
 // options plugs the enforcer into the proxy, ahead of the program's

@@ -61,7 +61,9 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 		return err
 	}
 	defer pol.close()
-	srv := proxy.New(cfg, log, reg, append(pol.options(), proxy.WithFilters(opts.Filters...))...)
+	proxyOpts := append(pol.options(), proxy.WithFilters(opts.Filters...),
+		proxy.WithBuildInfo(opts.Version, opts.Commit), proxy.WithRunningConfig(pol.inForce))
+	srv := proxy.New(cfg, log, reg, proxyOpts...)
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -90,7 +92,7 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 	return nil
 }
 
-// serveAdmin serves /healthz, /readyz and /metrics when admin.listen is
+// serveAdmin serves the admin endpoint (proxy.Server.AdminHandler) when admin.listen is
 // set; the caller shuts the server down.
 func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger) (*http.Server, error) {
 	if cfg.Listen == "" {
@@ -101,7 +103,7 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger) (*http.Ser
 		return nil, fmt.Errorf("admin listener %s: %w", cfg.Listen, err)
 	}
 	admin := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	log.Info().Str("addr", ln.Addr().String()).Msg("admin endpoint listening (/healthz, /readyz, /metrics)")
+	log.Info().Str("addr", ln.Addr().String()).Bool("pprof", cfg.Pprof).Msg("admin endpoint listening (/healthz, /readyz, /metrics, /brokers, /config)")
 	go func() {
 		if err := admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("admin endpoint stopped")

@@ -42,6 +42,9 @@ type Options struct {
 	// Reload, when set, reloads the policy each time it receives, as a
 	// change to the file does (the kproxy command sends SIGHUP here).
 	Reload <-chan os.Signal
+	// Version and Commit label kproxy_build_info ("unknown" when empty);
+	// the kproxy command passes what -ldflags set.
+	Version, Commit string
 }
 
 // Override sets one configuration key, such as listeners.bind_host, on

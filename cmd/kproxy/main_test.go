@@ -77,7 +77,7 @@ log: {level: info, format: json}
 	}
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`kproxy_requests_total{api="Produce"}`, `kproxy_connections_total{listener="bootstrap"}`} {
+	for _, want := range []string{`kproxy_requests_total{api="Produce",version=`, `kproxy_connections_total{listener="bootstrap"}`} {
 		if !bytes.Contains(metrics, []byte(want)) {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/kproxy/kproxy/server"
@@ -81,7 +82,9 @@ func configFlags(fs *flag.FlagSet, c cli) func(args []string) (server.Options, b
 			fmt.Fprintf(c.stderr, "%s: want --config FILE and no arguments (kproxy --help lists every command)\n", fs.Name())
 			return server.Options{}, false
 		}
-		opts := server.Options{ConfigPath: *path}
+		info, _ := debug.ReadBuildInfo()
+		v, commit := resolveVersion(info, version, commit)
+		opts := server.Options{ConfigPath: *path, Version: v, Commit: commit}
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		for _, s := range settings {

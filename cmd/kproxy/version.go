@@ -44,13 +44,8 @@ func versionCommand() command {
 // version and the kmsg module's version. info may be nil.
 func printVersion(w io.Writer, info *debug.BuildInfo, version, commit string) {
 	kmsg := "unknown"
+	version, commit = resolveVersion(info, version, commit)
 	if info != nil {
-		if version == "" {
-			version = info.Main.Version
-		}
-		if commit == "" {
-			commit = vcsRevision(info)
-		}
 		for _, dep := range info.Deps {
 			if dep.Path == kmsgModule {
 				if dep.Replace != nil {
@@ -62,6 +57,20 @@ func printVersion(w io.Writer, info *debug.BuildInfo, version, commit string) {
 	}
 	fmt.Fprintf(w, "version %s\ncommit  %s\ngo      %s\nkmsg    %s\n",
 		orUnknown(version), orUnknown(commit), runtime.Version(), kmsg)
+}
+
+// resolveVersion is version and commit as set at build time, else as
+// info (nil: none) records them; "" when neither says.
+func resolveVersion(info *debug.BuildInfo, version, commit string) (string, string) {
+	if info != nil {
+		if version == "" {
+			version = info.Main.Version
+		}
+		if commit == "" {
+			commit = vcsRevision(info)
+		}
+	}
+	return version, commit
 }
 
 // vcsRevision is the commit the toolchain stamped, "-dirty" when the

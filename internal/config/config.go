@@ -12,6 +12,7 @@ type Config struct {
 	Upstream  Upstream  `yaml:"upstream"`
 	Listeners Listeners `yaml:"listeners"`
 	Admin     Admin     `yaml:"admin"`
+	Metrics   Metrics   `yaml:"metrics"`
 	Log       Log       `yaml:"log"`
 	Limits    Limits    `yaml:"limits"`
 	// Policy, when set, authorizes and governs every request (see
@@ -106,13 +107,35 @@ type BrokerOverride struct {
 type Admin struct {
 	// Listen is host:port; empty disables the endpoint.
 	Listen string `yaml:"listen"`
+	// Pprof serves Go's profiler under /debug/pprof/. Off by default: a
+	// profile shows internals, and a CPU profile costs CPU while it runs.
+	Pprof bool `yaml:"pprof"`
 }
+
+// Metrics chooses optional metric series.
+type Metrics struct {
+	// PrincipalLimit > 0 counts requests by principal
+	// (kproxy_principal_requests_total) for up to this many principals,
+	// the rest as "other"; 0 (the default) exports no principal label.
+	PrincipalLimit int `yaml:"principal_limit"`
+}
+
+// MaxPrincipalLimit bounds metrics.principal_limit: each principal is a
+// series on every scrape.
+const MaxPrincipalLimit = 10000
 
 // Log configures kproxy's own logs.
 type Log struct {
 	Level  string `yaml:"level"`  // trace, debug, info, warn, error
 	Format string `yaml:"format"` // json or console
+	// Sample is the shortest interval between two lines of one repeated
+	// warning (an unreachable upstream, connections closed for the same
+	// fault); the lines in between are counted in the next one.
+	Sample time.Duration `yaml:"sample"`
 }
+
+// DefaultLogSample is log.sample's default.
+const DefaultLogSample = 10 * time.Second
 
 // Limits bound what one connection may cost.
 type Limits struct {

@@ -129,6 +129,9 @@ func (c *Config) applyDefaults() {
 	if c.Log.Format == "" {
 		c.Log.Format = "json"
 	}
+	if c.Log.Sample == 0 {
+		c.Log.Sample = DefaultLogSample
+	}
 	if c.Limits.MaxFrameBytes == 0 {
 		c.Limits.MaxFrameBytes = DefaultMaxFrameBytes
 	}

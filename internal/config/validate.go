@@ -102,6 +102,12 @@ func (c *Config) validate(sources map[string]string) error {
 	default:
 		bad("log.format", "%q: must be json or console", c.Log.Format)
 	}
+	if c.Log.Sample < 0 {
+		bad("log.sample", "%s: must be a positive duration such as 10s", c.Log.Sample)
+	}
+	if pl := c.Metrics.PrincipalLimit; pl < 0 || pl > MaxPrincipalLimit {
+		bad("metrics.principal_limit", "%d: must be 0 (no principal label) to %d", pl, MaxPrincipalLimit)
+	}
 
 	lim := c.Limits
 	if lim.MaxFrameBytes < 1024 {

@@ -1,6 +1,10 @@
 package policy
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics are the policy's Prometheus instruments, resolved up front so the
 // data path never looks a label up.
@@ -14,6 +18,47 @@ type Metrics struct {
 	reloads      *prometheus.CounterVec
 	reloadOK     prometheus.Counter
 	reloadFailed prometheus.Counter
+
+	// byRule counts decisions by decision, operation and rule
+	// (kproxy_policy_rule_decisions_total); its series are created the
+	// first time a combination is seen. Rule names come from the
+	// configuration, so the labels stay bounded.
+	byRule   *prometheus.CounterVec
+	ruleMu   sync.RWMutex
+	ruleSeen map[ruleKey]prometheus.Counter
+}
+
+// Decision labels of the decision metrics.
+const (
+	decisionAllowed     = "allowed"
+	decisionDenied      = "denied"
+	decisionAuditDenied = "audit_denied"
+	decisionHidden      = "hidden"
+)
+
+type ruleKey struct{ decision, operation, rule string }
+
+// unrecordedRule labels allowed produce decisions taken on the raw fast
+// path, which does not keep the deciding rule (audit.log_allowed does).
+const unrecordedRule = "unrecorded"
+
+// countRule counts one decision by decision (allowed, denied,
+// audit_denied, hidden), operation (an ACL operation or governance check)
+// and rule. Finding a seen combination allocates nothing.
+func (m *Metrics) countRule(decision, operation, rule string, n float64) {
+	k := ruleKey{decision, operation, rule}
+	m.ruleMu.RLock()
+	c, ok := m.ruleSeen[k]
+	m.ruleMu.RUnlock()
+	if !ok {
+		m.ruleMu.Lock()
+		if c, ok = m.ruleSeen[k]; !ok {
+			c = m.byRule.WithLabelValues(decision, operation, rule)
+			m.ruleSeen[k] = c
+		}
+		m.ruleMu.Unlock()
+	}
+	c.Add(n)
 }
 
 // newMetrics registers the policy metrics with reg.
@@ -32,11 +77,16 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Policy reloads, by result: success or failure (the old policy stays in force).",
 		}, []string{"result"}),
 	}
-	reg.MustRegister(m.decisions, m.auditDropped, m.reloads)
-	m.allowed = m.decisions.WithLabelValues("allowed")
-	m.denied = m.decisions.WithLabelValues("denied")
-	m.auditDenied = m.decisions.WithLabelValues("audit_denied")
-	m.hidden = m.decisions.WithLabelValues("hidden")
+	m.byRule = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kproxy_policy_rule_decisions_total",
+		Help: "Policy decisions by decision (allowed, denied, audit_denied, hidden), operation (ACL operation or governance check) and deciding rule (" + DefaultRule + ": policy.default; " + unrecordedRule + ": an allowed produce on the raw fast path).",
+	}, []string{"decision", "operation", "rule"})
+	m.ruleSeen = map[ruleKey]prometheus.Counter{}
+	reg.MustRegister(m.decisions, m.auditDropped, m.reloads, m.byRule)
+	m.allowed = m.decisions.WithLabelValues(decisionAllowed)
+	m.denied = m.decisions.WithLabelValues(decisionDenied)
+	m.auditDenied = m.decisions.WithLabelValues(decisionAuditDenied)
+	m.hidden = m.decisions.WithLabelValues(decisionHidden)
 	m.reloadOK = m.reloads.WithLabelValues("success")
 	m.reloadFailed = m.reloads.WithLabelValues("failure")
 	return m

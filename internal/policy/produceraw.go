@@ -135,6 +135,7 @@ func (c *reqCtx) recordProduceAllowed(s *protocol.ProduceSummary) {
 			n++
 		}
 		c.e.metrics.allowed.Add(float64(n))
+		c.e.metrics.countRule(decisionAllowed, OpWrite.String(), unrecordedRule, float64(n))
 		return
 	}
 	if s.HasTransactionalID {

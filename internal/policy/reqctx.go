@@ -88,6 +88,7 @@ func (c *reqCtx) record(op Operation, rt ResourceType, name string, d Decision) 
 	m := c.e.metrics
 	if d.Allowed {
 		m.allowed.Inc()
+		m.countRule(decisionAllowed, op.String(), d.Rule, 1)
 		if c.st.logAllowed {
 			c.audit(DecisionAllow, op.String(), rt.String(), name, d.Rule, "")
 		}
@@ -95,10 +96,12 @@ func (c *reqCtx) record(op Operation, rt ResourceType, name string, d Decision) 
 	}
 	if c.st.auditOnly {
 		m.auditDenied.Inc()
+		m.countRule(decisionAuditDenied, op.String(), d.Rule, 1)
 		c.audit(DecisionAuditDeny, op.String(), rt.String(), name, d.Rule, "")
 		return nil
 	}
 	m.denied.Inc()
+	m.countRule(decisionDenied, op.String(), d.Rule, 1)
 	c.audit(DecisionDeny, op.String(), rt.String(), name, d.Rule, "")
 	return &denial{code: rt.DeniedCode(), msg: c.deniedMessage(op, rt, name, d.Rule)}
 }
@@ -115,18 +118,21 @@ func (c *reqCtx) visible(op Operation, rt ResourceType, name string) bool {
 	switch {
 	case d.Allowed:
 		m.allowed.Inc()
+		m.countRule(decisionAllowed, op.String(), d.Rule, 1)
 		if c.st.logAllowed {
 			c.audit(DecisionAllow, op.String(), rt.String(), name, d.Rule, "")
 		}
 		return true
 	case c.st.auditOnly:
 		m.auditDenied.Inc()
+		m.countRule(decisionAuditDenied, op.String(), d.Rule, 1)
 		if c.st.logAllowed {
 			c.audit(DecisionAuditDeny, op.String(), rt.String(), name, d.Rule, "hidden from a listing")
 		}
 		return true
 	}
 	m.hidden.Inc()
+	m.countRule(decisionHidden, op.String(), d.Rule, 1)
 	if c.st.logAllowed {
 		c.audit(DecisionHide, op.String(), rt.String(), name, d.Rule, "hidden from a listing")
 	}
@@ -142,10 +148,12 @@ func (c *reqCtx) violated(v *violation, rt ResourceType, name string) *denial {
 	d := v.denial()
 	if c.st.auditOnly {
 		c.e.metrics.auditDenied.Inc()
+		c.e.metrics.countRule(decisionAuditDenied, v.check, v.rule, 1)
 		c.audit(DecisionAuditDeny, v.check, rt.String(), name, v.rule, d.msg)
 		return nil
 	}
 	c.e.metrics.denied.Inc()
+	c.e.metrics.countRule(decisionDenied, v.check, v.rule, 1)
 	c.audit(DecisionDeny, v.check, rt.String(), name, v.rule, d.msg)
 	return d
 }

@@ -13,14 +13,11 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 )
 
-// Upstream health defaults: how often a summary line is logged for an
-// upstream that stays unreachable, and the jitter applied to each backoff
-// (±20%, as Kafka's clients do) so that probes of several kproxy
-// instances do not line up.
-const (
-	downLogInterval = 10 * time.Second
-	backoffJitter   = 0.2
-)
+// backoffJitter is the jitter applied to each backoff (±20%, as Kafka's
+// clients do) so that probes of several kproxy instances do not line up.
+// How often a summary line is logged for an upstream that stays
+// unreachable is log.sample.
+const backoffJitter = 0.2
 
 // healthSettings are the knobs of an upstreamHealth.
 type healthSettings struct {

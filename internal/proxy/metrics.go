@@ -1,32 +1,46 @@
 package proxy
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
+	"runtime"
 
-	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are kproxy's Prometheus instruments. Request counters are resolved
-// per API key up front so the data path never looks a label up.
+// Metrics are kproxy's Prometheus instruments (README, Admin endpoint,
+// lists every one). Series with a label the data path knows only at run
+// time (API key and version, principal) are created the first time they
+// are seen, then found again without a lookup that allocates.
 type Metrics struct {
 	connsActive   *prometheus.GaugeVec
 	connsTotal    *prometheus.CounterVec
 	connsClosed   *prometheus.CounterVec
-	requests      []prometheus.Counter
-	requestsVec   *prometheus.CounterVec
+	requests      *requestMetrics
+	inFlight      prometheus.Gauge
+	receivedBytes *prometheus.CounterVec
+	sentBytes     *prometheus.CounterVec
 	dialErrors    prometheus.Counter
 	dialsSkipped  prometheus.Counter
+	upstream      *upstreamMetrics
 	upstreamsDown prometheus.Gauge
 	ready         prometheus.Gauge
 	brokerListens prometheus.Gauge
+	tlsFailures   *prometheus.CounterVec
+	sasl          *prometheus.CounterVec
 	// bufferedBytes and bufferedLimit are limits.max_buffered_bytes' use
 	// and bound.
 	bufferedBytes prometheus.Gauge
 	bufferedLimit prometheus.Gauge
 }
 
+// MetricsSettings choose the optional series.
+type MetricsSettings struct {
+	// PrincipalLimit > 0 adds kproxy_principal_requests_total for up to
+	// that many principals (the rest are counted as "other"); 0: none.
+	PrincipalLimit int
+}
+
 // NewMetrics registers kproxy's metrics with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 	m := &Metrics{
 		connsActive: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "kproxy_connections_active", Help: "Client connections currently open, by listener.",
@@ -37,16 +51,24 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		connsClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_connections_closed_total", Help: "Connection pairs closed, by reason.",
 		}, []string{"reason"}),
-		requestsVec: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_requests_total", Help: "Requests received from clients, by API.",
-		}, []string{"api"}),
+		requests: newRequestMetrics(reg, set.PrincipalLimit),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kproxy_requests_in_flight", Help: "Client requests queued or forwarded whose response is not delivered yet, all connections.",
+		}),
+		receivedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kproxy_received_bytes_total", Help: "Bytes of request frames read from clients, by listener.",
+		}, []string{"listener"}),
+		sentBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kproxy_sent_bytes_total", Help: "Bytes of response frames written to clients, by listener.",
+		}, []string{"listener"}),
 		dialErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "kproxy_upstream_dial_errors_total", Help: "Failed upstream connection attempts.",
+			Name: "kproxy_upstream_dial_errors_total", Help: "Failed upstream connection attempts, all nodes.",
 		}),
 		dialsSkipped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kproxy_upstream_dials_skipped_total",
 			Help: "Client connections failed without dialing because their upstream is down and in backoff.",
 		}),
+		upstream: newUpstreamMetrics(reg),
 		upstreamsDown: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_upstreams_down", Help: "Upstream addresses (nodes, bootstrap servers) currently known unreachable.",
 		}),
@@ -56,6 +78,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		brokerListens: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_broker_listeners", Help: "Per-broker listeners open.",
 		}),
+		tlsFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kproxy_tls_handshake_failures_total", Help: "TLS handshakes that failed, by side: client (a client of kproxy) or upstream (kproxy to a broker).",
+		}, []string{"side"}),
+		sasl: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kproxy_sasl_authentications_total",
+			Help: "Client SASL authentications kproxy answered (terminate mode) or watched (passthrough mode), by mechanism and result (success, failure).",
+		}, []string{"mechanism", "result"}),
 		bufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_buffered_bytes", Help: "Bytes of requests and responses held in memory for filters now (limits.max_buffered_bytes counts these).",
 		}),
@@ -63,20 +92,46 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "kproxy_buffered_bytes_limit", Help: "limits.max_buffered_bytes: beyond it kproxy stops reading from clients that want more.",
 		}),
 	}
-	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.requestsVec, m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens,
+	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.inFlight, m.receivedBytes, m.sentBytes,
+		m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens, m.tlsFailures, m.sasl,
 		m.bufferedBytes, m.bufferedLimit)
-	for key := int16(0); key <= protocol.MaxKnownKey(); key++ {
-		var c prometheus.Counter
-		if protocol.KnownAPI(key) {
-			c = m.requestsVec.WithLabelValues(protocol.APIName(key))
-		}
-		m.requests = append(m.requests, c)
-	}
 	return m
 }
 
-func (m *Metrics) countRequest(key int16) {
-	if int(key) < len(m.requests) && m.requests[key] != nil {
-		m.requests[key].Inc()
+func (m *Metrics) countRequest(key, version int16) { m.requests.count(key, version) }
+
+// SASL results, for countSASL.
+const (
+	saslSuccess = "success"
+	saslFailure = "failure"
+)
+
+// countSASL counts one client authentication. A mechanism kproxy does not
+// know is counted as "other", so that clients cannot grow the label.
+func (m *Metrics) countSASL(mechanism, result string) {
+	switch mechanism {
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI":
+	default:
+		mechanism = "other"
 	}
+	m.sasl.WithLabelValues(mechanism, result).Inc()
+}
+
+// WithBuildInfo exports kproxy_build_info{version, commit, go_version} = 1.
+// Empty values are exported as "unknown".
+func WithBuildInfo(version, commit string) Option {
+	return func(s *Server) {
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kproxy_build_info", Help: "1, labelled with the running binary's version, commit and Go version.",
+		}, []string{"version", "commit", "go_version"})
+		s.registerer.MustRegister(g)
+		g.WithLabelValues(orUnknown(version), orUnknown(commit), runtime.Version()).Set(1)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

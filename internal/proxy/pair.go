@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/filter"
@@ -82,6 +83,24 @@ type pair struct {
 
 	decodeBuf []byte // response loop only
 	encodeBuf []byte // response loop only
+
+	// observed is the timing of the response being delivered (response
+	// loop only); requestObserved that of a request the request loop
+	// completes itself; requestStart is when the request in hand began
+	// (request loop only; zero for a raw SASL token). Observers get
+	// pointers to these fields, so observing allocates nothing.
+	observed        RequestTiming
+	requestObserved RequestTiming
+	requestStart    time.Time
+	// opened is when the client connected; received and sent count the
+	// bytes of its frames each way, for the close log line; bytesIn and
+	// bytesOut are the listener's byte counters.
+	opened            time.Time
+	received, sent    atomic.Int64
+	bytesIn, bytesOut prometheus.Counter
+	// clientID is the last request's client id, for the close line, which
+	// may be written on any goroutine.
+	clientID atomic.Pointer[string]
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
@@ -97,6 +116,9 @@ func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 		inflight: newOwedQueue(s.cfg.Limits.MaxInFlight),
 		auth:     noAuth{},
 		closed:   make(chan struct{}),
+		opened:   time.Now(),
+		bytesIn:  s.metrics.receivedBytes.WithLabelValues(listener),
+		bytesOut: s.metrics.sentBytes.WithLabelValues(listener),
 	}
 	p.setLogger(s.log.With().Uint64("conn", id).Str("listener", listener).
 		Str("client", conn.RemoteAddr().String()).Logger())
@@ -156,6 +178,7 @@ var (
 // run serves the pair until either side ends it.
 func (p *pair) run() {
 	defer p.s.pairDone(p)
+	p.logOpened()
 	if err := p.start(); err != nil {
 		p.inflight.close()
 		p.close(err)
@@ -177,6 +200,7 @@ func (p *pair) run() {
 	for owed, ok := p.inflight.pop(); ok; owed, ok = p.inflight.pop() {
 		p.s.budget.release(&p.budget, owed.charged) // never answered
 	}
+	p.s.metrics.inFlight.Sub(float64(p.owed.Load())) // owed, never delivered
 }
 
 // start secures a new client connection: TLS handshake, the auth stage,
@@ -210,18 +234,11 @@ func (p *pair) close(err error) {
 		if errors.As(err, &pe) {
 			reason = pe.reason
 		}
-		log := p.logger()
-		ev := log.Warn()
-		switch reason {
-		case reasonClientClosed, reasonDrained, reasonIdle, reasonUpstreamIdle:
-			ev = log.Debug()
-		case reasonDial:
-			if healthReported(err) { // upstreamHealth logs it, aggregated
-				ev = log.Debug()
-			}
-		}
-		ev.Str("reason", reason).AnErr("cause", err).Msg("connection closed")
+		p.logClosed(reason, err)
 		p.s.metrics.connsClosed.WithLabelValues(reason).Inc()
+		if reason == reasonUpstreamClosed || reason == reasonUpstreamIdle {
+			p.s.metrics.upstream.node(p.nodeID).disconnects.Inc()
+		}
 		p.raw.Close()
 		p.upstreamMu.Lock()
 		if p.upstream != nil {

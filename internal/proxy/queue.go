@@ -24,6 +24,9 @@ type pending struct {
 	// charged is memory budget held for the request until its response
 	// is handled (its hooks read the decoded request).
 	charged int64
+	// timing is what the request loop measured; the response loop
+	// completes it and hands it to the observers.
+	timing RequestTiming
 }
 
 // deliverFunc delivers owed, reading what the upstream sends for it (if

@@ -28,6 +28,8 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err != nil {
 			return err
 		}
+		start := time.Now()
+		p.requestStart = time.Time{} // a raw SASL token is not a request to observe
 		token, isToken, err := p.auth.token(cr, frameLen)
 		if err == nil && isToken {
 			err = p.forward(cr, &up, responses, token, &held)
@@ -38,6 +40,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if isToken {
 			continue
 		}
+		p.requestStart = start
 		h, clientID, bodyPrefix, err := p.requestHeader(cr, frameLen)
 		if err != nil {
 			return err
@@ -73,9 +76,6 @@ func (p *pair) filterStage(h protocol.RequestHeader, clientID []byte, cr *bufio.
 	handlers := p.s.requestHandlers.lookup(h.APIKey)
 	if len(handlers) == 0 {
 		return r, nil
-	}
-	if string(clientID) != p.conn.ClientID {
-		p.conn.ClientID = string(clientID)
 	}
 	var err error
 	r.frame, r.recycle, r.charge, err = p.filterRequest(h, cr, r.frameLen, &r.owed, handlers)
@@ -135,7 +135,12 @@ func (p *pair) requestHeader(cr *bufio.Reader, frameLen int) (h protocol.Request
 		}
 		return h, nil, nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 	}
-	p.s.metrics.countRequest(h.APIKey)
+	p.s.metrics.countRequest(h.APIKey, h.APIVersion)
+	if string(clientID) != p.conn.ClientID { // allocates only when it changed
+		id := string(clientID)
+		p.conn.ClientID = id
+		p.clientID.Store(&id)
+	}
 	p.activity.Add(1)
 	return h, clientID, head[protocol.FrameSizeLen+h.Len:], nil
 }
@@ -170,6 +175,7 @@ type clientRequest struct {
 // holds for r: forward releases it, or leaves what is not released yet
 // when it fails.
 func (p *pair) forward(cr *bufio.Reader, up **direction, responses *sync.WaitGroup, r clientRequest, held *int64) error {
+	p.startTiming(&r)
 	if *up == nil && r.owed.local != nil {
 		if err := discardUnread(cr, r); err != nil {
 			return err
@@ -178,6 +184,7 @@ func (p *pair) forward(cr *bufio.Reader, up **direction, responses *sync.WaitGro
 		if err := p.answerDirect(r.owed.local); err != nil {
 			return err
 		}
+		p.observeOnRequestLoop(&r.owed.timing, len(r.owed.local))
 		return r.closeAfter
 	}
 	if *up == nil {
@@ -185,6 +192,9 @@ func (p *pair) forward(cr *bufio.Reader, up **direction, responses *sync.WaitGro
 		if *up, err = p.connect(cr, responses); err != nil {
 			return err
 		}
+	}
+	if r.owed.local == nil {
+		r.owed.timing.SentUpstream = time.Now()
 	}
 	if r.expected {
 		r.owed.charged = r.charge.afterResponse
@@ -203,7 +213,41 @@ func (p *pair) forward(cr *bufio.Reader, up **direction, responses *sync.WaitGro
 		return err
 	}
 	p.releaseRequest(r, held)
-	return flushIfIdle(cr, *up)
+	if err := flushIfIdle(cr, *up); err != nil {
+		return err
+	}
+	if !r.expected {
+		p.observeOnRequestLoop(&r.owed.timing, 0)
+	}
+	return nil
+}
+
+// startTiming counts r's bytes and fills in what the request loop knows
+// of its timing, unless it is not a client request to observe (a raw SASL
+// token).
+func (p *pair) startTiming(r *clientRequest) {
+	p.received.Add(int64(r.frameLen))
+	p.bytesIn.Add(float64(r.frameLen))
+	if p.requestStart.IsZero() {
+		return
+	}
+	t := &r.owed.timing
+	t.Key, t.Version, t.CorrelationID = r.owed.key, r.owed.version, r.owed.correlationID
+	t.ClientID, t.Principal = p.conn.ClientID, p.conn.User
+	t.RequestBytes, t.Start, t.Local = r.frameLen, p.requestStart, r.owed.local != nil
+}
+
+// observeOnRequestLoop completes and hands on the timing of a request
+// that no response loop delivers: owing no response (acks=0), or answered
+// before an upstream connection exists. responseBytes is what the client
+// was sent.
+func (p *pair) observeOnRequestLoop(t *RequestTiming, responseBytes int) {
+	if t.Start.IsZero() {
+		return
+	}
+	p.requestObserved = *t
+	p.requestObserved.ResponseBytes, p.requestObserved.Done = responseBytes, time.Now()
+	p.observe(&p.requestObserved)
 }
 
 // relay writes r upstream, whole when a stage read it, else streamed from
@@ -276,7 +320,7 @@ func (p *pair) upstreamSessionExpired() error {
 // read buffer holds). expected is false for a request that gets no response
 // (Produce with acks=0). An error means kproxy must not forward the request.
 func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed pending, expected bool, err error) {
-	owed = pending{correlationID: h.CorrelationID, key: h.APIKey, version: h.APIVersion}
+	owed = pending{correlationID: h.CorrelationID, key: h.APIKey, version: h.APIVersion, timing: RequestTiming{ErrorCode: -1}}
 	if !protocol.SupportedVersion(h.APIKey, h.APIVersion) {
 		if h.APIKey != protocol.APIVersionsKey {
 			return owed, false, fail(reasonProtocol, fmt.Errorf("client request %s v%d: %w (kproxy decodes up to v%d)",
@@ -285,6 +329,7 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 		// As a broker does (KIP-511): answer in the v0 layout with the
 		// versions we do support, and the client retries within them.
 		owed.local = unsupportedAPIVersionsFrame(h.CorrelationID)
+		owed.timing.ErrorCode = protocol.ErrCodeUnsupportedVersion
 		return owed, true, nil
 	}
 	if h.APIKey == protocol.ProduceKey {
@@ -368,6 +413,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		}
 		if v.Respond != nil {
 			owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, v.Respond)
+			owed.timing.ErrorCode = topLevelErrorCode(v.Respond)
 			return frame, buf, charge, nil
 		}
 		modified = modified || v.Modified
@@ -415,6 +461,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 // responses are already owed: back-pressure instead of unbounded buffering.
 func (p *pair) owe(owed pending) error {
 	p.owed.Add(1)
+	p.s.metrics.inFlight.Inc()
 	if !p.inflight.push(owed, p.closed) {
 		return fail(reasonUpstreamClosed, errors.New("pair closed while queueing a request"))
 	}

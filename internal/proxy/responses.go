@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -27,11 +28,13 @@ func (p *pair) forwardResponses(down *direction) error {
 		if !ok {
 			break
 		}
+		p.observed = owed.timing // completed below and by relayResponse
 		var err error
 		switch {
 		case owed.deliver != nil:
 			err = owed.deliver(p, owed, down)
 		case owed.local != nil:
+			p.observed.ResponseBytes = len(owed.local)
 			if _, werr := down.w.Write(owed.local); werr != nil {
 				err = fail(reasonClientClosed, fmt.Errorf("write client: %w", werr))
 			}
@@ -43,6 +46,7 @@ func (p *pair) forwardResponses(down *direction) error {
 			return err
 		}
 		p.owed.Add(-1)
+		p.s.metrics.inFlight.Dec()
 		p.activity.Add(1)
 		// Flush before anything that may block: waiting for the next owed
 		// response, or for bytes of the next upstream frame.
@@ -50,6 +54,13 @@ func (p *pair) forwardResponses(down *direction) error {
 			if err := down.w.Flush(); err != nil {
 				return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 			}
+		}
+		if t := &p.observed; !t.Start.IsZero() { // a client request, not kproxy's own
+			t.Done = time.Now()
+			if !t.Local && t.UpstreamFirstByte.IsZero() { // a stage delivered it: no earlier time known
+				t.UpstreamFirstByte = t.Done
+			}
+			p.observe(t)
 		}
 	}
 	if err := down.w.Flush(); err != nil {
@@ -66,6 +77,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if err != nil {
 		return upstreamReadError(err)
 	}
+	p.observed.UpstreamFirstByte = time.Now() // or later, if it was read along with an earlier response
 	size, err := protocol.ParseFrameSize(prefix, int32(p.s.cfg.Limits.MaxFrameBytes))
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
@@ -81,6 +93,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if owed.onResponse != nil {
 		need = filter.Decode
 	}
+	p.observed.ResponseBytes = frameLen // a re-encoding below says otherwise
 	if need == filter.DropTopLevelTags {
 		return p.streamDroppingTags(owed, down, frameLen)
 	}
@@ -147,6 +160,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
 	}
 	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], corr, resp)
+	p.observed.ResponseBytes, p.observed.ErrorCode = len(p.encodeBuf), topLevelErrorCode(resp)
 	_, err = down.w.Write(p.encodeBuf)
 	p.releaseBuffers()
 	if err != nil {

@@ -22,6 +22,39 @@ type passthroughAuth struct {
 	// unframed counts raw tokens still expected after a v0 handshake.
 	unframed int
 	sawUser  bool
+	// steps counts the SaslAuthenticate requests of the current login.
+	steps int
+}
+
+// saslSteps is how many SaslAuthenticate round trips a login with
+// mechanism takes, for counting successful passthrough logins; 0: kproxy
+// cannot tell (GSSAPI), and counts only failures.
+func saslSteps(mechanism string) int {
+	switch mechanism {
+	case auth.Plain, "OAUTHBEARER":
+		return 1
+	case auth.ScramSHA256, auth.ScramSHA512:
+		return 2
+	}
+	return 0
+}
+
+// countUpstreamVerdict returns a response hook that counts the upstream's
+// answer to step of a passthrough login with mechanism: a failure, or a
+// success once its last step is answered without error.
+func (a *passthroughAuth) countUpstreamVerdict(mechanism string, step int) func(kmsg.Response) error {
+	m := a.p.s.metrics
+	return func(resp kmsg.Response) error {
+		ar, ok := resp.(*kmsg.SASLAuthenticateResponse)
+		switch {
+		case !ok:
+		case ar.ErrorCode != 0:
+			m.countSASL(mechanism, saslFailure)
+		case step == saslSteps(mechanism):
+			m.countSASL(mechanism, saslSuccess)
+		}
+		return nil
+	}
 }
 
 func (*passthroughAuth) frameLimit(configured int32) int32 { return configured }
@@ -78,7 +111,7 @@ func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, r cl
 	r.frame = frame
 	switch req := req.(type) {
 	case *kmsg.SASLHandshakeRequest:
-		a.mechanism = req.Mechanism
+		a.mechanism, a.steps = req.Mechanism, 0
 		if h.APIVersion == 0 {
 			// Raw tokens follow; their count depends on the mechanism.
 			switch req.Mechanism {
@@ -98,8 +131,12 @@ func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, r cl
 					Version: req.Version, ErrorCode: protocol.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
 				})
 				r.closeAfter = err
+				a.p.s.metrics.countSASL(a.mechanism, saslFailure)
+				return r, nil
 			}
 		}
+		a.steps++
+		r.owed.onResponse = a.countUpstreamVerdict(a.mechanism, a.steps)
 	}
 	return r, nil
 }

@@ -48,6 +48,7 @@ func (t *terminateAuth) token(cr *bufio.Reader, frameLen int) (clientRequest, bo
 	out, done, err := t.authn.Unframed(token[protocol.FrameSizeLen:])
 	if err != nil {
 		// A v0 client cannot be told why: close, as a broker does.
+		t.p.s.metrics.countSASL(t.authn.Mechanism(), saslFailure)
 		return clientRequest{}, true, fail(reasonAuth, fmt.Errorf("SASL (v0 handshake): %w", err))
 	}
 	if done {
@@ -91,12 +92,14 @@ func (t *terminateAuth) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, r
 	case *kmsg.SASLHandshakeRequest:
 		hs := t.authn.Handshake(req)
 		if hs.ErrorCode != 0 {
+			t.p.s.metrics.countSASL(req.Mechanism, saslFailure)
 			failure = fmt.Errorf("SaslHandshake for mechanism %q refused with error %d", req.Mechanism, hs.ErrorCode)
 		}
 		resp = hs
 	case *kmsg.SASLAuthenticateRequest:
 		ar, done, err := t.authn.Authenticate(req)
 		if err != nil {
+			t.p.s.metrics.countSASL(t.authn.Mechanism(), saslFailure)
 			failure = err
 		} else if done {
 			t.loggedIn()
@@ -170,6 +173,7 @@ func (t *terminateAuth) upstreamConnected(ctx context.Context, conn net.Conn) er
 func (t *terminateAuth) loggedIn() {
 	p := t.p
 	t.done.Store(true)
+	p.s.metrics.countSASL(t.authn.Mechanism(), saslSuccess)
 	if p.conn.User != t.authn.User() {
 		p.conn.User = t.authn.User()
 		p.setLogger(p.logger().With().Str("user", p.conn.User).Logger())

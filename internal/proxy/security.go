@@ -78,6 +78,7 @@ func (p *pair) handshakeTLS(cfg *tls.Config, principalFrom string) error {
 	tc := tls.Server(p.client, cfg)
 	tc.SetDeadline(time.Now().Add(p.s.cfg.Limits.HandshakeTimeout))
 	if err := tc.Handshake(); err != nil {
+		p.s.metrics.tlsFailures.WithLabelValues("client").Inc()
 		return fail(reasonTLS, fmt.Errorf("TLS handshake: %w", err))
 	}
 	tc.SetDeadline(time.Time{})
@@ -132,6 +133,7 @@ func (s *Server) secureUpstream(conn net.Conn, addr string, deadline time.Time) 
 		tlsConn := tls.Client(conn, tc)
 		tlsConn.SetDeadline(deadline)
 		if err := tlsConn.Handshake(); err != nil {
+			s.metrics.tlsFailures.WithLabelValues("upstream").Inc()
 			return nil, fmt.Errorf("upstream TLS handshake with %s: %w", addr, err)
 		}
 		tlsConn.SetDeadline(time.Time{})

@@ -22,10 +22,21 @@ import (
 // Server is one kproxy instance: a bootstrap listener, one listener per
 // upstream node, and the connection pairs they accept.
 type Server struct {
-	cfg     *config.Config
-	log     zerolog.Logger
-	metrics *Metrics
-	routes  *routes
+	cfg        *config.Config
+	log        zerolog.Logger
+	metrics    *Metrics
+	registerer prometheus.Registerer
+	// observers see every request once its response is delivered; the
+	// first is kproxy's own metrics (observe.go).
+	observers []RequestObserver
+	// brokerErrors is each node's last upstream dial error, for /brokers.
+	brokerErrors brokerErrors
+	// runningConfig is what /config serves (WithRunningConfig).
+	runningConfig func() *config.Config
+	// closeLogs rate-limits the warnings of pairs closed for the same
+	// reason (log.sample).
+	closeLogs sampledLog
+	routes    *routes
 	// health bounds how often kproxy dials an unreachable upstream, and
 	// closes the listener of a node while its upstream is down.
 	health *upstreamHealth
@@ -72,22 +83,26 @@ type Server struct {
 // registered with reg. Nothing listens until Start.
 func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts ...Option) *Server {
 	s := &Server{
-		cfg:     cfg,
-		log:     log,
-		metrics: NewMetrics(reg),
+		cfg:        cfg,
+		log:        log,
+		metrics:    NewMetrics(reg, MetricsSettings{PrincipalLimit: cfg.Metrics.PrincipalLimit}),
+		registerer: reg,
 		// registered whether or not listeners.sni is set, so the metric
 		// set does not depend on the configuration
 		sniRefused: newSNIRefused(reg),
 		pairs:      map[*pair]struct{}{},
 		perIP:      map[netip.Addr]int{},
+		closeLogs:  newSampledLog(cfg.Log.Sample),
 	}
+	s.runningConfig = func() *config.Config { return cfg }
+	s.observers = []RequestObserver{s.metrics.requests, &requestLog{log}}
 	s.proxyHeaders = newProxyHeaders(cfg)
 	s.budget = newMemoryBudget(cfg.Limits.MaxBufferedBytes, s.metrics.bufferedBytes, s.metrics.bufferedLimit)
 	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
 	s.health = newUpstreamHealth(healthSettings{
 		backoff:    cfg.Upstream.ReconnectBackoff,
 		maxBackoff: cfg.Upstream.ReconnectBackoffMax,
-		logEvery:   downLogInterval,
+		logEvery:   cfg.Log.Sample,
 		probe:      s.probeUpstream,
 		changed:    s.upstreamChanged,
 	}, log, s.metrics)
@@ -275,7 +290,11 @@ func (s *Server) newPair(conn net.Conn, nodeID int32, listener string) *pair {
 		return nil
 	}
 	if reason := s.overLimit(conn); reason != "" {
-		s.log.Warn().Str("client", conn.RemoteAddr().String()).Str("listener", listener).Msg(reason)
+		ev := s.log.Debug()
+		if ok, suppressed := s.closeLogs.allow(reasonLimit, time.Now()); ok {
+			ev = s.log.Warn().Int("similar_suppressed", suppressed)
+		}
+		ev.Str("client", conn.RemoteAddr().String()).Str("listener", listener).Msg(reason)
 		s.metrics.connsClosed.WithLabelValues(reasonLimit).Inc()
 		conn.Close()
 		return nil

@@ -65,7 +65,13 @@ func (s *Server) dialTracked(ctx context.Context, addr string, nodeID int32) (ne
 	if err := s.health.admit(addr); err != nil {
 		return nil, err
 	}
+	node := s.metrics.upstream.node(nodeID)
+	node.dials.Inc()
 	conn, err := s.dialOne(ctx, addr)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		node.failures.Inc()
+	}
+	s.brokerErrors.record(nodeID, err)
 	if err = s.health.record(addr, nodeID, err); err != nil {
 		return nil, err
 	}

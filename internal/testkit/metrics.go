@@ -79,3 +79,64 @@ func ScrapeMetric(t testing.TB, admin, name string) float64 {
 	t.Fatalf("/metrics has no %s", name)
 	return 0
 }
+
+// HistogramValue is the sample count and sum of the histogram name in g,
+// summed over the series whose labels include every name, value pair in
+// labels (as for MetricValue).
+func HistogramValue(t testing.TB, g prometheus.Gatherer, name string, labels ...string) (count uint64, sum float64) {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatalf("gather metrics: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if hasLabels(m, labels) {
+				count += m.GetHistogram().GetSampleCount()
+				sum += m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return count, sum
+}
+
+// LabelValues lists the values label takes in the series of name in g.
+func LabelValues(t testing.TB, g prometheus.Gatherer, name, label string) map[string]bool {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatalf("gather metrics: %v", err)
+	}
+	out := map[string]bool{}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label {
+					out[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// HTTPGet fetches url and returns the status code and body.
+func HTTPGet(t testing.TB, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode, string(body)
+}

@@ -101,6 +101,12 @@ func TestProduceSplitsDeniedTopic(t *testing.T) {
 	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "result", "denied"); n < 2 {
 		t.Errorf("denied decisions metric %v, want >= 2", n)
 	}
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_rule_decisions_total", "decision", "denied", "operation", "Write", "rule", "default"); n < 2 {
+		t.Errorf("denied Write decisions by the default rule %v, want >= 2", n)
+	}
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_rule_decisions_total", "decision", "allowed", "rule", "describe-all"); n < 1 {
+		t.Errorf("decisions allowed by rule describe-all %v, want > 0", n)
+	}
 }
 
 const groupPolicy = `
@@ -145,6 +151,19 @@ func TestConsumerInDeniedGroup(t *testing.T) {
 	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
 	if code := raw.MustRoundTrip(t, join).(*kmsg.JoinGroupResponse).ErrorCode; code != kerr.GroupAuthorizationFailed.Code {
 		t.Errorf("JoinGroup denied-group: code %d", code)
+	}
+	// The response is observed just after it is written: allow a moment.
+	denials := func() float64 {
+		return testkit.MetricValue(t, e.proxy.Registry, "kproxy_response_errors_total", "api", "JoinGroup", "error", "GROUP_AUTHORIZATION_FAILED")
+	}
+	for deadline := time.Now().Add(5 * time.Second); denials() < 1 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := denials(); n < 1 {
+		t.Errorf("kproxy_response_errors_total{api=JoinGroup,error=GROUP_AUTHORIZATION_FAILED} = %v after a denied JoinGroup, want > 0", n)
+	}
+	if n := testkit.MetricValue(t, e.proxy.Registry, "kproxy_responses_total", "api", "JoinGroup", "source", "local"); n < 1 {
+		t.Errorf("kproxy_responses_total{api=JoinGroup,source=local} = %v, want the denial counted as kproxy's answer", n)
 	}
 
 	allowed := e.client("consumer", kgo.ConsumerGroup("allowed-group"), kgo.ConsumeTopics("t"),

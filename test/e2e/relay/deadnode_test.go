@@ -89,6 +89,14 @@ log: {level: info, format: json}
 	if dialErrors < 2 || dialErrors > 7 {
 		t.Errorf("%.0f failed upstream dials to the stopped node in %s, want its backoff rate (2..7)", dialErrors, stormFor)
 	}
+	_, metrics := testkit.HTTPGet(t, "http://"+kp.Admin+"/metrics")
+	if want := fmt.Sprintf("kproxy_upstream_dial_failures_total{node_id=\"%d\"}", stopped); !strings.Contains(metrics, want) {
+		t.Errorf("/metrics has no %s", want)
+	}
+	_, brokers := testkit.HTTPGet(t, "http://"+kp.Admin+"/brokers")
+	if !strings.Contains(brokers, `"last_error": "dial upstream`) {
+		t.Errorf("/brokers names no last error for the stopped node:\n%s", brokers)
+	}
 	if accepted > 3 || refused == 0 {
 		t.Errorf("%d connections accepted, %d refused: want the stopped node's port to refuse them, as a dead broker's does",
 			accepted, refused)

@@ -124,6 +124,9 @@ func TestHandshakeDeadline(t *testing.T) {
 	if !waitFor(5*time.Second, func() bool { return closedTotal(t, px.Registry, "tls_failed") >= tlsFailed+1 }) {
 		t.Errorf("tls_failed closes: %v, want at least %v", closedTotal(t, px.Registry, "tls_failed"), tlsFailed+1)
 	}
+	if n := testkit.MetricValue(t, px.Registry, "kproxy_tls_handshake_failures_total", "side", "client"); n < 1 {
+		t.Errorf("kproxy_tls_handshake_failures_total{side=client} = %v after a stalled handshake, want > 0", n)
+	}
 	if !waitFor(5*time.Second, func() bool { return closedTotal(t, px.Registry, "sasl_failed") >= saslFailed+4 }) {
 		t.Errorf("sasl_failed closes: %v, want at least %v", closedTotal(t, px.Registry, "sasl_failed"), saslFailed+4)
 	}

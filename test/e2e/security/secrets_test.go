@@ -145,7 +145,7 @@ func scrape(t *testing.T, ev *evidence, srv *proxy.Server, reg *prometheus.Regis
 	t.Helper()
 	hs := httptest.NewServer(srv.AdminHandler(reg))
 	defer hs.Close()
-	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
+	for _, path := range []string{"/metrics", "/healthz", "/readyz", "/config", "/brokers"} {
 		resp, err := http.Get(hs.URL + path)
 		if err != nil {
 			t.Fatal(err)

@@ -122,6 +122,16 @@ func TestTLSAndSCRAMBothWays(t *testing.T) {
 	if err := roundTrip(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(alice)); err != nil {
 		t.Fatal(err)
 	}
+	expectSASLCounted(t, px, "SCRAM-SHA-512", "success")
+}
+
+// expectSASLCounted checks kproxy_sasl_authentications_total counted at
+// least one login with mechanism and result.
+func expectSASLCounted(t *testing.T, px *testkit.Proxy, mechanism, result string) {
+	t.Helper()
+	if n := testkit.MetricValue(t, px.Registry, "kproxy_sasl_authentications_total", "mechanism", mechanism, "result", result); n < 1 {
+		t.Errorf("kproxy_sasl_authentications_total{mechanism=%q,result=%q} = %v, want > 0", mechanism, result, n)
+	}
 }
 
 func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
@@ -140,6 +150,7 @@ func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
 	if !errors.Is(err, kerr.SaslAuthenticationFailed) {
 		t.Fatalf("wrong password: got %v, want SASL_AUTHENTICATION_FAILED", err)
 	}
+	expectSASLCounted(t, px, "SCRAM-SHA-512", "failure")
 }
 
 // In passthrough mode the client's own SCRAM exchange reaches the upstream.
@@ -151,4 +162,5 @@ func TestSASLPassthrough(t *testing.T) {
 	if err := roundTrip(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(svc)); err != nil {
 		t.Fatal(err)
 	}
+	expectSASLCounted(t, px, "SCRAM-SHA-256", "success") // the upstream's verdict, watched
 }
