@@ -117,6 +117,11 @@ func rateBy(by, counter string, matchers ...string) string {
 	return fmt.Sprintf("sum by (%s) (rate(%s[%s]))", by, sel(counter, matchers...), rate)
 }
 
+// sumRate is the per-second rate of counter summed over everything.
+func sumRate(counter string) string {
+	return fmt.Sprintf("sum(rate(%s[%s]))", sel(counter), rate)
+}
+
 // quantile is a latency quantile of histogram by API.
 func quantile(phi, histogram string) string {
 	return fmt.Sprintf("histogram_quantile(%s, sum by (le, api) (rate(%s[%s])))", phi, sel(histogram+"_bucket"), rate)
@@ -128,7 +133,7 @@ func rows() []row {
 			single("Ready", "Instances whose listeners are bound and that fetched upstream metadata (kproxy_ready), of those scraped.", "none",
 				q("sum("+sel("kproxy_ready")+")", "ready")),
 			single("Requests/s", "Requests received from clients, all APIs.", "reqps",
-				q("sum(rate("+sel("kproxy_requests_total")+"["+rate+"]))", "requests")),
+				q(sumRate("kproxy_requests_total"), "requests")),
 			single("Active connections", "Client connections open now.", "none",
 				q("sum("+sel("kproxy_connections_active")+")", "connections")),
 			single("Upstreams down", "Upstream addresses (brokers, bootstrap servers) kproxy currently cannot reach.", "none",
@@ -138,22 +143,24 @@ func rows() []row {
 			graph("Requests by API", "Requests received from clients per second, by Kafka API.", "reqps",
 				q(rateBy("api", "kproxy_requests_total"), "{{api}}")),
 			graph("Bytes by listener", "Bytes read from and written to clients per second, by listener.", "Bps",
-				q(rateBy("listener", "kproxy_client_bytes_received_total"), "{{listener}} in"),
-				q(rateBy("listener", "kproxy_client_bytes_sent_total"), "{{listener}} out")),
+				q(rateBy("listener", "kproxy_received_bytes_total"), "{{listener}} in"),
+				q(rateBy("listener", "kproxy_sent_bytes_total"), "{{listener}} out")),
 			graph("In-flight requests", "Requests received and not yet answered.", "none",
 				q("sum("+sel("kproxy_requests_in_flight")+")", "in flight")),
 		}},
 		{"Latency: brokers or kproxy?", []panel{
 			graph("Upstream round trip p99", "99th percentile of the time from writing a request upstream to its response's first bytes, by API: time spent in the brokers and the network to them.", "s",
-				q(quantile("0.99", "kproxy_request_upstream_seconds"), "{{api}}")),
+				q(quantile("0.99", "kproxy_request_upstream_duration_seconds"), "{{api}}")),
 			graph("Inside kproxy p99", "99th percentile of the time a request and its response spent inside kproxy (read, decode, filters, encode, queueing), by API: what kproxy adds.", "s",
-				q(quantile("0.99", "kproxy_request_proxy_seconds"), "{{api}}")),
-			graph("Share of latency inside kproxy", "Of the total time requests took, the part spent inside kproxy (the rest is the upstream round trip).", "percentunit",
-				q("sum(rate("+sel("kproxy_request_proxy_seconds_sum")+"["+rate+"])) / (sum(rate("+sel("kproxy_request_proxy_seconds_sum")+"["+rate+"])) + sum(rate("+sel("kproxy_request_upstream_seconds_sum")+"["+rate+"])))", "inside kproxy")),
+				q(quantile("0.99", "kproxy_request_proxy_duration_seconds"), "{{api}}")),
+			graph("Share of latency inside kproxy", "Of the total time requests took (size prefix read to response written), the part spent inside kproxy; the rest is the upstream round trip.", "percentunit",
+				q(sumRate("kproxy_request_proxy_duration_seconds_sum")+" / "+sumRate("kproxy_request_duration_seconds_sum"), "inside kproxy")),
 		}},
 		{"Errors", []panel{
-			graph("Responses with an error, by code", "Responses whose top-level error code is not 0 (NONE), per second, by API and Kafka error code.", "reqps",
-				q(rateBy("api, error_code", "kproxy_responses_total", `error_code!="0"`), "{{api}} {{error_code}}")),
+			graph("Responses with an error, by code", "Responses kproxy decoded whose top-level error code is not NONE, per second, by API and Kafka error (policy denials are *_AUTHORIZATION_FAILED).", "reqps",
+				q(rateBy("api, error", "kproxy_response_errors_total"), "{{api}} {{error}}")),
+			graph("Responses by source", "Responses delivered to clients per second: from the brokers (upstream) or answered by kproxy itself (local: policy denials, SASL, ApiVersions before authentication).", "reqps",
+				q(rateBy("source", "kproxy_responses_total"), "{{source}}")),
 			graph("Connections closed, by reason", "Connection pairs closed per second, by reason (client_closed is normal; upstream_unreachable, protocol_error, tls_failed, sasl_failed, connection_limit are not).", "cps",
 				q(rateBy("reason", "kproxy_connections_closed_total"), "{{reason}}")),
 		}},
@@ -168,17 +175,17 @@ func rows() []row {
 		}},
 		{"Policy and reloads", []panel{
 			graph("Policy denials", "Requests (or parts of them) the policy denied per second, by operation and rule.", "reqps",
-				q(rateBy("operation, rule", "kproxy_policy_decisions_total", `decision="denied"`), "{{operation}} {{rule}}")),
+				q(rateBy("operation, rule", "kproxy_policy_rule_decisions_total", `decision="denied"`), "{{operation}} {{rule}}")),
 			graph("Configuration reloads", "Configuration reloads in the window, by result; a failure keeps the running configuration.", "none",
 				q(fmt.Sprintf("sum by (result) (increase(%s[%s]))", sel("kproxy_config_reloads_total"), rate), "{{result}}")),
 		}},
 		{"Upstream health per broker", []panel{
-			graph("Upstream dials by broker", "Connections kproxy opened to each broker (node id; -1 is the bootstrap servers) per second.", "cps",
-				q(rateBy("node", "kproxy_upstream_dials_total"), "node {{node}}")),
+			graph("Upstream dials by broker", "Connections kproxy opened to each broker (node_id; bootstrap is the bootstrap servers) per second.", "cps",
+				q(rateBy("node_id", "kproxy_upstream_dials_total"), "node {{node_id}}")),
 			graph("Upstream dial failures by broker", "Failed connection attempts to each broker per second.", "cps",
-				q(rateBy("node", "kproxy_upstream_dial_failures_total"), "node {{node}}")),
-			graph("Upstream disconnects by broker", "Upstream connections each broker closed per second.", "cps",
-				q(rateBy("node", "kproxy_upstream_disconnects_total"), "node {{node}}")),
+				q(rateBy("node_id", "kproxy_upstream_dial_failures_total"), "node {{node_id}}")),
+			graph("Upstream disconnects by broker", "Connection pairs ended per second because the broker closed its side.", "cps",
+				q(rateBy("node_id", "kproxy_upstream_disconnects_total"), "node {{node_id}}")),
 		}},
 	}
 }
