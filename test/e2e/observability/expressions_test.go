@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,7 +141,7 @@ func alertRules(t testing.TB) []alertRule {
 	return out
 }
 
-// alertRule returns the rule named alert, failing the test if the file
+// ruleNamed returns the rule named alert, failing the test if the file
 // has none.
 func ruleNamed(t testing.TB, rules []alertRule, alert string) alertRule {
 	t.Helper()
@@ -156,14 +157,14 @@ func ruleNamed(t testing.TB, rules []alertRule, alert string) alertRule {
 // selectorToken is an identifier, with the label matchers that follow it.
 var selectorToken = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})?`)
 
-// selectors returns the series selectors of a PromQL expression: each
-// metric name with its label matchers. An identifier is a metric name if
-// label matchers follow it or it is one of kproxy's (kproxy_*); function
-// names, grouping labels and durations are neither.
+// selectors returns the distinct series selectors of a PromQL expression:
+// each metric name with its label matchers. An identifier is a metric name
+// if label matchers follow it or it is one of kproxy's (kproxy_*);
+// function names, keywords, grouping labels and durations are neither.
 func selectors(expr string) []string {
 	var out []string
 	for _, m := range selectorToken.FindAllStringSubmatch(expr, -1) {
-		if m[1] != "" || strings.HasPrefix(m[0], "kproxy_") {
+		if (m[1] != "" || strings.HasPrefix(m[0], "kproxy_")) && !slices.Contains(out, m[0]) {
 			out = append(out, m[0])
 		}
 	}
@@ -172,7 +173,7 @@ func selectors(expr string) []string {
 
 // TestSelectors: the selector extraction the rules check relies on.
 func TestSelectors(t *testing.T) {
-	got := selectors(`sum by (job, le) (rate(kproxy_a_bucket[5m])) / (kproxy_b{x="1", y=~"a.*"} > 0) or up{job=~"kproxy.*"} == 0`)
+	got := selectors(`sum by (job, le) (rate(kproxy_a_bucket[5m])) / (kproxy_b{x="1", y=~"a.*"} > 0) or up{job=~"kproxy.*"} == 0 unless kproxy_b{x="1", y=~"a.*"} offset 5m`)
 	want := []string{"kproxy_a_bucket", `kproxy_b{x="1", y=~"a.*"}`, `up{job=~"kproxy.*"}`}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("selectors = %q, want %q", got, want)
