@@ -93,7 +93,7 @@ func graph(title, description, unit string, queries ...query) panel {
 func single(title, description, unit string, qu query) panel {
 	return func(ds common.DataSourceRef, id uint32) cog.Builder[dashboard.Panel] {
 		return stat.NewPanelBuilder().Id(id).Title(title).Description(description).Unit(unit).
-			Datasource(ds).Height(4).Span(6).WithTarget(target(ds, 0, qu))
+			Datasource(ds).Height(4).Span(4).WithTarget(target(ds, 0, qu))
 	}
 }
 
@@ -138,6 +138,10 @@ func rows() []row {
 				q("sum("+sel("kproxy_connections_active")+")", "connections")),
 			single("Upstreams down", "Upstream addresses (brokers, bootstrap servers) kproxy currently cannot reach.", "none",
 				q("sum("+sel("kproxy_upstreams_down")+")", "down")),
+			single("Versions", "Instances by the kproxy version they run: more than one during a rolling upgrade.", "none",
+				q("count by (version) ("+sel("kproxy_build_info")+")", "{{version}}")),
+			single("Configurations", "Distinct configurations in force (by hash) across instances: more than one while a change rolls out, or when replicas diverge.", "none",
+				q("count(count by (hash) ("+sel("kproxy_config_info")+"))", "configurations")),
 		}},
 		{"Traffic", []panel{
 			graph("Requests by API", "Requests received from clients per second, by Kafka API.", "reqps",

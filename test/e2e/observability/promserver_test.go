@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,6 +56,27 @@ scrape_configs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The port is chosen free and then handed to Prometheus, so another
+	// process may take it in between: try again on a fresh one then.
+	for attempt := 1; ; attempt++ {
+		p, inUse := runPrometheus(t, bin, cfgPath, filepath.Join(dir, fmt.Sprint(attempt)))
+		if !inUse {
+			return p
+		}
+		if attempt == 3 {
+			t.Fatal("prometheus found its port taken three times")
+		}
+	}
+}
+
+// runPrometheus starts Prometheus with its data and log in dir on a free
+// loopback port and returns once it answers /-/ready, or says the port
+// was taken before Prometheus bound it.
+func runPrometheus(t testing.TB, bin, cfgPath, dir string) (p *promServer, portTaken bool) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	addr := freeLoopbackAddr(t)
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
@@ -67,8 +89,9 @@ scrape_configs:
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start prometheus: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); logFile.Close() }()
+	exited := make(chan struct{})
+	var exitErr error
+	go func() { exitErr = cmd.Wait(); logFile.Close(); close(exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		<-exited
@@ -78,18 +101,21 @@ scrape_configs:
 			}
 		}
 	})
-	p := &promServer{t: t, base: "http://" + addr}
+	p = &promServer{t: t, base: "http://" + addr}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		select {
-		case err := <-exited:
+		case <-exited:
 			b, _ := os.ReadFile(logPath)
-			t.Fatalf("prometheus exited: %v\n%s", err, b)
+			if strings.Contains(string(b), "address already in use") {
+				return nil, true
+			}
+			t.Fatalf("prometheus exited: %v\n%s", exitErr, b)
 		default:
 		}
 		if resp, err := http.Get(p.base + "/-/ready"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return p
+				return p, false
 			}
 		}
 		if time.Now().After(deadline) {
