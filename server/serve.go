@@ -61,7 +61,12 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 		return err
 	}
 	defer pol.close()
-	srv := proxy.New(cfg, log, reg, append(pol.options(), proxy.WithFilters(opts.Filters...))...)
+	tracer, err := startTracing(cfg.Tracing, reg, log)
+	if err != nil {
+		return err
+	}
+	defer tracer.stop()
+	srv := proxy.New(cfg, log, reg, append(append(pol.options(), tracer.options()...), proxy.WithFilters(opts.Filters...))...)
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()

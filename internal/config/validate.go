@@ -81,6 +81,7 @@ func (c *Config) validate(sources map[string]string) error {
 	}
 
 	l.ProxyProtocol.validate(bad)
+	c.Tracing.validate(bad)
 
 	if c.Admin.Listen != "" {
 		if _, _, err := splitHostPort(c.Admin.Listen); err != nil {

@@ -79,6 +79,14 @@ type pair struct {
 
 	decodeBuf []byte // response loop only
 	encodeBuf []byte // response loop only
+
+	// observedClientID is the last client id seen (request loop only);
+	// timing is handed to the request observers and responseBytes is the
+	// size of the response just relayed (response loop only, or the
+	// request loop before the response loop starts). See observe.go.
+	observedClientID string
+	timing           RequestTiming
+	responseBytes    int
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {

@@ -24,6 +24,8 @@ type pending struct {
 	// charged is memory budget held for the request until its response
 	// is handled (its hooks read the decoded request).
 	charged int64
+	// obs is what observers are told about the request (observe.go).
+	obs observed
 }
 
 // deliverFunc delivers owed, reading what the upstream sends for it (if

@@ -28,6 +28,10 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err != nil {
 			return err
 		}
+		var start time.Time
+		if len(p.s.observers) > 0 {
+			start = time.Now()
+		}
 		token, isToken, err := p.auth.token(cr, frameLen)
 		if err == nil && isToken {
 			err = p.forward(cr, &up, responses, token, &held)
@@ -46,6 +50,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err != nil {
 			return err
 		}
+		p.observeRequest(&owed, start, h, clientID, bodyPrefix, frameLen)
 		r, err := p.auth.request(h, cr, clientRequest{frameLen: frameLen, owed: owed, expected: expected})
 		if err != nil {
 			return err
@@ -178,6 +183,7 @@ func (p *pair) forward(cr *bufio.Reader, up **direction, responses *sync.WaitGro
 		if err := p.answerDirect(r.owed.local); err != nil {
 			return err
 		}
+		p.deliverObserved(r.owed, len(r.owed.local), time.Time{}, true)
 		return r.closeAfter
 	}
 	if *up == nil {
@@ -187,6 +193,9 @@ func (p *pair) forward(cr *bufio.Reader, up **direction, responses *sync.WaitGro
 		}
 	}
 	if r.expected {
+		if !r.owed.obs.start.IsZero() && r.owed.local == nil {
+			r.owed.obs.sent = time.Now() // queued just before it is written
+		}
 		r.owed.charged = r.charge.afterResponse
 		if r.closeAfter != nil {
 			r.owed.deliver = closeAfterAnswer(r.closeAfter)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -28,6 +29,8 @@ func (p *pair) forwardResponses(down *direction) error {
 			break
 		}
 		var err error
+		var firstByte time.Time
+		p.responseBytes = 0
 		switch {
 		case owed.deliver != nil:
 			err = owed.deliver(p, owed, down)
@@ -35,7 +38,11 @@ func (p *pair) forwardResponses(down *direction) error {
 			if _, werr := down.w.Write(owed.local); werr != nil {
 				err = fail(reasonClientClosed, fmt.Errorf("write client: %w", werr))
 			}
+			p.responseBytes = len(owed.local)
 		default:
+			if !owed.obs.start.IsZero() {
+				firstByte = time.Now()
+			}
 			err = p.relayResponse(owed, down)
 		}
 		p.s.budget.release(&p.budget, owed.charged) // its hooks have run
@@ -44,6 +51,9 @@ func (p *pair) forwardResponses(down *direction) error {
 		}
 		p.owed.Add(-1)
 		p.activity.Add(1)
+		if !owed.obs.start.IsZero() {
+			p.deliverObserved(owed, p.responseBytes, firstByte, owed.local != nil || owed.deliver != nil)
+		}
 		// Flush before anything that may block: waiting for the next owed
 		// response, or for bytes of the next upstream frame.
 		if p.inflight.len() == 0 || down.r.Buffered() < protocol.FrameSizeLen {
@@ -76,6 +86,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 			corr, owed.correlationID, protocol.APIName(owed.key), owed.version))
 	}
 	frameLen := protocol.FrameSizeLen + int(size)
+	p.responseBytes = frameLen
 
 	need := p.s.responseNeed(owed.key, owed.version)
 	if owed.onResponse != nil {

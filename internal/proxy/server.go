@@ -44,6 +44,10 @@ type Server struct {
 	budget      *memoryBudget
 	// proxyHeaders reads load balancers' PROXY headers (listeners.proxy_protocol).
 	proxyHeaders *proxyHeaders
+	// observers see every request's timing; sampler is the first of them
+	// that also samples requests (observe.go).
+	observers []RequestObserver
+	sampler   RequestSampler
 
 	sec       security
 	bootstrap net.Listener
