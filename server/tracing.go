@@ -33,12 +33,13 @@ func startTracing(cfg config.Tracing, reg prometheus.Registerer, log zerolog.Log
 	return &requestTracing{tracer: tracer, log: log}, nil
 }
 
-// options is what the proxy needs to trace requests.
+// options is what the proxy needs to trace requests: the observer, and
+// the filter that learns topic names from Metadata responses.
 func (t *requestTracing) options() []proxy.Option {
 	if t == nil {
 		return nil
 	}
-	return []proxy.Option{proxy.WithRequestObservers(t.tracer)}
+	return []proxy.Option{proxy.WithRequestObservers(t.tracer), proxy.WithFilters(t.tracer)}
 }
 
 // stop flushes the spans still queued, after the proxy stopped.

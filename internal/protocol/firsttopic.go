@@ -1,14 +1,11 @@
 package protocol
 
-// FirstTopic returns the name of the first topic a Produce or Fetch
-// request names, read from bodyPrefix (the start of its body, the bytes
-// after the request header, as much as is at hand) without decoding it.
-// It is "" for other keys, for versions that name topics by id (13+), and
-// when bodyPrefix ends before the name. The result aliases bodyPrefix.
-func FirstTopic(key, version int16, bodyPrefix []byte) string {
-	if version >= 13 {
-		return ""
-	}
+// FirstTopic returns the first topic a Produce or Fetch request names,
+// read from bodyPrefix (the start of its body, the bytes after the request
+// header, as much as is at hand) without decoding it: its name up to
+// version 12, its topic id from 13 on. Both are zero for other keys and
+// when bodyPrefix ends before the topic. name aliases bodyPrefix.
+func FirstTopic(key, version int16, bodyPrefix []byte) (name string, id [16]byte) {
 	flexible := IsFlexible(key, version)
 	r := summaryReader{src: bodyPrefix}
 	switch key {
@@ -19,7 +16,9 @@ func FirstTopic(key, version int16, bodyPrefix []byte) string {
 		r.int16() // acks
 		r.int32() // timeout_ms
 	case FetchKey:
-		r.int32() // replica_id (v0-14: in the body)
+		if version < 15 {
+			r.int32() // replica_id (a tagged field from v15)
+		}
 		r.int32() // max_wait_ms
 		r.int32() // min_bytes
 		if version >= 3 {
@@ -33,14 +32,21 @@ func FirstTopic(key, version int16, bodyPrefix []byte) string {
 			r.int32() // session_epoch
 		}
 	default:
-		return ""
+		return "", id
 	}
 	if n := r.arrayLen(flexible); n <= 0 {
-		return ""
+		return "", id
 	}
-	name := r.string(flexible)
+	if version >= 13 {
+		sp := r.span(16)
+		if !r.bad {
+			copy(id[:], bodyPrefix[sp.off:sp.off+16])
+		}
+		return "", id
+	}
+	sp := r.string(flexible)
 	if r.bad {
-		return ""
+		return "", id
 	}
-	return unsafeString(bodyPrefix, name)
+	return unsafeString(bodyPrefix, sp), id
 }

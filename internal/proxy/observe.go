@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/kproxy/kproxy/internal/protocol"
@@ -24,10 +25,11 @@ type RequestTiming struct {
 	ErrorCode           int16     // the response's top-level error code when kproxy decoded it, else -1
 	Local               bool      // kproxy answered the request itself
 	// Sampled is set when a RequestSampler observer chose the request at
-	// its header; Topic is then the first topic it names ("" when it names
-	// none by name, or it was not sampled).
+	// its header. Topic or TopicID is then the first topic a Produce or
+	// Fetch request names: its name up to v12, its id from v13 on.
 	Sampled bool
 	Topic   string
+	TopicID [16]byte
 }
 
 // RequestObserver sees every request once its response is delivered. It
@@ -65,6 +67,7 @@ type observed struct {
 	clientID, principal string
 	sampled             bool
 	topic               string
+	topicID             [16]byte
 }
 
 // observeRequest records the request with header h (frameLen bytes, body
@@ -81,9 +84,8 @@ func (p *pair) observeRequest(owed *pending, start time.Time, h protocol.Request
 	owed.obs = observed{start: start, requestBytes: frameLen, clientID: p.observedClientID, principal: p.conn.User}
 	if p.s.sampler != nil && p.s.sampler.SampleRequest(h.APIKey, h.APIVersion) {
 		owed.obs.sampled = true
-		if topic := protocol.FirstTopic(h.APIKey, h.APIVersion, bodyPrefix); topic != "" {
-			owed.obs.topic = string([]byte(topic)) // a copy: topic aliases the read buffer
-		}
+		topic, id := protocol.FirstTopic(h.APIKey, h.APIVersion, bodyPrefix)
+		owed.obs.topic, owed.obs.topicID = strings.Clone(topic), id // topic aliases the read buffer
 	}
 }
 
@@ -101,7 +103,7 @@ func (p *pair) deliverObserved(owed pending, responseBytes int, firstByte time.T
 		NodeID: p.nodeID, Listener: p.listener, ClientID: owed.obs.clientID, Principal: owed.obs.principal,
 		Client: p.conn.Client, RequestBytes: owed.obs.requestBytes, ResponseBytes: responseBytes,
 		Start: owed.obs.start, Done: time.Now(), ErrorCode: -1, Local: local,
-		Sampled: owed.obs.sampled, Topic: owed.obs.topic,
+		Sampled: owed.obs.sampled, Topic: owed.obs.topic, TopicID: owed.obs.topicID,
 	}
 	if !local {
 		t.SentUpstream, t.UpstreamFirstByte = owed.obs.sent, firstByte

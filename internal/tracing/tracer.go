@@ -28,6 +28,7 @@ type Tracer struct {
 	sampleBound uint64
 	all         bool
 
+	topics   topicNames
 	queue    chan proxy.RequestTiming
 	dropped  prometheus.Counter
 	provider *sdktrace.TracerProvider
@@ -126,6 +127,9 @@ func (t *Tracer) export() {
 // trip and events where the request left for the upstream and the
 // response came back; the rest is time inside kproxy.
 func (t *Tracer) record(rt *proxy.RequestTiming) {
+	if rt.Topic == "" && rt.TopicID != [16]byte{} {
+		rt.Topic = t.topics.name(rt.TopicID)
+	}
 	ctx, span := t.tracer.Start(context.Background(), spanName(rt),
 		trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(rt.Start), trace.WithAttributes(attributes(rt)...))
