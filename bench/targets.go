@@ -303,7 +303,7 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.seeds = []string{net.JoinHostPort("127.0.0.1", strconv.Itoa(bport))}
-	if policy != "" {
+	if policy != "" && name == TargetKproxyPolicy {
 		enforced, detail := probePolicy(ctx, t, o.Topic+"-outside-policy")
 		switch {
 		case !enforced && o.PolicyFile == "":
