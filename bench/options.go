@@ -10,6 +10,8 @@
 //   - copy: bench/relay in user-space copy mode (32 KiB buffer).
 //   - kproxy: the real kproxy binary, passthrough.
 //   - kproxy-policy: kproxy with a 50-rule policy (optional).
+//   - kproxy-traced: kproxy with tracing at 1% sampling, exporting to an
+//     OTLP/HTTP sink in the bench process (optional).
 //   - tls-relay and kproxy-tls: bench/relay terminating client TLS, and
 //     kproxy with a TLS listener; the client speaks TLS to both (optional).
 //   - kproxy-sni: kproxy with its SNI listener alone (listeners.sni), the
@@ -37,13 +39,14 @@ const (
 	TargetCopy         = "copy"
 	TargetKproxy       = "kproxy"
 	TargetKproxyPolicy = "kproxy-policy"
+	TargetKproxyTraced = "kproxy-traced"
 	TargetTLSRelay     = "tls-relay"
 	TargetKproxyTLS    = "kproxy-tls"
 	TargetKproxySNI    = "kproxy-sni"
 )
 
 // AllTargets is every target in report order.
-var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
+var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
 
 // tlsTargets are the targets a client reaches over TLS; -tls adds them.
 var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
@@ -83,6 +86,7 @@ type Options struct {
 	Policy     bool   // add the kproxy-policy target
 	PolicyFile string // YAML with a top-level policy: key, replacing the generated one
 	TLS        bool   // add the tls-relay, kproxy-tls and kproxy-sni targets
+	Tracing    bool   // add the kproxy-traced target
 	KproxyBin  string // prebuilt kproxy; empty builds ./cmd/kproxy
 	Conns      int    // idle connection pairs for the RSS-per-pair measurement; 0 skips it
 	Targets    []string

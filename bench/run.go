@@ -22,8 +22,10 @@ type runner struct {
 	kproxy  string // binary
 	policy  string // policy block, when the policy target is wanted
 	pki     *benchPKI
-	targets []*target
-	report  *Report
+	// traceSink receives the kproxy-traced target's spans.
+	traceSink *traceSink
+	targets   []*target
+	report    *Report
 }
 
 // Run runs the benchmark o describes and returns its report. ctx cancels
@@ -117,6 +119,11 @@ func wantedTargets(o Options) []string {
 	} else if !slices.Contains(out, TargetKproxyPolicy) {
 		out = append(out, TargetKproxyPolicy)
 	}
+	if !o.Tracing {
+		out = slices.DeleteFunc(out, func(s string) bool { return s == TargetKproxyTraced })
+	} else if !slices.Contains(out, TargetKproxyTraced) {
+		out = append(out, TargetKproxyTraced)
+	}
 	if !o.TLS {
 		out = slices.DeleteFunc(out, func(s string) bool { return slices.Contains(tlsTargets, s) })
 	} else {
@@ -129,7 +136,7 @@ func wantedTargets(o Options) []string {
 
 func (r *runner) needsKproxy() bool {
 	return slices.ContainsFunc(r.o.Targets, func(t string) bool {
-		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyTLS || t == TargetKproxySNI
+		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
 	}) || r.o.Conns > 0
 }
 
@@ -144,6 +151,8 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
 	case TargetKproxyPolicy:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, r.policy, nil, r.workDir)
+	case TargetKproxyTraced:
+		return r.startKproxyTraced(ctx)
 	case TargetKproxyTLS, TargetKproxySNI:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", r.pki, r.workDir)
 	}
@@ -198,6 +207,11 @@ func (r *runner) stopTargets() {
 		t.stop()
 	}
 	r.targets = nil
+	if r.traceSink != nil {
+		fmt.Fprintf(r.log, "trace sink: %d OTLP export requests received\n", r.traceSink.requests.Load())
+		r.traceSink.close()
+		r.traceSink = nil
+	}
 }
 
 func (r *runner) active() []*target {

@@ -326,7 +326,7 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		t.sniAddr = t.seeds[0]
 		t.seeds = []string{net.JoinHostPort(sniBootstrap, strconv.Itoa(bport))}
 	}
-	if policy != "" {
+	if policy != "" && name == TargetKproxyPolicy {
 		enforced, detail := probePolicy(ctx, t, o.Topic+"-outside-policy")
 		switch {
 		case !enforced && o.PolicyFile == "":

@@ -61,7 +61,12 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 		return err
 	}
 	defer pol.close()
-	proxyOpts := append(pol.options(), proxy.WithFilters(opts.Filters...),
+	tracer, err := startTracing(cfg.Tracing, reg, log)
+	if err != nil {
+		return err
+	}
+	defer tracer.stop()
+	proxyOpts := append(append(pol.options(), tracer.options()...), proxy.WithFilters(opts.Filters...),
 		proxy.WithBuildInfo(opts.Version, opts.Commit), proxy.WithRunningConfig(pol.inForce))
 	srv := proxy.New(cfg, log, reg, proxyOpts...)
 

@@ -19,6 +19,8 @@ type Config struct {
 	// docs/policy.md); Audit says where its decisions are logged.
 	Policy *Policy `yaml:"policy"`
 	Audit  *Audit  `yaml:"audit"`
+	// Tracing exports OpenTelemetry request spans (off by default).
+	Tracing Tracing `yaml:"tracing"`
 }
 
 // Upstream says which Kafka cluster kproxy fronts.

@@ -93,6 +93,7 @@ func explainYAMLError(err error) error {
 }
 
 func (c *Config) applyDefaults() {
+	c.Tracing.applyDefaults()
 	if c.Upstream.DialTimeout == 0 {
 		c.Upstream.DialTimeout = DefaultDialTimeout
 	}

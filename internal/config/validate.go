@@ -86,6 +86,7 @@ func (c *Config) validate(sources map[string]string) error {
 	} else if !l.PortPerBrokerEnabled() {
 		bad("listeners.port_per_broker", "false leaves no listener: set listeners.sni too")
 	}
+	c.Tracing.validate(bad)
 
 	if c.Admin.Listen != "" {
 		if _, _, err := splitHostPort(c.Admin.Listen); err != nil {

@@ -2,7 +2,10 @@ package proxy
 
 import (
 	"net/netip"
+	"strings"
 	"time"
+
+	"github.com/kproxy/kproxy/internal/protocol"
 )
 
 // RequestTiming is what the engine measured for one request and its response.
@@ -41,6 +44,13 @@ type RequestTiming struct {
 	// Local is set when kproxy answered the request itself (policy denial,
 	// SASL, pre-auth ApiVersions).
 	Local bool
+	// Sampled is set when a RequestSampler chose the request at its
+	// header. Topic or TopicID is then the first topic a Produce or Fetch
+	// request names (its name up to v12, its id from v13), read from the
+	// bytes already buffered: nothing is decoded for it.
+	Sampled bool
+	Topic   string
+	TopicID [16]byte
 }
 
 // Total is the round trip as kproxy saw it, Done - Start.
@@ -65,10 +75,37 @@ func (t *RequestTiming) InProxy() time.Duration { return t.Total() - t.Upstream(
 // must not keep t, which is reused for the next request.
 type RequestObserver interface{ ObserveRequest(t *RequestTiming) }
 
+// RequestSampler is implemented by an observer that wants more than the
+// timing of some requests (a tracer's sampled ones). SampleRequest is asked
+// at each request's header, on the request goroutine: it must be cheap and
+// not allocate. The first observer that implements it is the one asked.
+type RequestSampler interface {
+	SampleRequest(key, version int16) bool
+}
+
 // WithRequestObservers adds observers of every request, after kproxy's
 // own metrics, in order.
 func WithRequestObservers(obs ...RequestObserver) Option {
-	return func(s *Server) { s.observers = append(s.observers, obs...) }
+	return func(s *Server) {
+		s.observers = append(s.observers, obs...)
+		for _, o := range obs {
+			if rs, ok := o.(RequestSampler); ok && s.sampler == nil {
+				s.sampler = rs
+			}
+		}
+	}
+}
+
+// sample marks t sampled when the sampler wants the request with header
+// h, whose body starts with bodyPrefix (which aliases the read buffer),
+// and reads its first topic.
+func (s *Server) sample(t *RequestTiming, h protocol.RequestHeader, bodyPrefix []byte) {
+	if s.sampler == nil || !s.sampler.SampleRequest(h.APIKey, h.APIVersion) {
+		return
+	}
+	t.Sampled = true
+	topic, id := protocol.FirstTopic(h.APIKey, h.APIVersion, bodyPrefix)
+	t.Topic, t.TopicID = strings.Clone(topic), id
 }
 
 // observe completes t with what the pair knows and hands it to every

@@ -49,6 +49,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err != nil {
 			return err
 		}
+		p.s.sample(&owed.timing, h, bodyPrefix)
 		r, err := p.auth.request(h, cr, clientRequest{frameLen: frameLen, owed: owed, expected: expected})
 		if err != nil {
 			return err

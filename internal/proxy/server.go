@@ -29,6 +29,8 @@ type Server struct {
 	// observers see every request once its response is delivered; the
 	// first is kproxy's own metrics (observe.go).
 	observers []RequestObserver
+	// sampler is the first observer that samples requests (observe.go).
+	sampler RequestSampler
 	// brokerErrors is each node's last upstream dial error, for /brokers.
 	brokerErrors brokerErrors
 	// runningConfig is what /config serves (WithRunningConfig).
