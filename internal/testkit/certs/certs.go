@@ -5,6 +5,7 @@
 package certs
 
 import (
+	"crypto/x509"
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testpki"
@@ -26,7 +27,11 @@ type Files struct {
 // New writes a new CA named "kproxy-test-ca" (ca.pem), server.pem,
 // server-key.pem, client.pem and client-key.pem into a fresh temporary
 // directory of t, failing the test on an error.
-func New(t testing.TB) Files {
+func New(t testing.TB) Files { return NewWithServer(t, testpki.ServerLeaf()) }
+
+// NewWithServer is New with server as the server certificate's leaf (a
+// wildcard name, say).
+func NewWithServer(t testing.TB, server testpki.Leaf) Files {
 	t.Helper()
 	ca, err := testpki.NewCA("kproxy-test-ca")
 	if err != nil {
@@ -36,11 +41,18 @@ func New(t testing.TB) Files {
 	if f.CAFile, err = ca.WriteCA(f.Dir, "ca"); err != nil {
 		t.Fatal(err)
 	}
-	if f.ServerCert, f.ServerKey, err = ca.WriteLeaf(f.Dir, "server", testpki.ServerLeaf()); err != nil {
+	if f.ServerCert, f.ServerKey, err = ca.WriteLeaf(f.Dir, "server", server); err != nil {
 		t.Fatal(err)
 	}
 	if f.ClientCert, f.ClientKey, err = ca.WriteLeaf(f.Dir, "client", testpki.ClientLeaf()); err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// Pool is a certificate pool trusting only the CA.
+func (f Files) Pool() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(f.CA.Cert)
+	return pool
 }

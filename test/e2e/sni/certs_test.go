@@ -21,7 +21,7 @@ func TestSNICertificatePerName(t *testing.T) {
 	p := newPKI(t)
 	dir := t.TempDir()
 	issue := func(cn string) (string, string) {
-		cert, key, err := p.ca.WriteLeaf(dir, "broker-1", testpki.Leaf{CommonName: cn, DNSNames: []string{"broker-1." + domain}, Server: true})
+		cert, key, err := p.CA.WriteLeaf(dir, "broker-1", testpki.Leaf{CommonName: cn, DNSNames: []string{"broker-1." + domain}, Server: true})
 		if err != nil {
 			t.Fatal(err)
 		}

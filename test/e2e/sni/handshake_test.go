@@ -86,11 +86,11 @@ func TestSNIMutualTLS(t *testing.T) {
 	ctx := testkit.Context(t, 30*time.Second)
 	cluster := testkit.Cluster(t, 3)
 	p := newPKI(t)
-	mtls := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{tls: "{cert_file: " + p.serverCert + ", key_file: " + p.serverKey +
-		", client_auth: require, client_ca_file: " + p.caFile + ", principal_from: cn}"}))
+	mtls := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{tls: "{cert_file: " + p.ServerCert + ", key_file: " + p.ServerKey +
+		", client_auth: require, client_ca_file: " + p.CAFile + ", principal_from: cn}"}))
 
 	withCert := clientTLS(p)
-	pair, err := tls.LoadX509KeyPair(p.clientCert, p.clientKey)
+	pair, err := tls.LoadX509KeyPair(p.ClientCert, p.ClientKey)
 	if err != nil {
 		t.Fatal(err)
 	}

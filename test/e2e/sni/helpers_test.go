@@ -6,7 +6,6 @@ package e2esni
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testpki"
 )
 
@@ -30,37 +30,13 @@ const (
 	brokerPattern = "broker-$(node_id)." + domain
 )
 
-// pki is a CA and a wildcard server certificate for *.kafka.test, plus a
+// pki is a CA, a wildcard server certificate for *.kafka.test and a
 // client certificate, written into the test's directory.
-type pki struct {
-	dir                   string
-	ca                    *testpki.CA
-	caFile                string
-	serverCert, serverKey string
-	clientCert, clientKey string
-	pool                  *x509.CertPool
-}
+type pki = certs.Files
 
 func newPKI(t testing.TB) pki {
 	t.Helper()
-	ca, err := testpki.NewCA("kproxy-sni-test-ca")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pki{dir: t.TempDir(), ca: ca, pool: x509.NewCertPool()}
-	p.pool.AddCert(ca.Cert)
-	if p.caFile, err = ca.WriteCA(p.dir, "ca"); err != nil {
-		t.Fatal(err)
-	}
-	if p.serverCert, p.serverKey, err = ca.WriteLeaf(p.dir, "wildcard", testpki.Leaf{
-		CommonName: "*." + domain, DNSNames: []string{"*." + domain}, Server: true,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if p.clientCert, p.clientKey, err = ca.WriteLeaf(p.dir, "client", testpki.ClientLeaf()); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return certs.NewWithServer(t, testpki.Leaf{CommonName: "*." + domain, DNSNames: []string{"*." + domain}, Server: true})
 }
 
 // yamlOpts are the parts of a test configuration that vary.
@@ -74,7 +50,7 @@ type yamlOpts struct {
 // sniYAML is a configuration with the SNI listener in front of cluster.
 func sniYAML(cluster *kfake.Cluster, p pki, o yamlOpts) string {
 	if o.tls == "" {
-		o.tls = fmt.Sprintf("{cert_file: %s, key_file: %s}", p.serverCert, p.serverKey)
+		o.tls = fmt.Sprintf("{cert_file: %s, key_file: %s}", p.ServerCert, p.ServerKey)
 	}
 	return fmt.Sprintf(`
 upstream:
@@ -183,6 +159,8 @@ func checkSNIAddrs(t testing.TB, s *testkit.Sniffer, port int) {
 
 func waitFor(d time.Duration, cond func() bool) bool { return testkit.WaitFor(d, cond) }
 
-func clientTLS(p pki) *tls.Config { return &tls.Config{RootCAs: p.pool, MinVersion: tls.VersionTLS12} }
+func clientTLS(p pki) *tls.Config {
+	return &tls.Config{RootCAs: p.Pool(), MinVersion: tls.VersionTLS12}
+}
 
 func fileExists(path string) bool { _, err := os.Stat(path); return err == nil }

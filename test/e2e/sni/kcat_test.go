@@ -31,7 +31,7 @@ func TestSNIKcat(t *testing.T) {
 	px := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{listeners: "  port_per_broker: false"}))
 	port := sniPort(t, px)
 	seed := net.JoinHostPort(bootstrapHost, strconv.Itoa(port))
-	kcatTLS := []string{"-b", seed, "-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + p.caFile}
+	kcatTLS := []string{"-b", seed, "-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + p.CAFile}
 	run := func(stdin string, args ...string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
