@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,15 +16,29 @@ import (
 )
 
 // BuildKproxy builds cmd/kproxy into a temporary directory and returns the
-// binary's path.
+// binary's path. It builds in kproxy's own module, whichever module the
+// test belongs to: a nested one (deploy/helm/test) replaces the root with
+// its source, but its go.sum lists only what its own packages import.
 func BuildKproxy(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kproxy")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/kproxy/kproxy/cmd/kproxy").CombinedOutput()
+	build := exec.Command("go", "build", "-o", bin, "./cmd/kproxy")
+	build.Dir = moduleRoot(t)
+	out, err := build.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build kproxy: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// moduleRoot is the directory of kproxy's root module: two up from this
+// file's (internal/testkit).
+func moduleRoot(t testing.TB) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		t.Fatalf("testkit: cannot tell where kproxy's source is (built with -trimpath?): %q", file)
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // LogLine is one line of kproxy's JSON log.
