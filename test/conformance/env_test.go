@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
@@ -219,7 +220,45 @@ func (e *env) newTopic(t *testing.T, c *cellCtx, suffix string, n int32) string 
 	e.topics = append(e.topics, topic)
 	e.mu.Unlock()
 	e.waitTopic(t, ctx, adm, topic, n)
+	e.waitTopicOnEveryBroker(t, ctx, topic, n)
 	return topic
+}
+
+// waitTopicOnEveryBroker waits until every broker, asked directly, knows
+// topic with n partitions that all have leaders. A KRaft broker learns a
+// new topic from the metadata log a moment after the one that created it,
+// and a client that read metadata from one broker may produce to another:
+// kafka-go's Writer, which does not retry it, then failed with
+// UNKNOWN_TOPIC_OR_PARTITION.
+func (e *env) waitTopicOnEveryBroker(t *testing.T, ctx context.Context, topic string, n int32) {
+	t.Helper()
+	cl := e.kgoClient(t)
+	for _, id := range e.nodes {
+		for {
+			req := kmsg.NewPtrMetadataRequest()
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(topic)
+			req.Topics = append(req.Topics, rt)
+			resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+			if err == nil && len(resp.Topics) == 1 && resp.Topics[0].ErrorCode == 0 && len(resp.Topics[0].Partitions) == int(n) && leadersKnown(resp.Topics[0].Partitions) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("broker %d never knew topic %s with %d partitions with leaders: %v", id, topic, n, err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+}
+
+func leadersKnown(ps []kmsg.MetadataResponseTopicPartition) bool {
+	for _, p := range ps {
+		if p.ErrorCode != 0 || p.Leader < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *env) waitTopic(t *testing.T, ctx context.Context, adm *kadm.Client, topic string, n int32) {
