@@ -25,6 +25,10 @@ func TestKeySetRefreshesOnUnknownKIDRateLimited(t *testing.T) {
 	if err := ks.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// The first unknown kid refreshes (fetch 2) and is still unknown.
+	if _, err := ks.Key(context.Background(), "made-up"); !errors.Is(err, ErrUnknownKeyID) || !strings.Contains(err.Error(), "also after refreshing") {
+		t.Fatalf("made-up kid: %v", err)
+	}
 	oldKID := p.CurrentKID()
 	p.Rotate()
 	// Within the interval, unknown kids (the new one included) do not refetch.
@@ -42,22 +46,26 @@ func TestKeySetRefreshesOnUnknownKIDRateLimited(t *testing.T) {
 	if _, err := ks.Key(context.Background(), p.CurrentKID()); !errors.Is(err, ErrUnknownKeyID) {
 		t.Fatalf("new kid found without a refresh: %v", err)
 	}
-	if n := p.JWKSFetches(); n != 1 {
-		t.Fatalf("%d JWKS fetches within the rate limit, want 1", n)
+	if n := p.JWKSFetches(); n != 2 {
+		t.Fatalf("%d JWKS fetches within the rate limit, want 2", n)
 	}
+	// A scheduled refresh does not count against the limit, nor reset it.
 	clock.t = clock.t.Add(10 * time.Second)
+	if err := ks.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.Rotate()
 	if _, err := ks.Key(context.Background(), p.CurrentKID()); err != nil {
 		t.Fatalf("new kid after the interval: %v", err)
 	}
 	if _, err := ks.Key(context.Background(), oldKID); err != nil {
 		t.Fatalf("previous key dropped while still published: %v", err)
 	}
-	// A refresh that finds nothing new still counts against the limit.
 	for range 5 {
 		ks.Key(context.Background(), "made-up")
 	}
-	if n := p.JWKSFetches(); n != 2 {
-		t.Fatalf("%d JWKS fetches, want 2", n)
+	if n := p.JWKSFetches(); n != 4 {
+		t.Fatalf("%d JWKS fetches, want 4", n)
 	}
 }
 
