@@ -49,14 +49,14 @@ type JWKSOptions struct {
 type KeySet struct {
 	opts JWKSOptions
 
-	mu          sync.Mutex
-	keys        map[string][]jose.JSONWebKey // by kid
-	fetchedAt   time.Time                    // of the last successful fetch
+	mu        sync.Mutex
+	keys      map[string][]jose.JSONWebKey // by kid
+	fetchedAt time.Time                    // of the last successful fetch
 	// lastOnDemand is when an unknown kid last began a refresh: those are
 	// rate-limited, the schedule's are not.
 	lastOnDemand time.Time
-	lastErr     error                        // of the last fetch, nil when it succeeded
-	inflight    chan struct{}                // closed when the fetch under way ends; nil when none
+	lastErr      error         // of the last fetch, nil when it succeeded
+	inflight     chan struct{} // closed when the fetch under way ends; nil when none
 }
 
 // NewKeySet checks opts; it does not fetch (see Refresh).
