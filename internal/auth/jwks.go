@@ -34,8 +34,8 @@ type JWKSOptions struct {
 	// triggers: at most one begins per interval, whatever clients send
 	// (start-up and scheduled refreshes do not count).
 	MinRefreshInterval time.Duration
-	// Client fetches URL; nil means a client without proxy settings whose
-	// timeout is Timeout.
+	// Client fetches URL; nil means a client whose timeout is Timeout,
+	// using the HTTPS_PROXY/NO_PROXY environment like other Go tools.
 	Client *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -69,6 +69,7 @@ func NewKeySet(opts JWKSOptions) (*KeySet, error) {
 	}
 	if opts.Client == nil {
 		opts.Client = &http.Client{Timeout: opts.Timeout, Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
 			ResponseHeaderTimeout: opts.Timeout,
 			TLSHandshakeTimeout:   opts.Timeout,
 			MaxIdleConns:          2,
