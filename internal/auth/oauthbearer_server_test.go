@@ -146,6 +146,18 @@ func TestOAuthBearerUnframed(t *testing.T) {
 	if err != nil || !done || len(out) != 0 || a.User() != "bob" {
 		t.Fatalf("v0 login: %q %v %v user %q", out, done, err, a.User())
 	}
+	// A refused token: the challenge as a raw token, then failure (the
+	// proxy closes the connection: a v0 client cannot be told why).
+	a = newOAuthAuthenticator(t, p, &fakeClock{t: time.Now()}, 0)
+	a.Handshake(&kmsg.SASLHandshakeRequest{Version: 0, Mechanism: OAuthBearer})
+	_, first, _ = oauth.Auth{Token: p.Mint(map[string]any{"sub": "bob"}, idp.AlgNone())}.AsMechanism().Authenticate(context.Background(), "")
+	out, done, err = a.Unframed(first)
+	if err != nil || done || string(out) != `{"status":"invalid_token"}` {
+		t.Fatalf("v0 refused token, first step: %q %v %v", out, done, err)
+	}
+	if _, done, err = a.Unframed([]byte{0x01}); done || !errors.Is(err, ErrAuthenticationFailed) || !strings.Contains(err.Error(), `"none" is not allowed`) {
+		t.Fatalf("v0 refused token, second step: %v %v", done, err)
+	}
 }
 
 func TestNewAuthenticatorNeedsAValidatorForOAuthBearer(t *testing.T) {
