@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,9 +13,13 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/policy"
+	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
 )
@@ -64,7 +69,19 @@ func (e *env) startOAuth(t *testing.T) {
 	}
 	t.Cleanup(func() { p.Close() })
 	e.idp = p
-	e.oauth = testkit.StartProxyConfig(t, oauthYAML(e.pki.ServerCert, e.pki.ServerKey, p, e.upstream))
+	yaml := oauthYAML(e.pki.ServerCert, e.pki.ServerKey, p, e.upstream)
+	cfg, err := config.Parse(strings.NewReader(yaml))
+	if err != nil {
+		t.Fatalf("oauth kproxy config: %v", err)
+	}
+	// The policy is a filter the binary installs from the file; in process
+	// the test does.
+	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(io.Discard), policy.WithRegisterer(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatalf("oauth policy: %v", err)
+	}
+	t.Cleanup(func() { enf.Close() })
+	e.oauth = testkit.StartProxyConfig(t, yaml, proxy.WithFilters(enf))
 }
 
 // oauthYAML: kproxy terminates TLS and OAUTHBEARER (tokens of p, principal
