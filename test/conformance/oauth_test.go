@@ -84,8 +84,9 @@ func (e *env) startOAuth(t *testing.T) {
 	e.oauth = testkit.StartProxyConfig(t, yaml, proxy.WithFilters(enf))
 }
 
-// oauthYAML: kproxy terminates TLS and OAUTHBEARER (tokens of p, principal
-// from sub) and enforces the scenario's policy. Topic and group globs match
+// oauthYAML: kproxy terminates TLS and OAUTHBEARER (tokens of p for the
+// audience, with the scope every client asks for; principal from sub) and
+// enforces the scenario's policy. Topic and group globs match
 // the names of every client's oauth cell (see name).
 func oauthYAML(cert, key string, p *idp.IdP, upstream []string) string {
 	topic := func(suffix string) string { return fmt.Sprintf("conf-*-oauth-%s-*", suffix) }
@@ -104,6 +105,7 @@ listeners:
       issuer: %q
       audience: %s
       principal_claim: sub
+      required_scopes: [%s]
       clock_skew: 30s
 policy:
   default: deny
@@ -111,7 +113,7 @@ policy:
     - {name: oauth-allowed, principals: ["User:%s"], allow: [all], topics: [%q], groups: ["conf-*-oauth-*"]}
     - {name: oauth-describe-only, principals: ["User:%s"], allow: [describe], topics: [%q]}
 log: {level: warn}
-`, strings.Join(upstream, `", "`), cert, key, p.JWKSURL(), p.Issuer(), oauthAudience,
+`, strings.Join(upstream, `", "`), cert, key, p.JWKSURL(), p.Issuer(), oauthAudience, oauthScope,
 		oauthSubject, topic(oauthAllowed), oauthSubject, topic(oauthDenied))
 }
 
