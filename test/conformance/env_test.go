@@ -141,6 +141,18 @@ func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
 		}
 		creds = append(creds, strconv.Quote(c))
 	}
+	return tlsListenerYAML(p, upstream) + fmt.Sprintf(`  sasl:
+    mode: terminate
+    mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
+    users: [{name: %s, credentials: [%s]}]
+log: {level: warn}
+`, saslUser, strings.Join(creds, ", "))
+}
+
+// tlsListenerYAML begins a kproxy configuration that reaches upstream in
+// plaintext and serves TLS with p's server certificate; more listeners
+// keys (indented two spaces) and other sections follow it.
+func tlsListenerYAML(p certs.Files, upstream []string) string {
 	return fmt.Sprintf(`
 upstream:
   bootstrap_servers: ["%s"]
@@ -148,12 +160,7 @@ upstream:
 listeners:
   bind_host: 127.0.0.1
   tls: {cert_file: %q, key_file: %q}
-  sasl:
-    mode: terminate
-    mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
-    users: [{name: %s, credentials: [%s]}]
-log: {level: warn}
-`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey, saslUser, strings.Join(creds, ", "))
+`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey)
 }
 
 // bootstrap is the plaintext kproxy's bootstrap address.

@@ -94,13 +94,7 @@ func saramaOAuth(t *testing.T, c *cellCtx, e *env) {
 	allowed, denied := e.oauthTopics(t, c)
 	tokens := e.tokens()
 	config := func() *sarama.Config {
-		cfg := saramaConfig()
-		cfg.Net.TLS.Enable = true
-		cfg.Net.TLS.Config = clientTLS(t, e)
-		cfg.Net.SASL.Enable = true
-		cfg.Net.SASL.Handshake = true
-		cfg.Net.SASL.Version = sarama.SASLHandshakeV1
-		cfg.Net.SASL.Mechanism = sarama.SASLTypeOAuth
+		cfg := saramaSASLConfig(t, e, sarama.SASLTypeOAuth)
 		cfg.Net.SASL.TokenProvider = tokens
 		return cfg
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
 )
 
@@ -69,7 +70,7 @@ func (e *env) startOAuth(t *testing.T) {
 	}
 	t.Cleanup(func() { p.Close() })
 	e.idp = p
-	yaml := oauthYAML(e.pki.ServerCert, e.pki.ServerKey, p, e.upstream)
+	yaml := oauthYAML(e.pki, p, e.upstream)
 	cfg, err := config.Parse(strings.NewReader(yaml))
 	if err != nil {
 		t.Fatalf("oauth kproxy config: %v", err)
@@ -88,16 +89,9 @@ func (e *env) startOAuth(t *testing.T) {
 // audience, with the scope every client asks for; principal from sub) and
 // enforces the scenario's policy. Topic and group globs match
 // the names of every client's oauth cell (see name).
-func oauthYAML(cert, key string, p *idp.IdP, upstream []string) string {
+func oauthYAML(pki certs.Files, p *idp.IdP, upstream []string) string {
 	topic := func(suffix string) string { return fmt.Sprintf("conf-*-oauth-%s-*", suffix) }
-	return fmt.Sprintf(`
-upstream:
-  bootstrap_servers: ["%s"]
-  dial_timeout: 5s
-listeners:
-  bind_host: 127.0.0.1
-  tls: {cert_file: %q, key_file: %q}
-  sasl:
+	return tlsListenerYAML(pki, upstream) + fmt.Sprintf(`  sasl:
     mode: terminate
     mechanisms: [OAUTHBEARER]
     oauthbearer:
@@ -113,7 +107,7 @@ policy:
     - {name: oauth-allowed, principals: ["User:%s"], allow: [all], topics: [%q], groups: ["conf-*-oauth-*"]}
     - {name: oauth-describe-only, principals: ["User:%s"], allow: [describe], topics: [%q]}
 log: {level: warn}
-`, strings.Join(upstream, `", "`), cert, key, p.JWKSURL(), p.Issuer(), oauthAudience, oauthScope,
+`, p.JWKSURL(), p.Issuer(), oauthAudience, oauthScope,
 		oauthSubject, topic(oauthAllowed), oauthSubject, topic(oauthDenied))
 }
 
