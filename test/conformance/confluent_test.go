@@ -50,6 +50,9 @@ func (e *env) confluent(t *testing.T, px *testkit.Proxy, out any, args ...string
 	if px == e.secure || px == e.sni {
 		args = append(args, "--security", e.pki.CAFile+":"+saslUser+":"+saslPass)
 	}
+	if px == e.oauth {
+		args = append(args, "--oauth", e.pki.CAFile, e.idp.TokenURL(), oauthClientID, oauthSecret)
+	}
 	p := run(t, 150*time.Second, nil, nil, "python3", args...)
 	e.checkSockets(t, px, p)
 	if err := json.Unmarshal([]byte(p.stdout.String()), out); err != nil {

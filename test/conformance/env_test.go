@@ -22,6 +22,7 @@ import (
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/idp"
 )
 
 const (
@@ -70,9 +71,13 @@ type env struct {
 	// sniSkip, if set, is why the sni cells cannot run.
 	sni     *testkit.Proxy
 	sniSkip string
-	pki     certs.Files
-	nodes   []int32 // upstream node ids
-	skip    string  // every cell of this upstream skips with this reason
+	// oauth terminates TLS and OAUTHBEARER with tokens of idp and enforces
+	// the oauth scenario's policy (oauth_test.go).
+	oauth *testkit.Proxy
+	idp   *idp.IdP
+	pki   certs.Files
+	nodes []int32 // upstream node ids
+	skip  string  // every cell of this upstream skips with this reason
 
 	mu     sync.Mutex
 	topics []string
@@ -112,6 +117,7 @@ func newEnv(t *testing.T, name string) *env {
 	e.plain = testkit.StartProxy(t, e.upstream, "")
 	e.pki = certs.New(t)
 	e.secure = testkit.StartProxyConfig(t, secureYAML(t, e.pki, e.upstream))
+	e.startOAuth(t)
 	e.nodes = e.upstreamNodes(t)
 	if len(e.nodes) < 3 {
 		t.Fatalf("%s: upstream lists %d brokers (%v), want 3", name, len(e.nodes), e.nodes)
@@ -135,6 +141,18 @@ func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
 		}
 		creds = append(creds, strconv.Quote(c))
 	}
+	return tlsListenerYAML(p, upstream) + fmt.Sprintf(`  sasl:
+    mode: terminate
+    mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
+    users: [{name: %s, credentials: [%s]}]
+log: {level: warn}
+`, saslUser, strings.Join(creds, ", "))
+}
+
+// tlsListenerYAML begins a kproxy configuration that reaches upstream in
+// plaintext and serves TLS with p's server certificate; more listeners
+// keys (indented two spaces) and other sections follow it.
+func tlsListenerYAML(p certs.Files, upstream []string) string {
 	return fmt.Sprintf(`
 upstream:
   bootstrap_servers: ["%s"]
@@ -142,12 +160,7 @@ upstream:
 listeners:
   bind_host: 127.0.0.1
   tls: {cert_file: %q, key_file: %q}
-  sasl:
-    mode: terminate
-    mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
-    users: [{name: %s, credentials: [%s]}]
-log: {level: warn}
-`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey, saslUser, strings.Join(creds, ", "))
+`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey)
 }
 
 // bootstrap is the plaintext kproxy's bootstrap address.

@@ -59,23 +59,36 @@ func requireJava(t *testing.T, c *cellCtx) {
 }
 
 // javaEnv: never fetch from a test, and log every connection the Java
-// client makes (log4j2-conformance.xml).
+// client makes (log4j2-conformance.xml). KAFKA_TOOL_OPTS comes last.
 func javaEnv() []string {
 	abs, _ := filepath.Abs("log4j2-conformance.xml")
 	return []string{"KAFKA_NO_FETCH=1", "KAFKA_TOOL_OPTS=" + os.Getenv("KAFKA_TOOL_OPTS") + " -Dlog4j2.configurationFile=" + abs}
 }
 
-// javaStart starts a Kafka tool in the background.
+// javaStart starts a Kafka tool in the background; jvm are extra JVM
+// flags.
 func javaStart(t *testing.T, timeout time.Duration, stdin []byte, tool string, args ...string) *proc {
 	t.Helper()
-	return startProc(t, timeout, stdin, javaEnv(), toolSh, append([]string{tool}, args...)...)
+	return javaStartJVM(t, timeout, nil, stdin, tool, args...)
+}
+
+func javaStartJVM(t *testing.T, timeout time.Duration, jvm []string, stdin []byte, tool string, args ...string) *proc {
+	t.Helper()
+	env := javaEnv()
+	env[len(env)-1] += " " + strings.Join(jvm, " ")
+	return startProc(t, timeout, stdin, env, toolSh, append([]string{tool}, args...)...)
 }
 
 // java runs a Kafka tool to completion against kproxy px, fails t if it
 // fails, and checks that it connected to kproxy only.
 func (e *env) java(t *testing.T, px *testkit.Proxy, stdin []byte, tool string, args ...string) *proc {
 	t.Helper()
-	p := javaStart(t, 150*time.Second, stdin, tool, args...)
+	var jvm []string
+	if px == e.oauth {
+		// Kafka 4 fetches tokens only from URLs this property lists.
+		jvm = append(jvm, "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls="+e.idp.TokenURL())
+	}
+	p := javaStartJVM(t, 150*time.Second, jvm, stdin, tool, args...)
 	if err := p.wait(); err != nil {
 		t.Fatal(p.failure(err))
 	}
@@ -84,7 +97,8 @@ func (e *env) java(t *testing.T, px *testkit.Proxy, stdin []byte, tool string, a
 }
 
 // javaProps writes a client properties file: extra lines, plus TLS and
-// SCRAM-SHA-512 settings when px is the secure kproxy.
+// SCRAM-SHA-512 settings when px is the secure kproxy, or TLS and
+// OAUTHBEARER with the provider's tokens when it is e.oauth.
 func (e *env) javaProps(t *testing.T, px *testkit.Proxy, extra ...string) string {
 	t.Helper()
 	lines := slices.Clone(extra)
@@ -93,6 +107,19 @@ func (e *env) javaProps(t *testing.T, px *testkit.Proxy, extra ...string) string
 			"security.protocol=SASL_SSL",
 			"sasl.mechanism=SCRAM-SHA-512",
 			fmt.Sprintf(`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="%s" password="%s";`, saslUser, saslPass),
+			"ssl.truststore.type=PEM",
+			"ssl.truststore.location="+e.pki.CAFile)
+	}
+	if px == e.oauth {
+		lines = append(lines,
+			"security.protocol=SASL_SSL",
+			"sasl.mechanism=OAUTHBEARER",
+			"sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+			"sasl.oauthbearer.token.endpoint.url="+e.idp.TokenURL(),
+			"sasl.oauthbearer.client.credentials.client.id="+oauthClientID,
+			"sasl.oauthbearer.client.credentials.client.secret="+oauthSecret,
+			"sasl.oauthbearer.scope="+oauthScope,
+			"sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
 			"ssl.truststore.type=PEM",
 			"ssl.truststore.location="+e.pki.CAFile)
 	}

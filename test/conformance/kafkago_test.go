@@ -288,7 +288,7 @@ func hostPort(host string, port int) string { return net.JoinHostPort(host, strc
 // with a group.
 func kafkagoTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	topic := e.newTopic(t, c, "t", partitions)
-	sec := kafkagoSecurity{tls: clientTLS(t, e), sasl: kafkagoSCRAM{}}
+	sec := kafkagoSecurity{tls: clientTLS(t, e), sasl: kafkagoSASL{scramMechanism(true)}}
 	want := makeRecs("tls", goRecords)
 	kafkagoWrite(t, e.seed(e.tlsProxy(c)), sec, topic, want)
 	group := name(c, "g")
@@ -299,20 +299,20 @@ func kafkagoTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	}
 }
 
-// kafkagoSCRAM adapts franz-go's SCRAM-SHA-512 client to kafka-go's
-// sasl.Mechanism (kafka-go's own needs a module this repository does not
-// depend on).
-type kafkagoSCRAM struct{}
+// kafkagoSASL adapts a franz-go SASL client (SCRAM-SHA-512, OAUTHBEARER)
+// to kafka-go's sasl.Mechanism (kafka-go's SCRAM needs a module this
+// repository does not depend on; it has no OAUTHBEARER).
+type kafkagoSASL struct{ m sasl.Mechanism }
 
-func (kafkagoSCRAM) Name() string { return "SCRAM-SHA-512" }
+func (k kafkagoSASL) Name() string { return k.m.Name() }
 
-func (kafkagoSCRAM) Start(ctx context.Context) (kgosasl.StateMachine, []byte, error) {
-	sess, first, err := scramMechanism(true).Authenticate(ctx, "")
-	return kafkagoSCRAMSession{sess}, first, err
+func (k kafkagoSASL) Start(ctx context.Context) (kgosasl.StateMachine, []byte, error) {
+	sess, first, err := k.m.Authenticate(ctx, "")
+	return kafkagoSASLSession{sess}, first, err
 }
 
-type kafkagoSCRAMSession struct{ s sasl.Session }
+type kafkagoSASLSession struct{ s sasl.Session }
 
-func (k kafkagoSCRAMSession) Next(_ context.Context, challenge []byte) (bool, []byte, error) {
+func (k kafkagoSASLSession) Next(_ context.Context, challenge []byte) (bool, []byte, error) {
 	return k.s.Challenge(challenge)
 }

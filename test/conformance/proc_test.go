@@ -221,8 +221,9 @@ func (p *proc) Remotes() []string {
 }
 
 // checkSockets fails t if the process ever held a connection to the
-// upstream's own listeners, or to anything that is not kproxy px, and
-// unless it was seen connected to kproxy at all.
+// upstream's own listeners, or to anything that is not kproxy px (or, for
+// e.oauth, its identity provider), and unless it was seen connected to
+// kproxy at all.
 func (e *env) checkSockets(t *testing.T, px *testkit.Proxy, p *proc) {
 	t.Helper()
 	ok := e.proxyAddrs(px)
@@ -235,6 +236,7 @@ func (e *env) checkSockets(t *testing.T, px *testkit.Proxy, p *proc) {
 			t.Errorf("%s connected to the upstream broker %s directly, bypassing kproxy", p.name, a)
 		case ok[a]:
 			toProxy++
+		case px == e.oauth && a == e.idpAddr():
 		default:
 			t.Errorf("%s connected to %s, which is not kproxy", p.name, a)
 		}

@@ -423,18 +423,26 @@ func (e *env) checkSaramaCoordinator(t *testing.T, cl sarama.Client, group strin
 	}
 }
 
+// saramaSASLConfig is saramaConfig over TLS (trusting e's CA) with SASL
+// mechanism m (SaslHandshake v1, then SaslAuthenticate); the caller sets
+// the credentials.
+func saramaSASLConfig(t *testing.T, e *env, m sarama.SASLMechanism) *sarama.Config {
+	cfg := saramaConfig()
+	cfg.Net.TLS.Enable = true
+	cfg.Net.TLS.Config = clientTLS(t, e)
+	cfg.Net.SASL.Enable = true
+	cfg.Net.SASL.Handshake = true
+	cfg.Net.SASL.Version = sarama.SASLHandshakeV1
+	cfg.Net.SASL.Mechanism = m
+	return cfg
+}
+
 // saramaTLSSCRAM: sarama over TLS with SCRAM-SHA-512 (SaslHandshake v1 and
 // SaslAuthenticate) produces and consumes with a group.
 func saramaTLSSCRAM(t *testing.T, c *cellCtx, e *env) {
 	topic := e.newTopic(t, c, "t", partitions)
 	secure := func() *sarama.Config {
-		cfg := saramaConfig()
-		cfg.Net.TLS.Enable = true
-		cfg.Net.TLS.Config = clientTLS(t, e)
-		cfg.Net.SASL.Enable = true
-		cfg.Net.SASL.Handshake = true
-		cfg.Net.SASL.Version = sarama.SASLHandshakeV1
-		cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+		cfg := saramaSASLConfig(t, e, sarama.SASLTypeSCRAMSHA512)
 		cfg.Net.SASL.User, cfg.Net.SASL.Password = saslUser, saslPass
 		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &saramakit.SCRAMClient{SHA512: true} }
 		return cfg

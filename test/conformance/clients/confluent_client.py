@@ -22,7 +22,11 @@ Commands (each prints one JSON object on stdout; exit 1 on any error):
              every broker address the client was told
 
 Records are KEY=PREFIX-kNN, VALUE=PREFIX-NNNNNN (the Go tests' scheme).
---security CA_FILE:USER:PASSWORD switches to SASL_SSL with SCRAM-SHA-512.
+--security CA_FILE:USER:PASSWORD switches to SASL_SSL with SCRAM-SHA-512;
+--oauth CA_FILE TOKEN_URL CLIENT_ID CLIENT_SECRET to SASL_SSL with
+OAUTHBEARER, librdkafka fetching tokens itself (sasl.oauthbearer.method=oidc,
+client-credentials grant). produce --allow-errors reports failed deliveries
+in its JSON ("errors") instead of failing.
 --debug adds librdkafka's debug=broker log (every connection) to stderr.
 """
 import argparse
@@ -44,6 +48,14 @@ def base_conf(a):
         ca, user, password = a.security.split(":", 2)
         conf.update({"security.protocol": "SASL_SSL", "ssl.ca.location": ca,
                      "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": user, "sasl.password": password})
+    if a.oauth:
+        ca, token_url, client_id, client_secret = a.oauth
+        conf.update({"security.protocol": "SASL_SSL", "ssl.ca.location": ca,
+                     "sasl.mechanisms": "OAUTHBEARER", "sasl.oauthbearer.method": "oidc",
+                     "sasl.oauthbearer.token.endpoint.url": token_url,
+                     "sasl.oauthbearer.client.id": client_id,
+                     "sasl.oauthbearer.client.secret": client_secret,
+                     "sasl.oauthbearer.scope": "kafka"})
     if a.debug:
         conf["debug"] = "broker"
     return conf
@@ -84,6 +96,8 @@ def produce(a, recs):
             p.abort_transaction(30)
         else:
             p.commit_transaction(30)
+    if a.allow_errors:
+        return {"produced": len(recs), "acked": acked[0], "errors": errors, "unflushed": left}
     if left or errors or acked[0] != len(recs):
         raise RuntimeError(f"produce: {acked[0]} of {len(recs)} acked, {left} not flushed, errors {errors[:5]}")
     return {"produced": len(recs), "acked": acked[0]}
@@ -284,6 +298,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=90)
     ap.add_argument("--rate", type=int, default=300)
     ap.add_argument("--security", default="")
+    ap.add_argument("--oauth", nargs=4, metavar=("CA_FILE", "TOKEN_URL", "CLIENT_ID", "CLIENT_SECRET"))
+    ap.add_argument("--allow-errors", action="store_true")
     ap.add_argument("--debug", action="store_true")
     a = ap.parse_args()
     if a.command == "version":
