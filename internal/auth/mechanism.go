@@ -11,6 +11,7 @@ const (
 	Plain       = "PLAIN"
 	ScramSHA256 = "SCRAM-SHA-256"
 	ScramSHA512 = "SCRAM-SHA-512"
+	OAuthBearer = "OAUTHBEARER"
 )
 
 // KnownMechanism reports whether name is a mechanism this package implements.

@@ -70,9 +70,14 @@ type env struct {
 	// sniSkip, if set, is why the sni cells cannot run.
 	sni     *testkit.Proxy
 	sniSkip string
-	pki     certs.Files
-	nodes   []int32 // upstream node ids
-	skip    string  // every cell of this upstream skips with this reason
+	// upSCRAM and upOAuth are secure's client side in front of the real
+	// cluster's SASL_SSL listener (upstream_security_test.go); upSkip, if
+	// set, is why the upstream-* cells cannot run.
+	upSCRAM, upOAuth *testkit.Proxy
+	upSkip           string
+	pki              certs.Files
+	nodes            []int32 // upstream node ids
+	skip             string  // every cell of this upstream skips with this reason
 
 	mu     sync.Mutex
 	topics []string
@@ -118,6 +123,9 @@ func newEnv(t *testing.T, name string) *env {
 	}
 	e.startSNI(t)
 	if e.real {
+		e.startUpstreamSecurity(t)
+	}
+	if e.real {
 		t.Cleanup(e.deleteTopics)
 	}
 	return e
@@ -126,6 +134,13 @@ func newEnv(t *testing.T, name string) *env {
 // secureYAML: kproxy terminates TLS and SASL (SCRAM-SHA-512, SCRAM-SHA-256
 // and PLAIN for user alice) and reaches the upstream in plaintext.
 func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
+	t.Helper()
+	return secureYAMLWith(t, p, upstream, "")
+}
+
+// secureYAMLWith is secureYAML with more upstream keys (upstreamKeys:
+// YAML lines indented by two spaces), such as upstream.tls and .sasl.
+func secureYAMLWith(t *testing.T, p certs.Files, upstream []string, upstreamKeys string) string {
 	t.Helper()
 	var creds []string
 	for _, m := range []string{auth.ScramSHA512, auth.ScramSHA256} {
@@ -139,7 +154,7 @@ func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
 upstream:
   bootstrap_servers: ["%s"]
   dial_timeout: 5s
-listeners:
+%slisteners:
   bind_host: 127.0.0.1
   tls: {cert_file: %q, key_file: %q}
   sasl:
@@ -147,7 +162,7 @@ listeners:
     mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
     users: [{name: %s, credentials: [%s]}]
 log: {level: warn}
-`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey, saslUser, strings.Join(creds, ", "))
+`, strings.Join(upstream, `", "`), upstreamKeys, p.ServerCert, p.ServerKey, saslUser, strings.Join(creds, ", "))
 }
 
 // bootstrap is the plaintext kproxy's bootstrap address.

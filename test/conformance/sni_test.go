@@ -57,12 +57,21 @@ func sniBrokerName(id int32) string {
 }
 
 // tlsProxy is the kproxy a TLS cell runs against: e.sni for the sni
-// scenario, else e.secure.
+// scenario, e.upSCRAM or e.upOAuth for the upstream-* ones, else e.secure.
 func (e *env) tlsProxy(c *cellCtx) *testkit.Proxy {
 	if c.key.scenario == "sni" {
 		return e.sni
 	}
+	if px := e.upstreamSecurityProxy(c.key.scenario); px != nil {
+		return px
+	}
 	return e.secure
+}
+
+// terminatesSASL reports whether clients of px log in with TLS and SCRAM
+// (every kproxy but the plaintext one).
+func (e *env) terminatesSASL(px *testkit.Proxy) bool {
+	return px != e.plain
 }
 
 // seed is where clients of px bootstrap: the bootstrap name at the SNI
