@@ -36,6 +36,12 @@ type Conn struct {
 	// CertCN and CertSANs come from a verified client certificate, if any.
 	CertCN   string
 	CertSANs []string
+	// Claims are the claims of the token the client authenticated with
+	// (SASL OAUTHBEARER), nil otherwise: each claim's string values (an
+	// array's elements; scope and scp split at spaces; numbers and bools
+	// as JSON text; objects left out). A re-authentication replaces the
+	// map; handlers must not modify it.
+	Claims map[string][]string
 	// ClientID is the client.id of the request being filtered.
 	ClientID string
 }

@@ -22,7 +22,13 @@ type Options struct {
 	// Mechanisms are the enabled mechanisms, in the order a client that
 	// asks for another one is told them.
 	Mechanisms []string
-	Store      CredentialStore
+	// Store verifies PLAIN and SCRAM logins; required when one is enabled.
+	Store CredentialStore
+	// OAuthBearer validates OAUTHBEARER tokens; required when it is
+	// enabled. An OAUTHBEARER session never outlives its token: its
+	// lifetime is the token's remaining lifetime, capped by
+	// SessionLifetime when that is set.
+	OAuthBearer TokenValidator
 	// SessionLifetime, when positive, is the KIP-368 session lifetime
 	// (Kafka's connections.max.reauth.ms): every session ends that long
 	// after each successful (re-)authentication, whatever versions the
@@ -53,7 +59,9 @@ type Authenticator struct {
 	reauth    bool   // the current exchange re-authenticates an earlier one
 	mechanism string // of the last successful or current exchange
 	user      string // of the last successful exchange
+	claims    map[string][]string
 	expiry    time.Time
+	lifetime  time.Duration // of the last successful exchange's session; 0: unlimited
 	// reauthStart is when the last re-authentication began; zero before
 	// the first.
 	reauthStart time.Time
@@ -78,15 +86,17 @@ const (
 // NewAuthenticator checks opts and returns an Authenticator for one
 // connection.
 func NewAuthenticator(opts Options) (*Authenticator, error) {
-	if opts.Store == nil {
-		return nil, errors.New("authenticator: nil credential store")
-	}
 	if len(opts.Mechanisms) == 0 {
 		return nil, errors.New("authenticator: no mechanisms enabled")
 	}
 	for _, m := range opts.Mechanisms {
-		if !KnownMechanism(m) {
+		switch {
+		case !KnownServerMechanism(m):
 			return nil, fmt.Errorf("authenticator: %w %q", ErrUnsupportedMechanism, m)
+		case m == OAuthBearer && opts.OAuthBearer == nil:
+			return nil, errors.New("authenticator: OAUTHBEARER enabled without a token validator")
+		case m != OAuthBearer && opts.Store == nil:
+			return nil, errors.New("authenticator: nil credential store")
 		}
 	}
 	if opts.SessionLifetime < 0 {
@@ -133,7 +143,7 @@ func (a *Authenticator) Handshake(req *kmsg.SASLHandshakeRequest) *kmsg.SASLHand
 	if !slices.Contains(a.opts.Mechanisms, req.Mechanism) {
 		return fail(protocol.ErrCodeUnsupportedSASLMechanism)
 	}
-	s, err := NewServer(req.Mechanism, a.opts.Store)
+	s, err := a.newSession(req.Mechanism)
 	if err != nil { // unreachable: mechanisms were checked in NewAuthenticator
 		return fail(protocol.ErrCodeUnsupportedSASLMechanism)
 	}
@@ -175,7 +185,7 @@ func (a *Authenticator) Authenticate(req *kmsg.SASLAuthenticateRequest) (*kmsg.S
 	}
 	resp.SASLAuthBytes = out
 	if done && req.Version >= 1 {
-		resp.SessionLifetimeMillis = a.opts.SessionLifetime.Milliseconds()
+		resp.SessionLifetimeMillis = a.lifetime.Milliseconds()
 	}
 	return resp, done, nil
 }
@@ -226,14 +236,49 @@ func (a *Authenticator) step(token []byte) ([]byte, bool, error) {
 		a.state, a.session = stateFailed, nil
 		return nil, false, failed(a.mechanism, user, fmt.Sprintf("re-authentication as a different user than %q", a.user))
 	}
-	a.state, a.session, a.user = stateComplete, nil, user
 	// Kafka computes the lifetime on every path, framed or not: a client
 	// that cannot be told it still expires.
+	a.lifetime = a.sessionLifetime(a.session)
 	a.expiry = time.Time{}
-	if a.opts.SessionLifetime > 0 {
-		a.expiry = a.opts.Now().Add(a.opts.SessionLifetime)
+	if a.lifetime > 0 {
+		a.expiry = a.opts.Now().Add(a.lifetime)
 	}
+	a.claims = nil
+	if c, ok := a.session.(interface{ Claims() map[string][]string }); ok {
+		a.claims = c.Claims()
+	}
+	a.state, a.session, a.user = stateComplete, nil, user
 	return out, true, nil
+}
+
+// minTokenSession is the shortest session a token that is valid (within
+// the clock skew) gets: a token at or past its exp still authenticates one
+// request, as with Kafka, and the client is told to re-authenticate
+// within the second.
+const minTokenSession = time.Millisecond
+
+// sessionLifetime is the KIP-368 lifetime of the session s just
+// authenticated: the configured one, shortened to the remaining life of
+// the credential for a session whose credential expires (a token).
+func (a *Authenticator) sessionLifetime(s Session) time.Duration {
+	lifetime := a.opts.SessionLifetime
+	e, ok := s.(interface{ Expiry() time.Time })
+	if !ok || e.Expiry().IsZero() {
+		return lifetime
+	}
+	remaining := max(e.Expiry().Sub(a.opts.Now()), minTokenSession)
+	if lifetime <= 0 {
+		return remaining
+	}
+	return min(lifetime, remaining)
+}
+
+// newSession starts the server side of mechanism.
+func (a *Authenticator) newSession(mechanism string) (Session, error) {
+	if mechanism == OAuthBearer {
+		return &oauthServer{validator: a.opts.OAuthBearer}, nil
+	}
+	return NewServer(mechanism, a.opts.Store)
 }
 
 // Authenticated reports whether the client has authenticated and no
@@ -244,6 +289,11 @@ func (a *Authenticator) Authenticated() bool {
 
 // User is the authenticated user, "" before authentication.
 func (a *Authenticator) User() string { return a.user }
+
+// Claims are the claims of the token the client last authenticated with
+// (OAUTHBEARER), nil for other mechanisms. The map is not modified later:
+// a re-authentication replaces it.
+func (a *Authenticator) Claims() map[string][]string { return a.claims }
 
 // Mechanism is the mechanism of the current or last exchange.
 func (a *Authenticator) Mechanism() string { return a.mechanism }

@@ -14,9 +14,16 @@ const (
 	OAuthBearer = "OAUTHBEARER"
 )
 
-// KnownMechanism reports whether name is a mechanism this package implements.
+// KnownMechanism reports whether name is a password mechanism this package
+// implements, as a server and as kproxy's upstream client.
 func KnownMechanism(name string) bool {
 	return name == Plain || IsScram(name)
+}
+
+// KnownServerMechanism reports whether name is a mechanism kproxy can
+// terminate: the password mechanisms and OAUTHBEARER.
+func KnownServerMechanism(name string) bool {
+	return KnownMechanism(name) || name == OAuthBearer
 }
 
 // IsScram reports whether name is one of the SCRAM mechanisms.

@@ -195,6 +195,9 @@ const (
 	PrincipalCIDR     = "cidr"
 	PrincipalCN       = "cn"
 	PrincipalListener = "listener"
+	// PrincipalClaim matches a claim of the client's OAUTHBEARER token:
+	// Claim:NAME=PATTERN (the kind in any case, e.g. claim:groups=payments).
+	PrincipalClaim = "claim"
 )
 
 // PrincipalMatcher is a parsed principal matcher.
@@ -204,6 +207,9 @@ type PrincipalMatcher struct {
 	Pattern Pattern
 	// Prefix is the network of a cidr matcher.
 	Prefix netip.Prefix
+	// Claim is the claim name of a claim matcher, whose Pattern applies to
+	// each of the claim's values.
+	Claim string
 }
 
 // ParsePrincipal parses a principal matcher as written in a rule.
@@ -213,7 +219,10 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 	}
 	kind, value, ok := strings.Cut(s, ":")
 	if !ok || value == "" {
-		return PrincipalMatcher{}, fmt.Errorf("%q is not a principal matcher; write User:NAME, client_id:ID, cidr:NET, cn:NAME, listener:NAME or *", s)
+		return PrincipalMatcher{}, fmt.Errorf("%q is not a principal matcher; write User:NAME, client_id:ID, cidr:NET, cn:NAME, listener:NAME, Claim:NAME=VALUE or *", s)
+	}
+	if strings.EqualFold(kind, PrincipalClaim) {
+		return parseClaimPrincipal(s, value)
 	}
 	switch kind {
 	case PrincipalUser, PrincipalClientID, PrincipalCN, PrincipalListener:
@@ -229,7 +238,20 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 		}
 		return PrincipalMatcher{Kind: PrincipalCIDR, Prefix: prefix}, nil
 	}
-	return PrincipalMatcher{}, fmt.Errorf("%q: unknown principal kind %q; valid: User, client_id, cidr, cn, listener, or * alone", s, kind)
+	return PrincipalMatcher{}, fmt.Errorf("%q: unknown principal kind %q; valid: User, client_id, cidr, cn, listener, Claim, or * alone", s, kind)
+}
+
+// parseClaimPrincipal parses the NAME=PATTERN of a Claim: matcher.
+func parseClaimPrincipal(s, value string) (PrincipalMatcher, error) {
+	name, pattern, ok := strings.Cut(value, "=")
+	if !ok || name == "" || pattern == "" {
+		return PrincipalMatcher{}, fmt.Errorf("%q: a claim matcher is Claim:NAME=VALUE (VALUE a pattern, e.g. Claim:groups=payments)", s)
+	}
+	p, err := ParsePattern(pattern)
+	if err != nil {
+		return PrincipalMatcher{}, fmt.Errorf("%q: %w", s, err)
+	}
+	return PrincipalMatcher{Kind: PrincipalClaim, Claim: name, Pattern: p}, nil
 }
 
 // ConfigRequirement is a parsed required_configs entry.

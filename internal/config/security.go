@@ -51,6 +51,15 @@ type ListenerSASL struct {
 	// and re-authenticate; others are closed at their next request.
 	SessionLifetime time.Duration `yaml:"session_lifetime"`
 	Users           []SASLUser    `yaml:"users"`
+	// OAuthBearer validates OAUTHBEARER tokens; required when mechanisms
+	// lists OAUTHBEARER, which terminate mode alone supports.
+	OAuthBearer *OAuthBearer `yaml:"oauthbearer"`
+}
+
+// passwordMechanisms reports whether any enabled mechanism checks
+// listeners.sasl.users (PLAIN or SCRAM).
+func (l *ListenerSASL) passwordMechanisms() bool {
+	return slices.ContainsFunc(l.Mechanisms, auth.KnownMechanism)
 }
 
 // SASLUser is one entry of listeners.sasl.users.
@@ -139,6 +148,9 @@ func (s *Security) applyDefaults() {
 		if len(l.Mechanisms) == 0 {
 			l.Mechanisms = DefaultSASLMechanisms()
 		}
+		if l.OAuthBearer != nil {
+			l.OAuthBearer.applyDefaults()
+		}
 	}
 	if s.Limits != nil && s.Limits.HandshakeTimeout == 0 {
 		s.Limits.HandshakeTimeout = DefaultHandshakeTimeout
@@ -219,8 +231,10 @@ func (l *ListenerSASL) validate(key string) []error {
 	enabled := map[string]bool{}
 	for i, m := range l.Mechanisms {
 		switch {
-		case !auth.KnownMechanism(m):
-			bad(fmt.Sprintf(".mechanisms[%d]", i), "%q: must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (names are upper case)", m)
+		case !auth.KnownServerMechanism(m):
+			bad(fmt.Sprintf(".mechanisms[%d]", i), "%q: must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER (names are upper case)", m)
+		case m == auth.OAuthBearer && l.Mode == SASLModePassthrough:
+			bad(fmt.Sprintf(".mechanisms[%d]", i), "OAUTHBEARER needs mode terminate: in passthrough kproxy cannot tell the broker's principal from a token")
 		case enabled[m]:
 			bad(fmt.Sprintf(".mechanisms[%d]", i), "%s listed twice", m)
 		}
@@ -228,6 +242,14 @@ func (l *ListenerSASL) validate(key string) []error {
 	}
 	if l.SessionLifetime < 0 || (l.SessionLifetime > 0 && l.SessionLifetime < time.Second) {
 		bad(".session_lifetime", "%s: must be 0 (sessions never expire) or at least 1s", l.SessionLifetime)
+	}
+	switch {
+	case enabled[auth.OAuthBearer] && l.OAuthBearer == nil:
+		bad(".oauthbearer", "required when mechanisms lists OAUTHBEARER: at least jwks_url (or jwks_file) and issuer")
+	case !enabled[auth.OAuthBearer] && l.OAuthBearer != nil:
+		bad(".oauthbearer", "set but mechanisms does not list OAUTHBEARER; add it or remove this section")
+	case l.OAuthBearer != nil:
+		errs = append(errs, l.OAuthBearer.validate(key+".oauthbearer")...)
 	}
 	if l.Mode == SASLModePassthrough {
 		if len(l.Users) > 0 {
@@ -238,8 +260,8 @@ func (l *ListenerSASL) validate(key string) []error {
 		}
 		return errs
 	}
-	if l.Mode == SASLModeTerminate && len(l.Users) == 0 {
-		bad(".users", "required in terminate mode: at least one user with credentials from `kproxy hash-password`")
+	if l.Mode == SASLModeTerminate && len(l.Users) == 0 && l.passwordMechanisms() {
+		bad(".users", "required in terminate mode with PLAIN or SCRAM: at least one user with credentials from `kproxy hash-password`")
 	}
 	names := map[string]int{}
 	for i, u := range l.Users {

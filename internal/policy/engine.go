@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kproxy/kproxy/internal/acl"
 	"github.com/kproxy/kproxy/internal/config"
@@ -25,6 +26,9 @@ type Engine struct {
 	// candidates[rt][op] lists, in file order, the rules that allow or deny
 	// op on resources of type rt, so a decision never looks at the others.
 	candidates [numResourceTypes][opAll][]int32
+	// claimNames are the token claims the rules' principals match on,
+	// sorted: the only claims a Subject depends on.
+	claimNames []string
 }
 
 type rule struct {
@@ -45,7 +49,13 @@ func Compile(p config.Policy) (*Engine, error) {
 			return nil, fmt.Errorf("policy.rules[%d] (%s): %w", i, r.Name, err)
 		}
 		e.rules = append(e.rules, cr)
+		for _, pm := range cr.principals {
+			if pm.kind == config.PrincipalClaim && !slices.Contains(e.claimNames, pm.claim) {
+				e.claimNames = append(e.claimNames, pm.claim)
+			}
+		}
 	}
+	slices.Sort(e.claimNames)
 	for i := range e.rules {
 		r := &e.rules[i]
 		for rt := ResourceType(0); rt < numResourceTypes; rt++ {

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"net/netip"
+	"slices"
+	"strconv"
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
@@ -24,6 +26,8 @@ type Principal struct {
 	Listener string
 	// CN is the common name of a verified client certificate, if any.
 	CN string
+	// Claims are the client's OAUTHBEARER token claims (filter.Conn.Claims).
+	Claims map[string][]string
 }
 
 // PrincipalOf returns the principal of a request on conn.
@@ -34,6 +38,7 @@ func PrincipalOf(conn *filter.Conn) Principal {
 		Addr:     conn.Client.Addr().Unmap(),
 		Listener: conn.Listener,
 		CN:       conn.CertCN,
+		Claims:   conn.Claims,
 	}
 	if p.User == "" {
 		p.User = Anonymous
@@ -49,6 +54,7 @@ type principalMatcher struct {
 	kind   string
 	m      matcher
 	prefix netip.Prefix
+	claim  string
 }
 
 func compilePrincipals(list []string) ([]principalMatcher, error) {
@@ -58,7 +64,7 @@ func compilePrincipals(list []string) ([]principalMatcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, principalMatcher{kind: pm.Kind, m: compileMatcher(pm.Pattern, s), prefix: pm.Prefix})
+		out = append(out, principalMatcher{kind: pm.Kind, m: compileMatcher(pm.Pattern, s), prefix: pm.Prefix, claim: pm.Claim})
 	}
 	return out, nil
 }
@@ -77,6 +83,8 @@ func (pm *principalMatcher) match(p *Principal) bool {
 		return p.CN != "" && pm.m.match(p.CN)
 	case config.PrincipalListener:
 		return pm.m.match(p.Listener)
+	case config.PrincipalClaim:
+		return slices.ContainsFunc(p.Claims[pm.claim], pm.m.match)
 	}
 	return false
 }
@@ -93,4 +101,35 @@ func anyPrincipal(list []principalMatcher, p *Principal) bool {
 		}
 	}
 	return false
+}
+
+// subjectKey is a Principal as a map key for the cache of Subjects: its
+// claims reduced to those the engine's rules match on (a token's jti, iat
+// or exp must not make every login a new entry), canonically encoded.
+type subjectKey struct {
+	user, clientID, listener, cn string
+	addr                         netip.Addr
+	claims                       string
+}
+
+func (e *Engine) subjectKey(p *Principal) subjectKey {
+	k := subjectKey{user: p.User, clientID: p.ClientID, listener: p.Listener, cn: p.CN, addr: p.Addr}
+	if len(e.claimNames) == 0 || len(p.Claims) == 0 {
+		return k
+	}
+	var b []byte
+	for _, name := range e.claimNames {
+		values, ok := p.Claims[name]
+		if !ok {
+			continue
+		}
+		b = strconv.AppendQuote(b, name)
+		for _, v := range values {
+			b = append(b, ' ')
+			b = strconv.AppendQuote(b, v)
+		}
+		b = append(b, ';')
+	}
+	k.claims = string(b)
+	return k
 }

@@ -25,13 +25,14 @@ type state struct {
 	// one costs more than all of a request's decisions. The cache belongs
 	// to this compiled policy, so a reload starts afresh.
 	mu       sync.RWMutex
-	subjects map[Principal]*Subject
+	subjects map[subjectKey]*Subject
 }
 
 // subject returns p's Subject of this policy's engine.
 func (st *state) subject(p *Principal) *Subject {
+	key := st.engine.subjectKey(p)
 	st.mu.RLock()
-	s, ok := st.subjects[*p]
+	s, ok := st.subjects[key]
 	st.mu.RUnlock()
 	if ok {
 		return s
@@ -39,11 +40,11 @@ func (st *state) subject(p *Principal) *Subject {
 	built := st.engine.Subject(p)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if s, ok := st.subjects[*p]; ok {
+	if s, ok := st.subjects[key]; ok {
 		return s
 	}
 	if len(st.subjects) < maxCachedSubjects {
-		st.subjects[*p] = &built
+		st.subjects[key] = &built
 	}
 	return &built
 }
@@ -61,7 +62,7 @@ func compileState(p *config.Policy, a *config.Audit) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{engine: engine, gov: gov, auditOnly: p.Mode == config.PolicyModeAudit, subjects: map[Principal]*Subject{}}
+	st := &state{engine: engine, gov: gov, auditOnly: p.Mode == config.PolicyModeAudit, subjects: map[subjectKey]*Subject{}}
 	if a != nil {
 		st.logAllowed = a.LogAllowed
 	}

@@ -174,11 +174,16 @@ func (t *terminateAuth) loggedIn() {
 	p := t.p
 	t.done.Store(true)
 	p.s.metrics.countSASL(t.authn.Mechanism(), saslSuccess)
+	p.conn.Claims = t.authn.Claims()
 	if p.conn.User != t.authn.User() {
 		p.conn.User = t.authn.User()
 		p.setLogger(p.logger().With().Str("user", p.conn.User).Logger())
 	}
-	p.logger().Debug().Str("mechanism", t.authn.Mechanism()).Msg("SASL authenticated")
+	ev := p.logger().Debug().Str("mechanism", t.authn.Mechanism())
+	if exp := t.authn.SessionExpiry(); !exp.IsZero() {
+		ev = ev.Time("session_expiry", exp)
+	}
+	ev.Msg("SASL authenticated")
 }
 
 // validSoftwareField is Kafka's rule for ApiVersions v3's client software

@@ -23,6 +23,8 @@ type security struct {
 	// saslMode is "", config.SASLModeTerminate or config.SASLModePassthrough.
 	saslMode string
 	saslOpts auth.Options
+	// jwks holds the OAUTHBEARER signing keys; nil unless enabled.
+	jwks *auth.KeySet
 	// upstreamTLS is the client configuration; ServerName is filled in per
 	// dial unless configured.
 	upstreamTLS  *tls.Config
@@ -55,6 +57,11 @@ func (s *Server) setupSecurity() error {
 				return fmt.Errorf("listeners.sasl.users: %w", err)
 			}
 			s.sec.saslOpts = auth.Options{Mechanisms: sa.Mechanisms, Store: store, SessionLifetime: sa.SessionLifetime}
+			if o := sa.OAuthBearer; o != nil {
+				if err := s.setupOAuthBearer(o); err != nil {
+					return fmt.Errorf("listeners.sasl.oauthbearer: %w", err)
+				}
+			}
 			if _, err := auth.NewAuthenticator(s.sec.saslOpts); err != nil {
 				return fmt.Errorf("listeners.sasl: %w", err)
 			}

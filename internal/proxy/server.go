@@ -151,6 +151,7 @@ func (s *Server) Start(ctx context.Context) error {
 	dctx, stop := context.WithCancel(ctx)
 	s.stopDiscovery, s.discoveryDone = stop, make(chan struct{})
 	s.apiVersions = newAPIVersionsCache(dctx)
+	go s.refreshJWKS(dctx)
 	if s.bootstrap != nil {
 		s.serve(s.bootstrap, bootstrapNode)
 	}

@@ -1,0 +1,279 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+)
+
+// Limits of a JWKS document: far above any identity provider's (they
+// publish a handful of keys), low enough that a broken or hostile endpoint
+// cannot make kproxy hold much.
+const (
+	maxJWKSBytes = 1 << 20
+	maxJWKSKeys  = 256
+)
+
+// JWKSOptions configure a KeySet. Exactly one of URL and File is set.
+type JWKSOptions struct {
+	URL  string
+	File string
+	// Timeout bounds one fetch (connect, headers and body).
+	Timeout time.Duration
+	// RefreshInterval is the schedule of Run's refreshes.
+	RefreshInterval time.Duration
+	// MinRefreshInterval rate-limits the refreshes an unknown kid
+	// triggers: at most one per interval, whatever clients send.
+	MinRefreshInterval time.Duration
+	// Client fetches URL; nil means a client without proxy settings whose
+	// timeout is Timeout.
+	Client *http.Client
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// KeySet is a cached JSON Web Key Set from a URL or a file: the JWTKeys of
+// OAUTHBEARER termination. The keys last fetched stay in use until a
+// fetch succeeds: an endpoint that is down or returns junk costs each
+// login at most Timeout (only when its kid is unknown and a refresh is
+// due) and leaves the cache as it was. It is safe for concurrent use.
+type KeySet struct {
+	opts JWKSOptions
+
+	mu          sync.Mutex
+	keys        map[string][]jose.JSONWebKey // by kid
+	fetchedAt   time.Time                    // of the last successful fetch
+	lastAttempt time.Time                    // of the last fetch begun
+	lastErr     error                        // of the last fetch, nil when it succeeded
+	inflight    chan struct{}                // closed when the fetch under way ends; nil when none
+}
+
+// NewKeySet checks opts; it does not fetch (see Refresh).
+func NewKeySet(opts JWKSOptions) (*KeySet, error) {
+	if (opts.URL == "") == (opts.File == "") {
+		return nil, errors.New("JWKS: set exactly one of a URL and a file")
+	}
+	if opts.Timeout <= 0 {
+		return nil, fmt.Errorf("JWKS: timeout %s must be positive", opts.Timeout)
+	}
+	if opts.Client == nil {
+		opts.Client = &http.Client{Timeout: opts.Timeout, Transport: &http.Transport{
+			ResponseHeaderTimeout: opts.Timeout,
+			TLSHandshakeTimeout:   opts.Timeout,
+			MaxIdleConns:          2,
+			IdleConnTimeout:       time.Minute,
+		}}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &KeySet{opts: opts, keys: map[string][]jose.JSONWebKey{}}, nil
+}
+
+// Source names where the keys come from, for logs.
+func (s *KeySet) Source() string {
+	if s.opts.URL != "" {
+		return s.opts.URL
+	}
+	return s.opts.File
+}
+
+// Key returns the keys published under kid. When there is none and the
+// last fetch began at least MinRefreshInterval ago, it refreshes first
+// (waiting for a refresh already under way rather than starting another),
+// within ctx and Timeout.
+func (s *KeySet) Key(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
+	if keys := s.lookup(kid); len(keys) > 0 {
+		return keys, nil
+	}
+	s.mu.Lock()
+	due := s.inflight != nil || s.opts.Now().Sub(s.lastAttempt) >= s.opts.MinRefreshInterval
+	s.mu.Unlock()
+	if !due {
+		return nil, fmt.Errorf("%w (not refreshing %s again within %s)", ErrUnknownKeyID, s.Source(), s.opts.MinRefreshInterval)
+	}
+	if err := s.Refresh(ctx); err != nil {
+		return nil, fmt.Errorf("%w: refreshing the keys failed: %w", ErrUnknownKeyID, err)
+	}
+	if keys := s.lookup(kid); len(keys) > 0 {
+		return keys, nil
+	}
+	return nil, fmt.Errorf("%w, also after refreshing %s", ErrUnknownKeyID, s.Source())
+}
+
+func (s *KeySet) lookup(kid string) []jose.JSONWebKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys[kid]
+}
+
+// Refresh fetches the key set now, or waits for the fetch under way, and
+// returns its error. Only a successful fetch replaces the keys.
+func (s *KeySet) Refresh(ctx context.Context) error {
+	s.mu.Lock()
+	wait := s.inflight
+	if wait == nil {
+		s.inflight = make(chan struct{})
+		s.lastAttempt = s.opts.Now()
+		go s.fetchAndStore(s.inflight)
+		wait = s.inflight
+	}
+	s.mu.Unlock()
+	select {
+	case <-wait:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for %s: %w", s.Source(), ctx.Err())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+// fetchAndStore runs one fetch, bounded by Timeout whoever waits for it,
+// and closes done.
+func (s *KeySet) fetchAndStore(done chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
+	defer cancel()
+	keys, err := s.fetch(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastErr = err
+	if err == nil {
+		s.keys, s.fetchedAt = keys, s.opts.Now()
+	}
+	s.inflight = nil
+	close(done)
+}
+
+// Run refreshes the keys every RefreshInterval until ctx ends, calling
+// report with each refresh's outcome (nil error on success).
+func (s *KeySet) Run(ctx context.Context, report func(error)) {
+	if s.opts.RefreshInterval <= 0 {
+		return
+	}
+	t := time.NewTicker(s.opts.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			report(s.Refresh(ctx))
+		}
+	}
+}
+
+// Status is the number of keys held, when they were fetched and the last
+// fetch's error.
+func (s *KeySet) Status() (keys int, fetchedAt time.Time, lastErr error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range s.keys {
+		keys += len(k)
+	}
+	return keys, s.fetchedAt, s.lastErr
+}
+
+func (s *KeySet) fetch(ctx context.Context) (map[string][]jose.JSONWebKey, error) {
+	var body []byte
+	var err error
+	if s.opts.File != "" {
+		body, err = readLimited(s.opts.File)
+	} else {
+		body, err = s.get(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	keys, err := parseJWKS(body)
+	if err != nil {
+		return nil, fmt.Errorf("JWKS from %s: %w", s.Source(), err)
+	}
+	return keys, nil
+}
+
+func (s *KeySet) get(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.opts.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("JWKS request for %s: %w", s.opts.URL, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.opts.Client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("JWKS fetch: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("JWKS fetch from %s: HTTP status %s", s.opts.URL, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("JWKS fetch from %s: reading the body: %w", s.opts.URL, err)
+	}
+	if len(body) > maxJWKSBytes {
+		return nil, fmt.Errorf("JWKS fetch from %s: body exceeds %d bytes", s.opts.URL, maxJWKSBytes)
+	}
+	return body, nil
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("JWKS file: %w", err)
+	}
+	defer f.Close()
+	body, err := io.ReadAll(io.LimitReader(f, maxJWKSBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("JWKS file %s: %w", path, err)
+	}
+	if len(body) > maxJWKSBytes {
+		return nil, fmt.Errorf("JWKS file %s exceeds %d bytes", path, maxJWKSBytes)
+	}
+	return body, nil
+}
+
+// parseJWKS reads a key set (RFC 7517 section 5), keeping the public
+// signature keys: keys go-jose cannot read (an unknown kty or curve) are
+// skipped, as RFC 7517 section 5 asks, and so are symmetric keys (never a
+// token verification key here), keys whose use is not "sig" and the
+// private halves of any private key. A document with no usable key is an
+// error, so that junk never replaces good keys.
+func parseJWKS(body []byte) (map[string][]jose.JSONWebKey, error) {
+	var doc struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("not a JSON key set: %w", err)
+	}
+	if len(doc.Keys) > maxJWKSKeys {
+		return nil, fmt.Errorf("%d keys, more than %d", len(doc.Keys), maxJWKSKeys)
+	}
+	out := map[string][]jose.JSONWebKey{}
+	n := 0
+	for _, raw := range doc.Keys {
+		var k jose.JSONWebKey
+		if err := k.UnmarshalJSON(raw); err != nil || !k.Valid() || (k.Use != "" && k.Use != "sig") {
+			continue
+		}
+		if _, symmetric := k.Key.([]byte); symmetric {
+			continue
+		}
+		if !k.IsPublic() {
+			k = k.Public()
+		}
+		out[k.KeyID] = append(out[k.KeyID], k)
+		n++
+	}
+	if n == 0 {
+		return nil, errors.New("no usable public signature key")
+	}
+	return out, nil
+}
