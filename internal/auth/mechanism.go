@@ -11,7 +11,6 @@ const (
 	Plain       = "PLAIN"
 	ScramSHA256 = "SCRAM-SHA-256"
 	ScramSHA512 = "SCRAM-SHA-512"
-	OAuthBearer = "OAUTHBEARER"
 )
 
 // KnownMechanism reports whether name is a password mechanism this package
