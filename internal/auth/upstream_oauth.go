@@ -19,13 +19,18 @@ import (
 )
 
 // A cached token is used until tokenRefreshPercent of its lifetime has
-// passed, then a new one is fetched: the broker ends a session when the
-// token it was opened with expires (KIP-368 caps the session lifetime at
-// the token's), so a login late in a token's life buys a short session
-// and an early re-authentication. If the token endpoint fails, the cached
-// token still serves while at least tokenMinRemaining of it is left.
+// passed or, if that is earlier, until tokenRefreshBuffer before it
+// expires (but at least for half its lifetime), then a new one is fetched
+// (Kafka's own login refreshes likewise: sasl.login.refresh.window.factor
+// 0.8, buffer 300 s). The broker ends a session when the token it was
+// opened with expires (KIP-368 caps the session lifetime at the token's),
+// so a login late in a token's life buys a short session and an early
+// re-authentication, and a broker refuses re-authentications less than a
+// second apart. If the token endpoint fails, the cached token still serves
+// while at least tokenMinRemaining of it is left.
 const (
 	tokenRefreshPercent = 80
+	tokenRefreshBuffer  = 5 * time.Minute
 	tokenMinRemaining   = time.Second
 	// DefaultTokenTimeout bounds one request to the token endpoint.
 	DefaultTokenTimeout = 10 * time.Second
@@ -180,9 +185,15 @@ func (s *TokenSource) fetch(ctx context.Context) (string, time.Time, error) {
 		// lasts, so it is not reused.
 		s.refreshAt = began
 	} else {
-		s.refreshAt = began.Add(expiry.Sub(began) * tokenRefreshPercent / 100)
+		s.refreshAt = began.Add(refreshAfter(expiry.Sub(began)))
 	}
 	return t.AccessToken, expiry, nil
+}
+
+// refreshAfter is how long a token of lifetime is used before a new one
+// is fetched.
+func refreshAfter(lifetime time.Duration) time.Duration {
+	return max(min(lifetime*tokenRefreshPercent/100, lifetime-tokenRefreshBuffer), lifetime/2)
 }
 
 // jwtExpiry reads the exp claim of a JWT access token without checking

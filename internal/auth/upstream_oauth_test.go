@@ -105,7 +105,22 @@ func TestTokenSourceCachesOneToken(t *testing.T) {
 	}
 }
 
-// After 80% of its lifetime a token is replaced: a login then gets a new one.
+func TestRefreshAfter(t *testing.T) {
+	for _, tc := range []struct{ lifetime, want time.Duration }{
+		{time.Hour, 48 * time.Minute},        // 80%
+		{20 * time.Minute, 15 * time.Minute}, // 5 minutes before the end
+		{8 * time.Minute, 4 * time.Minute},   // but at least half
+		{2 * time.Second, time.Second},       // half
+		{100 * time.Hour, 80 * time.Hour},    // 80%
+	} {
+		if got := refreshAfter(tc.lifetime); got != tc.want {
+			t.Errorf("refreshAfter(%s) = %s, want %s", tc.lifetime, got, tc.want)
+		}
+	}
+}
+
+// After half of its 2 s lifetime a token is replaced: a login then gets a
+// new one.
 func TestTokenSourceRefreshesBeforeExpiry(t *testing.T) {
 	p := startIdP(t, 2*time.Second)
 	s := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret})
@@ -114,17 +129,17 @@ func TestTokenSourceRefreshesBeforeExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(500 * time.Millisecond)
 	if again, _ := s.Token(ctx); again != first || p.TokensIssued() != 1 {
-		t.Fatalf("a token at half its lifetime was not reused (issued %d)", p.TokensIssued())
+		t.Fatalf("a token at a quarter of its lifetime was not reused (issued %d)", p.TokensIssued())
 	}
-	time.Sleep(700 * time.Millisecond) // 1.7 s: past 80% of 2 s, before expiry
+	time.Sleep(700 * time.Millisecond) // 1.2 s: past half of 2 s, before expiry
 	second, err := s.Token(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if second == first || p.TokensIssued() != 2 {
-		t.Fatalf("no new token at 85%% of the first one's lifetime (issued %d)", p.TokensIssued())
+		t.Fatalf("no new token at 60%% of the first one's lifetime (issued %d)", p.TokensIssued())
 	}
 }
 
