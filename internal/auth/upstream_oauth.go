@@ -82,6 +82,8 @@ type TokenSource struct {
 	fetched, failed atomic.Uint64
 }
 
+var errTokenRedirect = errors.New("the token endpoint redirects; configure the URL it redirects to")
+
 // NewTokenSource returns a token source for c; it fetches nothing until
 // the first Token.
 func NewTokenSource(c ClientCredentials) (*TokenSource, error) {
@@ -99,7 +101,12 @@ func NewTokenSource(c ClientCredentials) (*TokenSource, error) {
 			// if the endpoint refuses it (RFC 6749 section 2.3.1).
 			AuthStyle: oauth2.AuthStyleAutoDetect,
 		},
-		http:     &http.Client{Timeout: timeout},
+		http: &http.Client{
+			Timeout: timeout,
+			// A redirect would resend the form (with the secret, for
+			// client_secret_post) to wherever it points: refused.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return errTokenRedirect },
+		},
 		fetching: make(chan struct{}, 1),
 		observe:  c.Observe,
 	}, nil
@@ -196,6 +203,8 @@ func refreshAfter(lifetime time.Duration) time.Duration {
 	return max(min(lifetime*tokenRefreshPercent/100, lifetime-tokenRefreshBuffer), lifetime/2)
 }
 
+const maxJWTExp = 253402300799 // 9999-12-31T23:59:59Z
+
 // jwtExpiry reads the exp claim of a JWT access token without checking
 // its signature (the broker does that): it only schedules the refresh.
 // Zero if token is not a JWT with a numeric exp.
@@ -211,7 +220,8 @@ func jwtExpiry(token string) time.Time {
 	var claims struct {
 		Exp float64 `json:"exp"`
 	}
-	if json.Unmarshal(payload, &claims) != nil || claims.Exp <= 0 {
+	// Beyond year 9999 is no expiry anyone meant (and would overflow).
+	if json.Unmarshal(payload, &claims) != nil || claims.Exp <= 0 || claims.Exp > maxJWTExp {
 		return time.Time{}
 	}
 	return time.Unix(int64(claims.Exp), 0)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -227,5 +229,22 @@ func TestJWTExpiry(t *testing.T) {
 		if got := jwtExpiry(bad); !got.IsZero() {
 			t.Fatalf("%q: %v", bad, got)
 		}
+	}
+}
+
+// A token endpoint that redirects is not followed: the form, which may
+// carry the secret, is not sent on.
+func TestTokenSourceRefusesRedirects(t *testing.T) {
+	p := startIdP(t, time.Hour)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, p.TokenURL(), http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	s := newSource(t, ClientCredentials{TokenURL: redirect.URL + "/token", ClientID: "kproxy", ClientSecret: testClientSecret})
+	if _, err := s.Token(context.Background()); err == nil || !strings.Contains(err.Error(), "redirects") {
+		t.Fatalf("redirecting endpoint: %v", err)
+	}
+	if n := p.TokensIssued(); n != 0 {
+		t.Fatalf("the redirect was followed: %d tokens issued", n)
 	}
 }
