@@ -323,17 +323,22 @@ func (u *UpstreamSASL) validate(key string) []error {
 	if err := auth.ValidUserName(u.Username); err != nil {
 		errs = append(errs, fmt.Errorf("%s.username: %w", key, err))
 	}
-	n := 0
-	for _, s := range []string{u.Password, u.PasswordFile, u.PasswordEnv} {
-		if s != "" {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := countSet(u.Password, u.PasswordFile, u.PasswordEnv); n != 1 {
 		// Never echo the password, even to say it is set.
 		errs = append(errs, fmt.Errorf("%s: set exactly one of password, password_file, password_env (%d set)", key, n))
 	}
 	return errs
+}
+
+// countSet counts the non-empty values: a secret must be given one way.
+func countSet(values ...string) int {
+	n := 0
+	for _, v := range values {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func (l *ConnectionLimits) validate(key string) []error {

@@ -27,13 +27,7 @@ func (u *UpstreamSASL) validateOAuth(key string) []error {
 	if u.ClientID == "" {
 		bad("client_id", "required with mechanism %s", auth.OAuthBearer)
 	}
-	n := 0
-	for _, s := range []string{u.ClientSecret, u.ClientSecretFile, u.ClientSecretEnv} {
-		if s != "" {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := countSet(u.ClientSecret, u.ClientSecretFile, u.ClientSecretEnv); n != 1 {
 		// Never echo the secret, even to say it is set.
 		errs = append(errs, fmt.Errorf("%s: set exactly one of client_secret, client_secret_file, client_secret_env (%d set)", key, n))
 	}

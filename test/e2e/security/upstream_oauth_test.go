@@ -68,18 +68,7 @@ log: {level: warn}
 		if err := producer.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "r%04d", i)}).FirstErr(); err != nil {
 			t.Fatalf("produce %d: %v", i, err)
 		}
-		for got <= i {
-			fs := consumer.PollFetches(ctx)
-			if err := fs.Err0(); err != nil {
-				t.Fatalf("consume after %d records: %v", got, err)
-			}
-			fs.EachRecord(func(r *kgo.Record) {
-				if want := fmt.Sprintf("r%04d", got); string(r.Value) != want {
-					t.Fatalf("record %d is %q, want %q: lost or repeated", got, r.Value, want)
-				}
-				got++
-			})
-		}
+		consumeInOrder(t, ctx, consumer, &got, i+1)
 	}
 	roundTrip(0) // every connection either client uses is open now
 	metric := func(p *testkit.Proxy, name string, labels ...string) float64 {
