@@ -31,10 +31,11 @@ type JWKSOptions struct {
 	// RefreshInterval is the schedule of Run's refreshes.
 	RefreshInterval time.Duration
 	// MinRefreshInterval rate-limits the refreshes an unknown kid
-	// triggers: at most one per interval, whatever clients send.
+	// triggers: at most one begins per interval, whatever clients send
+	// (start-up and scheduled refreshes do not count).
 	MinRefreshInterval time.Duration
-	// Client fetches URL; nil means a client without proxy settings whose
-	// timeout is Timeout.
+	// Client fetches URL; nil means a client whose timeout is Timeout,
+	// using the HTTPS_PROXY/NO_PROXY environment like other Go tools.
 	Client *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -48,12 +49,14 @@ type JWKSOptions struct {
 type KeySet struct {
 	opts JWKSOptions
 
-	mu          sync.Mutex
-	keys        map[string][]jose.JSONWebKey // by kid
-	fetchedAt   time.Time                    // of the last successful fetch
-	lastAttempt time.Time                    // of the last fetch begun
-	lastErr     error                        // of the last fetch, nil when it succeeded
-	inflight    chan struct{}                // closed when the fetch under way ends; nil when none
+	mu        sync.Mutex
+	keys      map[string][]jose.JSONWebKey // by kid
+	fetchedAt time.Time                    // of the last successful fetch
+	// lastOnDemand is when an unknown kid last began a refresh: those are
+	// rate-limited, the schedule's are not.
+	lastOnDemand time.Time
+	lastErr      error         // of the last fetch, nil when it succeeded
+	inflight     chan struct{} // closed when the fetch under way ends; nil when none
 }
 
 // NewKeySet checks opts; it does not fetch (see Refresh).
@@ -66,6 +69,7 @@ func NewKeySet(opts JWKSOptions) (*KeySet, error) {
 	}
 	if opts.Client == nil {
 		opts.Client = &http.Client{Timeout: opts.Timeout, Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
 			ResponseHeaderTimeout: opts.Timeout,
 			TLSHandshakeTimeout:   opts.Timeout,
 			MaxIdleConns:          2,
@@ -86,19 +90,22 @@ func (s *KeySet) Source() string {
 	return s.opts.File
 }
 
-// Key returns the keys published under kid. When there is none and the
-// last fetch began at least MinRefreshInterval ago, it refreshes first
-// (waiting for a refresh already under way rather than starting another),
-// within ctx and Timeout.
+// Key returns the keys published under kid. When there is none it waits
+// for the refresh under way, if any, or begins one unless an unknown kid
+// began one less than MinRefreshInterval ago; within ctx and Timeout.
 func (s *KeySet) Key(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
 	if keys := s.lookup(kid); len(keys) > 0 {
 		return keys, nil
 	}
 	s.mu.Lock()
-	due := s.inflight != nil || s.opts.Now().Sub(s.lastAttempt) >= s.opts.MinRefreshInterval
+	now := s.opts.Now()
+	due := s.inflight != nil || s.lastOnDemand.IsZero() || now.Sub(s.lastOnDemand) >= s.opts.MinRefreshInterval
+	if due && s.inflight == nil {
+		s.lastOnDemand = now
+	}
 	s.mu.Unlock()
 	if !due {
-		return nil, fmt.Errorf("%w (not refreshing %s again within %s)", ErrUnknownKeyID, s.Source(), s.opts.MinRefreshInterval)
+		return nil, fmt.Errorf("%w (an unknown kid refreshed %s less than %s ago)", ErrUnknownKeyID, s.Source(), s.opts.MinRefreshInterval)
 	}
 	if err := s.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("%w: refreshing the keys failed: %w", ErrUnknownKeyID, err)
@@ -122,7 +129,6 @@ func (s *KeySet) Refresh(ctx context.Context) error {
 	wait := s.inflight
 	if wait == nil {
 		s.inflight = make(chan struct{})
-		s.lastAttempt = s.opts.Now()
 		go s.fetchAndStore(s.inflight)
 		wait = s.inflight
 	}

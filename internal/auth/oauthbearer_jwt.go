@@ -145,32 +145,38 @@ func clip(s string) string {
 // Validate checks token within ctx (a key refresh waits at most that
 // long). An invalid token is a *TokenError.
 func (v *JWTValidator) Validate(ctx context.Context, token string) (ValidatedToken, error) {
-	parsed, err := jwt.ParseSigned(token, v.algs)
+	parsed, err := jose.ParseSignedCompact(token, v.algs)
 	if err != nil {
 		if alg := unverifiedAlg(token); alg != "" && !slices.Contains(v.opts.Algorithms, alg) {
 			return ValidatedToken{}, invalidToken("signature algorithm %q is not allowed", clip(alg))
 		}
 		return ValidatedToken{}, invalidToken("not a signed JWT: %v", err)
 	}
-	header := parsed.Headers[0] // ParseSigned reads the compact form: one signature
+	header := parsed.Signatures[0].Header // the compact form has exactly one
 	keys, err := v.opts.Keys.Key(ctx, header.KeyID)
 	if err != nil {
 		return ValidatedToken{}, invalidToken("kid %q: %v", clip(header.KeyID), err)
 	}
-	var std jwt.Claims
-	var all map[string]any
-	verified := false
+	var payload []byte
 	for _, k := range keys {
 		if k.Algorithm != "" && k.Algorithm != header.Algorithm {
 			continue // RFC 7517 section 4.4: the key is for another algorithm
 		}
-		if err := parsed.Claims(k.Key, &std, &all); err == nil {
-			verified = true
+		if payload, err = parsed.Verify(k.Key); err == nil {
 			break
 		}
+		payload = nil
 	}
-	if !verified {
+	if payload == nil {
 		return ValidatedToken{}, invalidToken("signature does not verify with key %q (%s)", clip(header.KeyID), header.Algorithm)
+	}
+	var std jwt.Claims
+	var all map[string]any
+	if err := json.Unmarshal(payload, &all); err != nil {
+		return ValidatedToken{}, invalidToken("the payload is not a JSON object: %v", err)
+	}
+	if err := json.Unmarshal(payload, &std); err != nil {
+		return ValidatedToken{}, invalidToken("a registered claim has the wrong type: %v", err)
 	}
 	return v.checkClaims(std, all)
 }
