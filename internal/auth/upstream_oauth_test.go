@@ -16,7 +16,7 @@ import (
 
 const testClientSecret = "s3cr3t-client-value"
 
-func startIdP(t *testing.T, lifetime time.Duration) *idp.IdP {
+func startTokenIdP(t *testing.T, lifetime time.Duration) *idp.IdP {
 	t.Helper()
 	p, err := idp.Start(idp.Options{Audience: "kafka", TokenLifetime: lifetime,
 		Clients: map[string]idp.Client{"kproxy": {Secret: testClientSecret, Subject: "svc-kproxy"}}})
@@ -69,7 +69,7 @@ func claimsOf(t *testing.T, token string) map[string]any {
 // Many logins at once share one token request, and the token carries the
 // configured scope and the client's subject.
 func TestTokenSourceCachesOneToken(t *testing.T) {
-	p := startIdP(t, time.Hour)
+	p := startTokenIdP(t, time.Hour)
 	var ev events
 	s := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret,
 		Scopes: []string{"kafka", "kafka.write"}, Observe: ev.observe})
@@ -124,7 +124,7 @@ func TestRefreshAfter(t *testing.T) {
 // After half of its 2 s lifetime a token is replaced: a login then gets a
 // new one.
 func TestTokenSourceRefreshesBeforeExpiry(t *testing.T) {
-	p := startIdP(t, 2*time.Second)
+	p := startTokenIdP(t, 2*time.Second)
 	s := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret})
 	ctx := context.Background()
 	first, err := s.Token(ctx)
@@ -148,7 +148,7 @@ func TestTokenSourceRefreshesBeforeExpiry(t *testing.T) {
 // A wrong secret fails with the endpoint's error code, and no error or
 // event shows the secret.
 func TestTokenSourceWrongSecret(t *testing.T) {
-	p := startIdP(t, time.Hour)
+	p := startTokenIdP(t, time.Hour)
 	var ev events
 	s := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: "not-" + testClientSecret, Observe: ev.observe})
 	_, err := s.Token(context.Background())
@@ -169,7 +169,7 @@ func TestTokenSourceWrongSecret(t *testing.T) {
 // When the endpoint is down and the cached token is about to expire,
 // logins fail rather than send a token the broker would refuse.
 func TestTokenSourceEndpointDownTokenExpiring(t *testing.T) {
-	p := startIdP(t, time.Hour)
+	p := startTokenIdP(t, time.Hour)
 	s := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret, Timeout: time.Second})
 	if _, err := s.Token(context.Background()); err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestTokenSourceEndpointDownTokenExpiring(t *testing.T) {
 
 // The cached token serves through an outage while it has time left.
 func TestTokenSourceStaleWhileValid(t *testing.T) {
-	p := startIdP(t, 10*time.Second)
+	p := startTokenIdP(t, 10*time.Second)
 	var ev events
 	s := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret, Timeout: time.Second, Observe: ev.observe})
 	first, err := s.Token(context.Background())
@@ -208,7 +208,7 @@ func TestTokenSourceStaleWhileValid(t *testing.T) {
 // A login waiting for another's slow token request gives up with its own
 // context.
 func TestTokenSourceWaitHonoursContext(t *testing.T) {
-	p := startIdP(t, time.Hour)
+	p := startTokenIdP(t, time.Hour)
 	s := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret})
 	s.fetching <- struct{}{} // a request in progress
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -220,7 +220,7 @@ func TestTokenSourceWaitHonoursContext(t *testing.T) {
 }
 
 func TestJWTExpiry(t *testing.T) {
-	p := startIdP(t, time.Hour)
+	p := startTokenIdP(t, time.Hour)
 	exp := time.Now().Add(90 * time.Second).Truncate(time.Second)
 	if got := jwtExpiry(p.Mint(map[string]any{"exp": exp.Unix()})); !got.Equal(exp) {
 		t.Fatalf("exp %v, want %v", got, exp)
@@ -235,7 +235,7 @@ func TestJWTExpiry(t *testing.T) {
 // A token endpoint that redirects is not followed: the form, which may
 // carry the secret, is not sent on.
 func TestTokenSourceRefusesRedirects(t *testing.T) {
-	p := startIdP(t, time.Hour)
+	p := startTokenIdP(t, time.Hour)
 	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, p.TokenURL(), http.StatusTemporaryRedirect)
 	}))
