@@ -32,6 +32,11 @@ const (
 	tokenRefreshPercent = 80
 	tokenRefreshBuffer  = 5 * time.Minute
 	tokenMinRemaining   = time.Second
+	// tokenRetryAfter is how long after a failed token request logins get
+	// its error (or the still-valid cached token) without asking again:
+	// every connection kproxy relays logs in, so a failing endpoint would
+	// otherwise be asked once per client connection attempt.
+	tokenRetryAfter = time.Second
 	// DefaultTokenTimeout bounds one request to the token endpoint.
 	DefaultTokenTimeout = 10 * time.Second
 )
@@ -78,6 +83,10 @@ type TokenSource struct {
 	token     string
 	refreshAt time.Time // when a login fetches a new token
 	expiry    time.Time // when the cached token stops being usable; zero: none cached
+	// lastErr failed the last token request; until retryAt logins get it
+	// rather than make another.
+	lastErr error
+	retryAt time.Time
 
 	fetched, failed atomic.Uint64
 }
@@ -129,9 +138,18 @@ func (s *TokenSource) Token(ctx context.Context) (string, error) {
 	if tok, ok := s.cached(time.Now(), false); ok {
 		return tok, nil
 	}
+	if err := s.recentFailure(time.Now()); err != nil {
+		if stale, ok := s.cached(time.Now(), true); ok {
+			return stale, nil
+		}
+		return "", err
+	}
 	began := time.Now()
 	tok, expiry, err := s.fetch(ctx)
 	ev := TokenEvent{Expiry: expiry, Took: time.Since(began), Err: err}
+	s.mu.Lock()
+	s.lastErr, s.retryAt = err, time.Now().Add(tokenRetryAfter)
+	s.mu.Unlock()
 	if err != nil {
 		s.failed.Add(1)
 		stale, ok := s.cached(time.Now(), true)
@@ -145,6 +163,17 @@ func (s *TokenSource) Token(ctx context.Context) (string, error) {
 	s.fetched.Add(1)
 	s.notify(ev)
 	return tok, nil
+}
+
+// recentFailure is the last token request's error while logins must not
+// ask again, else nil.
+func (s *TokenSource) recentFailure(now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastErr != nil && now.Before(s.retryAt) {
+		return s.lastErr
+	}
+	return nil
 }
 
 // cached returns the cached token if it is fresh or, with stale, merely

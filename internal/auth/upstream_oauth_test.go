@@ -164,6 +164,23 @@ func TestTokenSourceWrongSecret(t *testing.T) {
 	if ok, failed := s.Stats(); ok != 0 || failed != 1 {
 		t.Fatalf("stats %d/%d", ok, failed)
 	}
+	// Logins right after a failure get its error without a new request;
+	// a second later they ask again.
+	for range 5 {
+		if _, again := s.Token(context.Background()); again == nil || again.Error() != err.Error() {
+			t.Fatalf("login after the failure: %v, want %v", again, err)
+		}
+	}
+	if _, failed := s.Stats(); failed != 1 {
+		t.Fatalf("%d token requests within %s of a failure, want none", failed-1, tokenRetryAfter)
+	}
+	time.Sleep(tokenRetryAfter + 100*time.Millisecond)
+	if _, err := s.Token(context.Background()); err == nil {
+		t.Fatal("wrong secret accepted")
+	}
+	if _, failed := s.Stats(); failed != 2 {
+		t.Fatalf("%d token requests after the retry delay, want 2", failed)
+	}
 }
 
 // When the endpoint is down and the cached token is about to expire,
