@@ -68,10 +68,11 @@ func (e *env) tlsProxy(c *cellCtx) *testkit.Proxy {
 	return e.secure
 }
 
-// terminatesSASL reports whether clients of px log in with TLS and SCRAM
-// (every kproxy but the plaintext one).
+// terminatesSASL reports whether clients of px log in with TLS and
+// SCRAM-SHA-512 as user alice: the secure kproxies, whatever they do
+// upstream.
 func (e *env) terminatesSASL(px *testkit.Proxy) bool {
-	return px != e.plain
+	return px != nil && (px == e.secure || px == e.sni || px == e.upSCRAM || px == e.upOAuth)
 }
 
 // seed is where clients of px bootstrap: the bootstrap name at the SNI
