@@ -39,6 +39,9 @@ type JWKSOptions struct {
 	Client *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OnFetch, when set, is told the outcome of every fetch: the keys now
+	// held and the fetch's error (nil on success). It must not block.
+	OnFetch func(keys int, err error)
 }
 
 // KeySet is a cached JSON Web Key Set from a URL or a file: the JWTKeys of
@@ -150,18 +153,22 @@ func (s *KeySet) fetchAndStore(done chan struct{}) {
 	defer cancel()
 	keys, err := s.fetch(ctx)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.lastErr = err
 	if err == nil {
 		s.keys, s.fetchedAt = keys, s.opts.Now()
 	}
 	s.inflight = nil
 	close(done)
+	s.mu.Unlock()
+	if s.opts.OnFetch != nil {
+		n, _, _ := s.Status()
+		s.opts.OnFetch(n, err)
+	}
 }
 
-// Run refreshes the keys every RefreshInterval until ctx ends, calling
-// report with each refresh's outcome (nil error on success).
-func (s *KeySet) Run(ctx context.Context, report func(error)) {
+// Run refreshes the keys every RefreshInterval until ctx ends (OnFetch
+// hears how each went).
+func (s *KeySet) Run(ctx context.Context) {
 	if s.opts.RefreshInterval <= 0 {
 		return
 	}
@@ -172,7 +179,7 @@ func (s *KeySet) Run(ctx context.Context, report func(error)) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			report(s.Refresh(ctx))
+			_ = s.Refresh(ctx) // reported through OnFetch
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,7 +150,13 @@ func TestKeySetUnreachableOrJunkKeepsKeysAndBoundsWaiting(t *testing.T) {
 
 func TestKeySetRunRefreshesOnSchedule(t *testing.T) {
 	p := startIdP(t)
-	ks, err := NewKeySet(JWKSOptions{URL: p.JWKSURL(), Timeout: time.Second, RefreshInterval: 50 * time.Millisecond, MinRefreshInterval: time.Hour})
+	var fetches atomic.Int64
+	ks, err := NewKeySet(JWKSOptions{URL: p.JWKSURL(), Timeout: time.Second, RefreshInterval: 50 * time.Millisecond, MinRefreshInterval: time.Hour,
+		OnFetch: func(keys int, err error) {
+			if err == nil && keys > 0 {
+				fetches.Add(1)
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +166,7 @@ func TestKeySetRunRefreshesOnSchedule(t *testing.T) {
 	p.Rotate()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); ks.Run(ctx, func(error) {}) }()
+	go func() { defer close(done); ks.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	deadline := time.Now().Add(5 * time.Second)
 	for ks.lookup(p.CurrentKID()) == nil {
@@ -177,6 +184,9 @@ func TestKeySetRunRefreshesOnSchedule(t *testing.T) {
 			t.Fatal("the scheduled refresh never dropped the retired key")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if fetches.Load() < 3 {
+		t.Fatalf("OnFetch heard of %d fetches", fetches.Load())
 	}
 }
 

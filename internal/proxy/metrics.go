@@ -27,6 +27,9 @@ type Metrics struct {
 	brokerListens prometheus.Gauge
 	tlsFailures   *prometheus.CounterVec
 	sasl          *prometheus.CounterVec
+	// jwksFetches and jwksKeys follow the OAUTHBEARER key set.
+	jwksFetches *prometheus.CounterVec
+	jwksKeys    prometheus.Gauge
 	// bufferedBytes and bufferedLimit are limits.max_buffered_bytes' use
 	// and bound.
 	bufferedBytes prometheus.Gauge
@@ -87,6 +90,13 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 			Name: "kproxy_sasl_authentications_total",
 			Help: "Client SASL authentications kproxy answered (terminate mode) or watched (passthrough mode), by mechanism and result (success, failure).",
 		}, []string{"mechanism", "result"}),
+		jwksFetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kproxy_oauth_jwks_fetches_total",
+			Help: "Fetches of listeners.sasl.oauthbearer's JWKS (at start, scheduled, or for an unknown kid), by result (success, failure: the keys held stay in use).",
+		}, []string{"result"}),
+		jwksKeys: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kproxy_oauth_jwks_keys", Help: "OAUTHBEARER token signing keys held (0 also when OAUTHBEARER is not enabled).",
+		}),
 		bufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_buffered_bytes", Help: "Bytes of requests and responses held in memory for filters now (limits.max_buffered_bytes counts these).",
 		}),
@@ -96,7 +106,7 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 	}
 	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.inFlight, m.receivedBytes, m.sentBytes,
 		m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens, m.tlsFailures, m.sasl,
-		m.bufferedBytes, m.bufferedLimit)
+		m.jwksFetches, m.jwksKeys, m.bufferedBytes, m.bufferedLimit)
 	return m
 }
 

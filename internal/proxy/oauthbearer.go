@@ -21,7 +21,18 @@ const maxUnknownKIDRefreshInterval = 10 * time.Second
 // not wait. A provider that cannot be reached at start is logged, not
 // fatal: logins with tokens fail until a refresh succeeds.
 func (s *Server) setupOAuthBearer(o *config.OAuthBearer) error {
+	log := s.log.With().Str("jwks", o.JWKSURL+o.JWKSFile).Logger()
 	keys, err := auth.NewKeySet(auth.JWKSOptions{
+		OnFetch: func(n int, err error) {
+			s.metrics.jwksKeys.Set(float64(n))
+			if err != nil {
+				s.metrics.jwksFetches.WithLabelValues("failure").Inc()
+				log.Warn().Err(err).Int("keys", n).Msg("OAUTHBEARER signing keys fetch failed; keeping the keys held")
+				return
+			}
+			s.metrics.jwksFetches.WithLabelValues("success").Inc()
+			log.Debug().Int("keys", n).Msg("OAUTHBEARER signing keys fetched")
+		},
 		URL:                o.JWKSURL,
 		File:               o.JWKSFile,
 		Timeout:            o.JWKSTimeout,
@@ -44,7 +55,6 @@ func (s *Server) setupOAuthBearer(o *config.OAuthBearer) error {
 	if err != nil {
 		return err
 	}
-	log := s.log.With().Str("jwks", keys.Source()).Logger()
 	if o.Audience == "" {
 		log.Warn().Msg("listeners.sasl.oauthbearer.audience is not set: any token of this issuer is accepted, also one issued for another application")
 	}
@@ -52,7 +62,7 @@ func (s *Server) setupOAuthBearer(o *config.OAuthBearer) error {
 		log.Warn().Msg("listeners.sasl.oauthbearer.jwks_url is plain http: anyone on the path can substitute signing keys; use https")
 	}
 	if err := keys.Refresh(context.Background()); err != nil {
-		log.Error().Err(err).Msg("OAUTHBEARER signing keys not loaded; token logins fail until a refresh succeeds")
+		log.Error().Msg("OAUTHBEARER signing keys not loaded at start; token logins fail until a refresh succeeds")
 	} else {
 		n, _, _ := keys.Status()
 		log.Info().Int("keys", n).Msg("OAUTHBEARER signing keys loaded")
@@ -63,20 +73,12 @@ func (s *Server) setupOAuthBearer(o *config.OAuthBearer) error {
 }
 
 // refreshJWKS refreshes the OAUTHBEARER keys on their schedule until ctx
-// ends, logging failures (the keys held stay in use).
+// ends; failures are logged and counted by the key set's OnFetch, and the
+// keys held stay in use.
 func (s *Server) refreshJWKS(ctx context.Context) {
-	keys := s.sec.jwks
-	if keys == nil {
-		return
+	if s.sec.jwks != nil {
+		s.sec.jwks.Run(ctx)
 	}
-	keys.Run(ctx, func(err error) {
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn().Err(err).Str("jwks", keys.Source()).Msg("OAUTHBEARER signing keys refresh failed; keeping the keys held")
-			return
-		}
-		n, _, _ := keys.Status()
-		s.log.Debug().Int("keys", n).Str("jwks", keys.Source()).Msg("OAUTHBEARER signing keys refreshed")
-	})
 }
 
 func loopbackHost(host string) bool {

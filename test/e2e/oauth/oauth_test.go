@@ -116,8 +116,16 @@ func TestRejections(t *testing.T) {
 			}
 		})
 	}
-	if fetches := e.idp.JWKSFetches(); fetches > 2 {
-		t.Errorf("%d JWKS fetches: the unknown kid refresh is not rate-limited", fetches)
+	// The start-up fetch and one refresh for the unknown kid; the other
+	// cases' known kid never refetched.
+	if fetches := e.idp.JWKSFetches(); fetches != 2 {
+		t.Errorf("%d JWKS fetches, want 2", fetches)
+	}
+	if n := testkit.MetricValue(t, e.proxy.Registry, "kproxy_oauth_jwks_fetches_total", "result", "success"); n != 2 {
+		t.Errorf("kproxy_oauth_jwks_fetches_total{result=success} = %v, want 2", n)
+	}
+	if n := testkit.MetricValue(t, e.proxy.Registry, "kproxy_oauth_jwks_keys"); n != 1 {
+		t.Errorf("kproxy_oauth_jwks_keys = %v, want 1", n)
 	}
 }
 
