@@ -4,10 +4,10 @@ package config
 const RedactedValue = "[redacted]"
 
 // Redacted returns a copy of c that is safe to print, log or serve: the
-// upstream SASL password and the listener users' salted SCRAM credentials
+// upstream SASL password or OAuth client secret and the listener users' salted SCRAM credentials
 // (secret-equivalent: they allow an offline guessing attack) are replaced
 // with RedactedValue. Where a secret comes from (password_file,
-// password_env) is kept: it names a file or variable, not the value.
+// password_env, client_secret_file, client_secret_env) is kept: it names a file or variable, not the value.
 //
 // Sections without secrets are shared with c, not copied: do not modify
 // the result.
@@ -20,6 +20,9 @@ func (c *Config) Redacted() *Config {
 		cp := *u
 		if cp.Password != "" {
 			cp.Password = RedactedValue
+		}
+		if cp.ClientSecret != "" {
+			cp.ClientSecret = RedactedValue
 		}
 		r.Upstream.SASL = &cp
 	}

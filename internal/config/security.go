@@ -84,16 +84,33 @@ type UpstreamTLS struct {
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
 }
 
-// UpstreamSASL is upstream.sasl: kproxy's own login to the brokers. The
-// password is given in exactly one of three ways; password_file and
-// password_env keep it out of the configuration file.
+// UpstreamSASL is upstream.sasl: kproxy's own login to the brokers. With
+// PLAIN and SCRAM, username and a password given in exactly one of three
+// ways (password_file and password_env keep it out of the configuration
+// file). With OAUTHBEARER, an OAuth client (client-credentials grant at
+// token_endpoint) whose secret is likewise given in exactly one way.
 type UpstreamSASL struct {
 	Mechanism    string `yaml:"mechanism"`
 	Username     string `yaml:"username"`
 	Password     string `yaml:"password"`
 	PasswordFile string `yaml:"password_file"`
 	PasswordEnv  string `yaml:"password_env"`
+
+	// OAUTHBEARER only.
+	TokenEndpoint    string `yaml:"token_endpoint"`
+	ClientID         string `yaml:"client_id"`
+	ClientSecret     string `yaml:"client_secret"`
+	ClientSecretFile string `yaml:"client_secret_file"`
+	ClientSecretEnv  string `yaml:"client_secret_env"`
+	// Scope is sent as the token request's scope parameter (space-separated
+	// scopes); empty: none sent.
+	Scope string `yaml:"scope"`
+	// TokenTimeout bounds one token request; default 10s.
+	TokenTimeout time.Duration `yaml:"token_timeout"`
 }
+
+// OAuth reports whether kproxy logs in with OAUTHBEARER.
+func (u *UpstreamSASL) OAuth() bool { return u.Mechanism == auth.OAuthBearer }
 
 // ConnectionLimits are the limits keys about accepting connections. They
 // live directly under limits (embedded inline in Limits).
@@ -293,24 +310,35 @@ func (t *UpstreamTLS) validate(key string) []error {
 }
 
 func (u *UpstreamSASL) validate(key string) []error {
+	if u.OAuth() {
+		return u.validateOAuth(key)
+	}
 	var errs []error
 	if !auth.KnownMechanism(u.Mechanism) {
-		errs = append(errs, fmt.Errorf("%s.mechanism: %q: must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", key, u.Mechanism))
+		errs = append(errs, fmt.Errorf("%s.mechanism: %q: must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", key, u.Mechanism))
+	}
+	for _, k := range u.oauthKeysSet() {
+		errs = append(errs, fmt.Errorf("%s.%s: only for mechanism OAUTHBEARER (mechanism is %q)", key, k, u.Mechanism))
 	}
 	if err := auth.ValidUserName(u.Username); err != nil {
 		errs = append(errs, fmt.Errorf("%s.username: %w", key, err))
 	}
-	n := 0
-	for _, s := range []string{u.Password, u.PasswordFile, u.PasswordEnv} {
-		if s != "" {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := countSet(u.Password, u.PasswordFile, u.PasswordEnv); n != 1 {
 		// Never echo the password, even to say it is set.
 		errs = append(errs, fmt.Errorf("%s: set exactly one of password, password_file, password_env (%d set)", key, n))
 	}
 	return errs
+}
+
+// countSet counts the non-empty values: a secret must be given one way.
+func countSet(values ...string) int {
+	n := 0
+	for _, v := range values {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func (l *ConnectionLimits) validate(key string) []error {

@@ -21,6 +21,7 @@ type Metrics struct {
 	dialErrors    prometheus.Counter
 	dialsSkipped  prometheus.Counter
 	upstream      *upstreamMetrics
+	upstreamAuth  *upstreamAuthMetrics
 	upstreamsDown prometheus.Gauge
 	ready         prometheus.Gauge
 	brokerListens prometheus.Gauge
@@ -71,7 +72,8 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 			Name: "kproxy_upstream_dials_skipped_total",
 			Help: "Client connections failed without dialing because their upstream is down and in backoff.",
 		}),
-		upstream: newUpstreamMetrics(reg),
+		upstream:     newUpstreamMetrics(reg),
+		upstreamAuth: newUpstreamAuthMetrics(reg),
 		upstreamsDown: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_upstreams_down", Help: "Upstream addresses (nodes, bootstrap servers) currently known unreachable.",
 		}),

@@ -126,6 +126,7 @@ func (p *pair) reauthenticateUpstream(up *direction) error {
 	defer cancel()
 	rt := &ownRequests{p: p, up: up, ctx: ctx}
 	session, err := auth.Reauthenticate(ctx, rt, p.s.sec.upstreamMech, p.session.login.AuthenticateVersion, p.upstream.RemoteAddr().String())
+	p.s.metrics.upstreamAuth.reauths.WithLabelValues(resultLabel(err)).Inc()
 	if err != nil {
 		return fail(reasonDial, fmt.Errorf("upstream SASL re-authentication (KIP-368): %w", err))
 	}

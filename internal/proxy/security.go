@@ -67,7 +67,7 @@ func (s *Server) setupSecurity() error {
 			}
 		}
 	}
-	up, err := upstreamclient.NewSecurity(cfg.Upstream)
+	up, err := upstreamclient.NewSecurity(cfg.Upstream, s.observeToken)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ package upstreamclient
 import (
 	"crypto/tls"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -19,15 +20,18 @@ import (
 
 // Security is kproxy's own upstream identity: TLS client settings (nil:
 // plaintext; ServerName empty means the dialled host) and SASL mechanism
-// (nil: none).
+// (nil: none). With OAUTHBEARER, OAuth is the token source SASL logs in
+// with (nil otherwise).
 type Security struct {
-	TLS  *tls.Config
-	SASL sasl.Mechanism
+	TLS   *tls.Config
+	SASL  sasl.Mechanism
+	OAuth *auth.TokenSource
 }
 
 // NewSecurity reads upstream.tls and upstream.sasl, including the
-// password from its file or environment variable.
-func NewSecurity(u config.Upstream) (Security, error) {
+// password or OAuth client secret from its file or environment variable.
+// observe, if not nil, is told of every OAuth token request.
+func NewSecurity(u config.Upstream, observe func(auth.TokenEvent)) (Security, error) {
 	var sec Security
 	if t := u.TLS; t != nil {
 		tc, err := tlsconfig.ClientConfig(t.CAFile, t.ServerName, t.CertFile, t.KeyFile, t.InsecureSkipVerify)
@@ -36,7 +40,20 @@ func NewSecurity(u config.Upstream) (Security, error) {
 		}
 		sec.TLS = tc
 	}
-	if s := u.SASL; s != nil {
+	if s := u.SASL; s != nil && s.OAuth() {
+		secret, err := auth.ResolveSecret(s.ClientSecret, s.ClientSecretFile, s.ClientSecretEnv)
+		if err != nil {
+			return Security{}, fmt.Errorf("upstream.sasl.client_secret: %w", err)
+		}
+		ts, err := auth.NewTokenSource(auth.ClientCredentials{
+			TokenURL: s.TokenEndpoint, ClientID: s.ClientID, ClientSecret: secret,
+			Scopes: strings.Fields(s.Scope), Timeout: s.TokenTimeout, Observe: observe,
+		})
+		if err != nil {
+			return Security{}, fmt.Errorf("upstream.sasl: %w", err)
+		}
+		sec.SASL, sec.OAuth = ts.Mechanism(), ts
+	} else if s != nil {
 		password, err := auth.ResolveSecret(s.Password, s.PasswordFile, s.PasswordEnv)
 		if err != nil {
 			return Security{}, fmt.Errorf("upstream.sasl.password: %w", err)
@@ -71,7 +88,7 @@ func (s Security) ClientOpts(bootstrap []string, dialTimeout time.Duration) []kg
 // of u (bootstrap servers resolved: the embedded cluster's addresses set).
 // It connects on first use; Close it when done.
 func New(u config.Upstream, extra ...kgo.Opt) (*kgo.Client, error) {
-	sec, err := NewSecurity(u)
+	sec, err := NewSecurity(u, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (e *env) confluent(t *testing.T, px *testkit.Proxy, out any, args ...string
 	t.Helper()
 	args = append([]string{confluentScript}, args...)
 	args = append(args, "--bootstrap", e.seed(px), "--debug")
-	if px == e.secure || px == e.sni {
+	if e.terminatesSASL(px) {
 		args = append(args, "--security", e.pki.CAFile+":"+saslUser+":"+saslPass)
 	}
 	if px == e.oauth {

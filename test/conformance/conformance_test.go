@@ -35,6 +35,9 @@ func TestConformance(t *testing.T) {
 						if scenario == "sni" && e.sniSkip != "" {
 							skipCell(t, c, e.sniSkip)
 						}
+						if isUpstreamSecurity(scenario) && e.upSkip != "" {
+							skipCell(t, c, e.upSkip)
+						}
 						if fn == nil {
 							t.Fatalf("no test for %s/%s", client, scenario)
 						}

@@ -10,7 +10,10 @@
 // cluster when KPROXY_KAFKA_BOOTSTRAP names one (test/kafka/cluster.sh
 // starts a 3-node KRaft cluster on loopback). Without it the real-Kafka
 // cells are reported SKIP, never PASS. Each upstream gets its own kproxy
-// (plaintext) and a second one that terminates TLS and SASL/SCRAM.
+// (plaintext) and a second one that terminates TLS and SASL/SCRAM; the real
+// cluster also gets two more with that client side that reach its SASL_SSL
+// listener over TLS with SCRAM-SHA-512 and with OAUTHBEARER
+// (upstream_security_test.go; `test/kafka/cluster.sh env` names it).
 //
 // The matrix is printed at the end of the run and, when KPROXY_MATRIX_OUT
 // is set, written there as Markdown. docs/compatibility.md explains the

@@ -75,9 +75,14 @@ type env struct {
 	// the oauth scenario's policy (oauth_test.go).
 	oauth *testkit.Proxy
 	idp   *idp.IdP
-	pki   certs.Files
-	nodes []int32 // upstream node ids
-	skip  string  // every cell of this upstream skips with this reason
+	// upSCRAM and upOAuth are secure's client side in front of the real
+	// cluster's SASL_SSL listener (upstream_security_test.go); upSkip, if
+	// set, is why the upstream-* cells cannot run.
+	upSCRAM, upOAuth *testkit.Proxy
+	upSkip           string
+	pki              certs.Files
+	nodes            []int32 // upstream node ids
+	skip             string  // every cell of this upstream skips with this reason
 
 	mu     sync.Mutex
 	topics []string
@@ -124,6 +129,9 @@ func newEnv(t *testing.T, name string) *env {
 	}
 	e.startSNI(t)
 	if e.real {
+		e.startUpstreamSecurity(t)
+	}
+	if e.real {
 		t.Cleanup(e.deleteTopics)
 	}
 	return e
@@ -133,6 +141,13 @@ func newEnv(t *testing.T, name string) *env {
 // and PLAIN for user alice) and reaches the upstream in plaintext.
 func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
 	t.Helper()
+	return secureYAMLWith(t, p, upstream, "")
+}
+
+// secureYAMLWith is secureYAML with more upstream keys (upstreamKeys:
+// YAML lines indented by two spaces), such as upstream.tls and .sasl.
+func secureYAMLWith(t *testing.T, p certs.Files, upstream []string, upstreamKeys string) string {
+	t.Helper()
 	var creds []string
 	for _, m := range []string{auth.ScramSHA512, auth.ScramSHA256} {
 		c, err := auth.HashPassword(m, saslPass, 4096)
@@ -141,7 +156,7 @@ func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
 		}
 		creds = append(creds, strconv.Quote(c))
 	}
-	return tlsListenerYAML(p, upstream) + fmt.Sprintf(`  sasl:
+	return tlsListenerYAML(p, upstream, upstreamKeys) + fmt.Sprintf(`  sasl:
     mode: terminate
     mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
     users: [{name: %s, credentials: [%s]}]
@@ -149,18 +164,19 @@ log: {level: warn}
 `, saslUser, strings.Join(creds, ", "))
 }
 
-// tlsListenerYAML begins a kproxy configuration that reaches upstream in
-// plaintext and serves TLS with p's server certificate; more listeners
-// keys (indented two spaces) and other sections follow it.
-func tlsListenerYAML(p certs.Files, upstream []string) string {
+// tlsListenerYAML begins a kproxy configuration that reaches upstream
+// (in plaintext unless upstreamKeys, YAML lines indented by two spaces,
+// say otherwise) and serves TLS with p's server certificate; more
+// listeners keys (indented two spaces) and other sections follow it.
+func tlsListenerYAML(p certs.Files, upstream []string, upstreamKeys string) string {
 	return fmt.Sprintf(`
 upstream:
   bootstrap_servers: ["%s"]
   dial_timeout: 5s
-listeners:
+%slisteners:
   bind_host: 127.0.0.1
   tls: {cert_file: %q, key_file: %q}
-`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey)
+`, strings.Join(upstream, `", "`), upstreamKeys, p.ServerCert, p.ServerKey)
 }
 
 // bootstrap is the plaintext kproxy's bootstrap address.

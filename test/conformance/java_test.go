@@ -97,12 +97,12 @@ func (e *env) java(t *testing.T, px *testkit.Proxy, stdin []byte, tool string, a
 }
 
 // javaProps writes a client properties file: extra lines, plus TLS and
-// SCRAM-SHA-512 settings when px is the secure kproxy, or TLS and
+// SCRAM-SHA-512 settings when px terminates TLS and SCRAM, or TLS and
 // OAUTHBEARER with the provider's tokens when it is e.oauth.
 func (e *env) javaProps(t *testing.T, px *testkit.Proxy, extra ...string) string {
 	t.Helper()
 	lines := slices.Clone(extra)
-	if px == e.secure || px == e.sni {
+	if e.terminatesSASL(px) {
 		lines = append(lines,
 			"security.protocol=SASL_SSL",
 			"sasl.mechanism=SCRAM-SHA-512",

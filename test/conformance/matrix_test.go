@@ -13,7 +13,7 @@ import (
 // The matrix's axes, in the order they are printed.
 var (
 	clients   = []string{"franz-go", "sarama", "kafka-go", "kcat", "confluent-kafka", "java"}
-	scenarios = []string{"produce-consume", "resume", "protocol-versions", "kip848", "share-group", "admin", "transactions", "addresses", "tls-scram", "sni", "oauth", "rolling-restart"}
+	scenarios = []string{"produce-consume", "resume", "protocol-versions", "kip848", "share-group", "admin", "transactions", "addresses", "tls-scram", "sni", "oauth", "upstream-scram-tls", "upstream-oauth", "rolling-restart"}
 	upstreams = []string{"kfake", "kafka"}
 )
 
@@ -55,7 +55,9 @@ const negotiatesVersions = "the client uses the newest versions it and the broke
 
 // notOnUpstream says why a scenario cannot run on one upstream.
 var notOnUpstream = map[[2]string]string{
-	{"kfake", "rolling-restart"}: "kfake's brokers live in the test process and cannot be restarted",
+	{"kfake", "rolling-restart"}:     "kfake's brokers live in the test process and cannot be restarted",
+	{"kfake", scenarioUpstreamSCRAM}: upstreamSecurityNA,
+	{"kfake", scenarioUpstreamOAuth}: upstreamSecurityNA,
 }
 
 // notOnUpstreamCell says why one client cannot do a scenario against one

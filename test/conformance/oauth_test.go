@@ -91,7 +91,7 @@ func (e *env) startOAuth(t *testing.T) {
 // the names of every client's oauth cell (see name).
 func oauthYAML(pki certs.Files, p *idp.IdP, upstream []string) string {
 	topic := func(suffix string) string { return fmt.Sprintf("conf-*-oauth-%s-*", suffix) }
-	return tlsListenerYAML(pki, upstream) + fmt.Sprintf(`  sasl:
+	return tlsListenerYAML(pki, upstream, "") + fmt.Sprintf(`  sasl:
     mode: terminate
     mechanisms: [OAUTHBEARER]
     oauthbearer:

@@ -57,12 +57,22 @@ func sniBrokerName(id int32) string {
 }
 
 // tlsProxy is the kproxy a TLS cell runs against: e.sni for the sni
-// scenario, else e.secure.
+// scenario, e.upSCRAM or e.upOAuth for the upstream-* ones, else e.secure.
 func (e *env) tlsProxy(c *cellCtx) *testkit.Proxy {
 	if c.key.scenario == "sni" {
 		return e.sni
 	}
+	if px := e.upstreamSecurityProxy(c.key.scenario); px != nil {
+		return px
+	}
 	return e.secure
+}
+
+// terminatesSASL reports whether clients of px log in with TLS and
+// SCRAM-SHA-512 as user alice: the secure kproxies, whatever they do
+// upstream.
+func (e *env) terminatesSASL(px *testkit.Proxy) bool {
+	return px != nil && (px == e.secure || px == e.sni || px == e.upSCRAM || px == e.upOAuth)
 }
 
 // seed is where clients of px bootstrap: the bootstrap name at the SNI

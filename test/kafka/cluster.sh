@@ -13,6 +13,8 @@
 #   cluster.sh kill-node N      [DIR]   SIGKILL node N (crash test; start-node brings it back)
 #   cluster.sh start-node N     [DIR]   start node N, wait until it is unfenced
 #   cluster.sh clean            [DIR]   SIGKILL all nodes, then delete DIR
+#   cluster.sh env              [DIR]   print the SASL_SSL listener's settings as shell
+#                                       assignments (bootstrap, CA file, users, IdP URLs)
 #
 # DIR defaults to $KAFKA_DIR or /tmp/kproxy-kafka. Progress goes to stderr;
 # `start`, `wait` and `bootstrap` print only the bootstrap list on stdout, so
@@ -23,8 +25,9 @@
 # Environment: see README.md (KAFKA_NODES, KAFKA_BROKER_PORT_BASE, ...).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/security.sh"
 
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 cmd=${1:-}
 [[ -n $cmd ]] || usage
@@ -35,7 +38,7 @@ case $cmd in
     node_arg=${1:-}
     [[ $node_arg =~ ^[0-9]+$ ]] || usage
     shift ;;
-  start | stop | status | bootstrap | wait | clean) ;;
+  start | stop | status | bootstrap | wait | clean | env) ;;
   -h | --help | help) usage ;;
   *) usage ;;
 esac
@@ -53,7 +56,7 @@ DIR=$(cd "$DIR" && pwd)
 # call `start`: the first starts it, the others wait and find it running).
 # Nodes and tools are started with this descriptor closed.
 case $cmd in
-  status | bootstrap | wait) ;;
+  status | bootstrap | wait | env) ;;
   *)
     exec 8>"$DIR/.lock"
     flock 8
@@ -93,6 +96,15 @@ MIN_ISR=$((RF < 2 ? 1 : 2))
 
 bport() { echo $((BPORT + $1 - 1)); }
 cport() { echo $((CPORT + $1 - 1)); }
+# The SASL_SSL listener (SCRAM-SHA-512 and OAUTHBEARER) of node N is 200
+# above its PLAINTEXT one; the test identity provider is on BPORT + 300.
+sport() { echo $((BPORT + 200 + $1 - 1)); }
+IDP_PORT=$((BPORT + 300))
+sasl_bootstrap() {
+  local i out=
+  for ((i = 1; i <= NODES; i++)); do out+="${out:+,}127.0.0.1:$(sport $i)"; done
+  echo "$out"
+}
 bootstrap() {
   local i out=
   for ((i = 1; i <= NODES; i++)); do out+="${out:+,}127.0.0.1:$(bport $i)"; done
@@ -143,9 +155,9 @@ write_config() {
 process.roles=broker,controller
 node.id=$i
 controller.quorum.voters=$(voters)
-listeners=PLAINTEXT://127.0.0.1:$(bport "$i"),CONTROLLER://127.0.0.1:$(cport "$i")
-advertised.listeners=PLAINTEXT://127.0.0.1:$(bport "$i"),CONTROLLER://127.0.0.1:$(cport "$i")
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:$(bport "$i"),CONTROLLER://127.0.0.1:$(cport "$i"),SASL_SSL://127.0.0.1:$(sport "$i")
+advertised.listeners=PLAINTEXT://127.0.0.1:$(bport "$i"),CONTROLLER://127.0.0.1:$(cport "$i"),SASL_SSL://127.0.0.1:$(sport "$i")
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
 log.dirs=$d/data
@@ -174,6 +186,23 @@ group.initial.rebalance.delay.ms=${KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS:-0}
 # features that the storage format sets to their 4.4 defaults.
 unclean.leader.election.enable=false
 leader.imbalance.check.interval.seconds=30
+
+# SASL_SSL: TLS with the test CA's node certificate (PEM), SCRAM-SHA-512
+# users from the storage format, OAUTHBEARER tokens of the test identity
+# provider checked by Kafka's own JWKS validator, and short sessions so that
+# clients re-authenticate (KIP-368) within a test run.
+listener.name.sasl_ssl.ssl.keystore.type=PEM
+listener.name.sasl_ssl.ssl.keystore.location=$DIR/pki/node$i.pem
+listener.name.sasl_ssl.ssl.truststore.type=PEM
+listener.name.sasl_ssl.ssl.truststore.location=$DIR/pki/ca.pem
+listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-512,OAUTHBEARER
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;
+listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler
+listener.name.sasl_ssl.connections.max.reauth.ms=${KAFKA_SASL_REAUTH_MS:-10000}
+sasl.oauthbearer.jwks.endpoint.url=http://127.0.0.1:$IDP_PORT/jwks
+sasl.oauthbearer.expected.issuer=http://127.0.0.1:$IDP_PORT
+sasl.oauthbearer.expected.audience=kafka
 EOF
   if [[ -n ${KAFKA_SERVER_PROPS:-} ]]; then
     printf '\n# KAFKA_SERVER_PROPS\n%s\n' "$KAFKA_SERVER_PROPS" >>"$d/server.properties"
@@ -184,8 +213,11 @@ format_node() { # formats node N's log dir unless already formatted
   local d
   d=$(ndir "$1")
   [[ -f $d/data/meta.properties ]] && return 0
+  local -a scram=()
+  local u
+  for u in "${SCRAM_USERS[@]}"; do scram+=(--add-scram "SCRAM-SHA-512=[name=${u%%:*},password=${u#*:}]"); done
   kafka_tool_java kafka.tools.StorageTool format --ignore-formatted \
-    -t "$CLUSTER_ID" -c "$d/server.properties" >"$d/logs/format.log" 2>&1 || {
+    -t "$CLUSTER_ID" -c "$d/server.properties" "${scram[@]}" >"$d/logs/format.log" 2>&1 || {
     cat "$d/logs/format.log" >&2
     kafka_die "formatting node $1 failed"
   }
@@ -202,6 +234,7 @@ launch_node() {
   # no fd of the caller is inherited.
   # shellcheck disable=SC2086
   setsid "$JAVA" $HEAP_OPTS $JVM_OPTS ${KAFKA_OPTS:-} \
+    "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=http://127.0.0.1:$IDP_PORT/jwks" \
     "-Dkafka.logs.dir=$d/logs" "-Dkafka.root.loglevel=$LOG_LEVEL" \
     "-Dlog4j2.configurationFile=$KAFKA_SCRIPTS/log4j2-server.xml" \
     "$(marker "$i")" \
@@ -349,6 +382,9 @@ start_nodes() { # NODE...: format, launch and wait until they listen
       fi
     done
   done
+  make_pki
+  write_secrets
+  start_idp # before the brokers: their OAUTHBEARER validator reads its JWKS at start
   local -a fmt=()
   for i in "$@"; do
     node_pid "$i" >/dev/null && continue
@@ -401,6 +437,7 @@ case $cmd in
     rc=0
     for p in "${pids[@]}"; do wait "$p" || rc=1; done
     ((rc == 0)) || kafka_log "warning: some node needed SIGKILL"
+    stop_idp
     ;;
   status)
     running=0
@@ -422,6 +459,9 @@ case $cmd in
     ;;
   bootstrap)
     bootstrap
+    ;;
+  env)
+    print_security_env
     ;;
   wait)
     # shellcheck disable=SC2046
@@ -463,6 +503,7 @@ case $cmd in
   clean)
     # The data is deleted anyway: no need for a graceful shutdown.
     for i in $(all_nodes); do stop_node "$i" KILL || true; done
+    stop_idp
     rm -rf "$DIR"
     kafka_log "removed $DIR"
     ;;

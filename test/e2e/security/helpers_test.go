@@ -1,8 +1,10 @@
 package e2esecurity
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -63,4 +65,23 @@ func caPool(p certs.Files) *x509.CertPool {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
 	return pool
+}
+
+// consumeInOrder polls consumer until *got reaches upTo, failing unless
+// the records are r0000, r0001, ... in order from *got on: nothing lost
+// or repeated.
+func consumeInOrder(t *testing.T, ctx context.Context, consumer *kgo.Client, got *int, upTo int) {
+	t.Helper()
+	for *got < upTo {
+		fs := consumer.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consume after %d records: %v", *got, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if want := fmt.Sprintf("r%04d", *got); string(r.Value) != want {
+				t.Fatalf("record %d is %q, want %q: lost or repeated", *got, r.Value, want)
+			}
+			*got++
+		})
+	}
 }

@@ -104,18 +104,7 @@ log: {level: warn}
 			got := 0
 			consume := func(upTo int) {
 				t.Helper()
-				for got < upTo {
-					fs := consumer.PollFetches(ctx)
-					if err := fs.Err0(); err != nil {
-						t.Fatalf("consume after %d records: %v", got, err)
-					}
-					fs.EachRecord(func(r *kgo.Record) {
-						if want := fmt.Sprintf("r%04d", got); string(r.Value) != want {
-							t.Fatalf("record %d is %q, want %q: lost or repeated", got, r.Value, want)
-						}
-						got++
-					})
-				}
+				consumeInOrder(t, ctx, consumer, &got, upTo)
 			}
 			produce(0)
 			consume(1)

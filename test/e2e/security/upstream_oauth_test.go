@@ -1,0 +1,127 @@
+package e2esecurity
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/idp"
+)
+
+// oauthTokenLifetime is the test identity provider's token lifetime: the
+// upstream caps each OAUTHBEARER session at the token's remaining
+// lifetime, so a few seconds span several sessions and tokens.
+const oauthTokenLifetime = 5 * time.Second
+
+// TestUpstreamOAuthReauthenticatesWithFreshTokens: kproxy logs in to its
+// upstream with OAUTHBEARER, holding a token of its own from the test
+// identity provider (client-credentials grant). The upstream (kfake has no
+// OAUTHBEARER) is a second kproxy that validates the token against the
+// provider's JWKS and ends each session when its token expires (KIP-368),
+// closing a connection whose session is over, as a broker does. A producer
+// and a consumer through kproxy run for several token lifetimes: kproxy
+// re-authenticates its upstream connections in place, each time with a
+// token that has not expired (refreshed before expiry), so no connection
+// closes on either side and no record is lost; the provider sees about one
+// token request per lifetime, not one per connection or login.
+// (Real Kafka: conformance scenario upstream-oauth.)
+func TestUpstreamOAuthReauthenticatesWithFreshTokens(t *testing.T) {
+	const topic = "oauth-reauth"
+	provider, err := idp.Start(idp.Options{Audience: "kafka", TokenLifetime: oauthTokenLifetime,
+		Clients: map[string]idp.Client{"kproxy": {Secret: "kproxy-oauth-secret"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { provider.Close() })
+	t.Setenv("KPROXY_TEST_OAUTH_SECRET", "kproxy-oauth-secret")
+
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
+	upstream := testkit.StartProxyConfig(t, fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q]}
+listeners:
+  bind_host: 127.0.0.1
+  sasl:
+    mode: terminate
+    mechanisms: [OAUTHBEARER]
+    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka}
+log: {level: warn}
+`, cluster.ListenAddrs()[0], provider.JWKSURL(), provider.Issuer()))
+	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+upstream:
+  bootstrap_servers: [%q]
+  sasl: {mechanism: OAUTHBEARER, token_endpoint: %q, client_id: kproxy, client_secret_env: KPROXY_TEST_OAUTH_SECRET, scope: kafka}
+listeners: {bind_host: 127.0.0.1}
+log: {level: warn}
+`, upstream.BootstrapAddr(), provider.TokenURL()))
+
+	producer := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0))
+	consumer := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond), kgo.RequestRetries(0))
+	ctx := testkit.Context(t, 60*time.Second)
+	got := 0
+	roundTrip := func(i int) {
+		t.Helper()
+		if err := producer.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "r%04d", i)}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+		consumeInOrder(t, ctx, consumer, &got, i+1)
+	}
+	roundTrip(0) // every connection either client uses is open now
+	metric := func(p *testkit.Proxy, name string, labels ...string) float64 {
+		return testkit.MetricValue(t, p.Registry, name, labels...)
+	}
+	connections := metric(px, "kproxy_connections_total")
+	closedBefore := metric(px, "kproxy_connections_closed_total")
+	upstreamClosedBefore := metric(upstream, "kproxy_connections_closed_total")
+	upstreamConnections := metric(upstream, "kproxy_connections_active")
+	reauthsBefore := metric(px, "kproxy_upstream_reauthentications_total", "result", "success")
+	tokensBefore := provider.TokensIssued()
+
+	const span = 2 * oauthTokenLifetime
+	n := 1
+	for start := time.Now(); time.Since(start) < span; n++ {
+		roundTrip(n)
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Idle across a token's end too: kproxy re-authenticates without a
+	// client request to wake it.
+	time.Sleep(oauthTokenLifetime + oauthTokenLifetime/2)
+	roundTrip(n)
+
+	if closed := metric(px, "kproxy_connections_closed_total") - closedBefore; closed != 0 {
+		t.Errorf("kproxy closed %v connections", closed)
+	}
+	if now := metric(px, "kproxy_connections_total"); now != connections {
+		t.Errorf("clients opened %v new connections to kproxy", now-connections)
+	}
+	if closed := metric(upstream, "kproxy_connections_closed_total") - upstreamClosedBefore; closed != 0 {
+		t.Errorf("the upstream closed %v of kproxy's connections (a session outlived its token?)", closed)
+	}
+	if now := metric(upstream, "kproxy_connections_active"); now != upstreamConnections {
+		t.Errorf("kproxy's upstream connections went from %v to %v", upstreamConnections, now)
+	}
+	reauths := metric(px, "kproxy_upstream_reauthentications_total", "result", "success") - reauthsBefore
+	if reauths < 3*upstreamConnections {
+		t.Errorf("%v upstream re-authentications on %v connections over %s: sessions were not renewed", reauths, upstreamConnections, span+oauthTokenLifetime)
+	}
+	if failed := metric(px, "kproxy_upstream_reauthentications_total", "result", "failure"); failed != 0 {
+		t.Errorf("%v upstream re-authentications failed", failed)
+	}
+	// About one token per half lifetime (kproxy refreshes a token this
+	// short at half its life), however many connections re-authenticate.
+	tokens := provider.TokensIssued() - tokensBefore
+	if maxTokens := int((span+2*oauthTokenLifetime)/(oauthTokenLifetime/2)) + 1; tokens < 3 || tokens > maxTokens {
+		t.Errorf("the provider issued %d tokens over %s for %v connections, want 3..%d", tokens, span+oauthTokenLifetime, upstreamConnections, maxTokens)
+	}
+	if requests := metric(px, "kproxy_upstream_oauth_token_requests_total", "result", "success"); requests != float64(provider.TokensIssued()) {
+		t.Errorf("kproxy counted %v token requests, the provider issued %d", requests, provider.TokensIssued())
+	}
+	if expiry := metric(px, "kproxy_upstream_oauth_token_expiry_timestamp_seconds"); time.Unix(int64(expiry), 0).Before(time.Now().Add(-time.Second)) {
+		t.Errorf("token expiry gauge %v is in the past", expiry)
+	}
+	t.Logf("%d records, %v re-authentications on %v upstream connections, %d tokens", n+1, reauths, upstreamConnections, tokens)
+}
