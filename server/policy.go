@@ -39,7 +39,10 @@ type policyWiring struct {
 	enfs      []*policy.Enforcer // by cluster, as cfg.Clusters() lists them; nil: no policy at start
 	reloader  *config.Reloader
 	reload    <-chan os.Signal
-	upstreams []*kgo.Client // resolve topic ids an enforcer has not seen
+	// upstreams are kproxy's own clients of each cluster's upstream (nil
+	// where it has none, see canAskUpstream): they resolve topic ids an
+	// enforcer or a name mapper has not seen.
+	upstreams []*kgo.Client
 	applied   *countedApplier
 	// auditFile is the audit.output file every virtual cluster's enforcer
 	// writes to, opened once so that their lines do not interleave.
@@ -61,7 +64,14 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 	clusters := cfg.Clusters()
 	appliers := make(map[string]config.Applier, len(clusters))
 	for _, cl := range clusters {
-		enf, err := w.startEnforcer(cl, clusterLogger(log, cl.Name), clusterRegisterer(reg, cl.Name))
+		var upstream *kgo.Client // needed by a policy or a name mapper
+		if (cl.Config.Policy != nil || cl.Name != "") && canAskUpstream(cl.Config) {
+			if upstream, err = upstreamclient.New(cl.Config.Upstream); err != nil {
+				return nil, err
+			}
+		}
+		w.upstreams = append(w.upstreams, upstream)
+		enf, err := w.startEnforcer(cl, upstream, clusterLogger(log, cl.Name), clusterRegisterer(reg, cl.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -73,20 +83,16 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 	return w, nil
 }
 
-// startEnforcer builds cl's enforcer, nil when it has no policy.
-func (w *policyWiring) startEnforcer(cl config.Cluster, log zerolog.Logger, reg prometheus.Registerer) (*policy.Enforcer, error) {
+// startEnforcer builds cl's enforcer, nil when it has no policy; upstream
+// (nil: none) resolves topic ids.
+func (w *policyWiring) startEnforcer(cl config.Cluster, upstream *kgo.Client, log zerolog.Logger, reg prometheus.Registerer) (*policy.Enforcer, error) {
 	cfg := cl.Config
 	if cfg.Policy == nil {
 		return nil, nil
 	}
 	opts := []policy.Option{policy.WithLogger(log), policy.WithRegisterer(reg)}
-	if canAskUpstream(cfg) {
-		cl, err := upstreamclient.New(cfg.Upstream)
-		if err != nil {
-			return nil, err
-		}
-		w.upstreams = append(w.upstreams, cl)
-		opts = append(opts, policy.WithTopicResolver(cl))
+	if upstream != nil {
+		opts = append(opts, policy.WithTopicResolver(upstream))
 	}
 	if cl.Name != "" {
 		out, err := w.sharedAuditOutput(cfg.Audit)
@@ -243,7 +249,9 @@ func (w *policyWiring) close() {
 		w.auditFile.Close()
 	}
 	for _, cl := range w.upstreams {
-		cl.Close()
+		if cl != nil {
+			cl.Close()
+		}
 	}
 }
 
