@@ -15,7 +15,7 @@ type Mapper struct {
 	// response the Mapper replaced it in.
 	upstreamClusterID atomic.Pointer[string]
 	ids               *topicIDs
-	table     table
+	table             table
 }
 
 // Option configures a Mapper.
