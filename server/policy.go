@@ -36,9 +36,9 @@ type policySource struct {
 // policy at start, and the reloads that a reload request and changes to
 // the file trigger, which re-read every cluster's policy.
 type policyWiring struct {
-	enfs      []*policy.Enforcer // by cluster, as cfg.Clusters() lists them; nil: no policy at start
-	reloader  *config.Reloader
-	reload    <-chan os.Signal
+	enfs     []*policy.Enforcer // by cluster, as cfg.Clusters() lists them; nil: no policy at start
+	reloader *config.Reloader
+	reload   <-chan os.Signal
 	// upstreams are kproxy's own clients of each cluster's upstream (nil
 	// where it has none, see canAskUpstream): they resolve topic ids an
 	// enforcer or a name mapper has not seen.
