@@ -21,7 +21,10 @@ import (
 // form has no \Q...\E, no comments and no construct the two parsers could
 // read differently. Anchors inside the group cannot escape it: ^ and \A
 // match only at the start of the name, which the prefix has already
-// consumed, so such a regex matches nothing.
+// consumed, so a leading ^ or \A (the tenant's names start after the
+// prefix) is taken off: "^orders$" matches the tenant's orders, as it would
+// on a cluster of its own. Any other anchor stays and matches nothing, never
+// outside the group.
 
 // upRegex is the upstream regex of the tenant's regex re under prefix.
 func upRegex(prefix, re string) (string, error) {
@@ -32,7 +35,30 @@ func upRegex(prefix, re string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("tenant: regular expression: %w", err)
 	}
-	return regexWrapOpen(prefix) + parsed.String() + ")", nil
+	return regexWrapOpen(prefix) + withoutLeadingAnchors(parsed).String() + ")", nil
+}
+
+// withoutLeadingAnchors is re without the begin-of-text and begin-of-line
+// anchors that can only match where re starts matching.
+func withoutLeadingAnchors(re *syntax.Regexp) *syntax.Regexp {
+	switch re.Op {
+	case syntax.OpBeginText, syntax.OpBeginLine:
+		return &syntax.Regexp{Op: syntax.OpEmptyMatch}
+	case syntax.OpConcat:
+		for i := 0; i < len(re.Sub); i++ {
+			re.Sub[i] = withoutLeadingAnchors(re.Sub[i])
+			if re.Sub[i].Op != syntax.OpEmptyMatch {
+				break
+			}
+		}
+	case syntax.OpAlternate:
+		for i := range re.Sub {
+			re.Sub[i] = withoutLeadingAnchors(re.Sub[i])
+		}
+	case syntax.OpCapture:
+		re.Sub[0] = withoutLeadingAnchors(re.Sub[0])
+	}
+	return re
 }
 
 // downRegex is the tenant's regex of an upstream regex upRegex made; false
