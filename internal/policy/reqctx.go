@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -207,7 +208,7 @@ func (c *reqCtx) topicName(name string, id [16]byte) (string, bool) {
 		return name, true
 	}
 	if c.e.resolver != nil {
-		return c.e.resolver.name(id)
+		return c.e.resolver.Name(context.Background(), id)
 	}
 	return c.e.ids.name(id)
 }

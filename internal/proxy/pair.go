@@ -83,6 +83,7 @@ type pair struct {
 
 	decodeBuf []byte // response loop only
 	encodeBuf []byte // response loop only
+	mapBuf    []byte // response loop only: a response the name mapper rewrote raw
 
 	// observed is the timing of the response being delivered (response
 	// loop only); requestObserved that of a request the request loop

@@ -17,6 +17,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/rewrite"
+	"github.com/kproxy/kproxy/internal/tenant"
 )
 
 // Server is one kproxy instance: a bootstrap listener, one listener per
@@ -48,6 +49,7 @@ type Server struct {
 	// sniResponses are the SNI listener's: the same but for the address
 	// rewriter's Mapper.
 	filters         []filter.Filter
+	names           *tenant.Mapper // WithNameMapper: a virtual cluster's name boundary
 	requestHandlers handlerTable[filter.RequestHandler]
 	responses       responseFilters
 	sniResponses    responseFilters

@@ -1,23 +1,21 @@
 package tenant
 
 import (
-	"context"
+	"sync/atomic"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/kproxy/kproxy/internal/topicids"
 )
-
-// Requester sends a request to the cluster as kproxy itself; *kgo.Client
-// is one (as policy.Requester).
-type Requester interface {
-	Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
-}
 
 // Mapper maps one virtual cluster's names to the upstream's and back. It
 // is safe for concurrent use by every connection of the virtual cluster.
 type Mapper struct {
 	names     Names
 	clusterID string
-	ids       *topicIDs
+	// upstreamClusterID is the upstream's cluster id, as last seen in a
+	// response the Mapper replaced it in.
+	upstreamClusterID atomic.Pointer[string]
+	ids               *topicIDs
+	table             table
 }
 
 // Option configures a Mapper.
@@ -27,15 +25,16 @@ type Option func(*Mapper)
 // the cluster id instead of the upstream's ("" keeps the upstream's).
 func WithClusterID(id string) Option { return func(m *Mapper) { m.clusterID = id } }
 
-// WithUpstream lets the Mapper ask the cluster, through r, for the name of
-// a topic id it has not seen in a response (behind a load balancer the
-// client may have learned it through another replica). Without it such an
-// id is treated as another tenant's.
-func WithUpstream(r Requester) Option { return func(m *Mapper) { m.ids.upstream = r } }
+// WithTopicNamer names topic ids through n, typically a
+// topicids.NewResolver asking the cluster as kproxy itself, so that an id
+// the client learned through another kproxy replica is still its own.
+// Without it only ids seen in this Mapper's responses are known; any other
+// id is treated as another tenant's (UNKNOWN_TOPIC_ID).
+func WithTopicNamer(n TopicNamer) Option { return func(m *Mapper) { m.ids.namer = n } }
 
 // New returns the Mapper of a virtual cluster with names.
 func New(names Names, opts ...Option) *Mapper {
-	m := &Mapper{names: names, ids: newTopicIDs()}
+	m := &Mapper{names: names, ids: newTopicIDs(topicids.NewResolver(nil, &topicids.Map{})), table: buildTable()}
 	for _, opt := range opts {
 		opt(m)
 	}

@@ -6,20 +6,17 @@ import "strings"
 // of name unchanged (internal topics stay hidden regardless).
 type Names struct{ Topic, Group, TransactionalID string }
 
-// internalTopics are the upstream's internal topics: never visible to a
-// tenant, whatever its prefix. A topic the upstream marks internal in
-// Metadata is hidden too.
-var internalTopics = map[string]bool{
-	"__consumer_offsets":    true,
-	"__transaction_state":   true,
-	"__share_group_state":   true,
-	"__cluster_metadata":    true,
-	"__remote_log_metadata": true,
-}
-
 // IsInternalTopic reports whether name is one of the upstream's internal
-// topics.
-func IsInternalTopic(name string) bool { return internalTopics[name] }
+// topics: never visible to a tenant, whatever its prefix. (A topic the
+// upstream marks internal in Metadata is hidden too.)
+func IsInternalTopic(name string) bool {
+	switch name {
+	case "__consumer_offsets", "__transaction_state", "__share_group_state",
+		"__cluster_metadata", "__remote_log_metadata":
+		return true
+	}
+	return false
+}
 
 // hiddenMark starts the upstream name of an internal topic a tenant with
 // no topic prefix asks for: the character is illegal in topic names, so the
