@@ -51,7 +51,7 @@ func respOnWire[T kmsg.Response](t *testing.T, r T) T {
 func upReq[T kmsg.Request](t *testing.T, m *Mapper, req T) (T, *Answer) {
 	t.Helper()
 	r := onWire(t, req)
-	if err := groupEntry(t, r.Key()).request(context.Background(), m, r); err != nil {
+	if _, err := groupEntry(t, r.Key()).request(context.Background(), m, r); err != nil {
 		a, ok := AsAnswer(err)
 		if !ok {
 			t.Fatalf("request %T: %v", r, err)

@@ -20,7 +20,6 @@ func groupAPIs() []api {
 		streamsGroupAPIs(),
 		txnAPIs(),
 		aclAPIs(),
-		brokerOnlyGroupAPIs(),
 	} {
 		t = append(t, part...)
 	}
@@ -28,7 +27,11 @@ func groupAPIs() []api {
 }
 
 // typedEntry builds the table entry of an API from functions on its
-// concrete kmsg types; either function may be nil.
+// concrete kmsg types; either function may be nil. Every entry here with
+// a request mapping has a response mapping when its response names
+// anything, so the request never needs to ask for the response (false).
+// Broker-to-broker keys carrying group ids (the share-group state APIs)
+// are refusedKeys of the core.
 func typedEntry[Req kmsg.Request, Resp kmsg.Response](key int16,
 	up func(ctx context.Context, m *Mapper, r Req) error,
 	down func(m *Mapper, r Req, resp Resp) error,
@@ -36,19 +39,21 @@ func typedEntry[Req kmsg.Request, Resp kmsg.Response](key int16,
 ) api {
 	e := api{key: key, fields: fields}
 	if up != nil {
-		e.request = func(ctx context.Context, m *Mapper, req kmsg.Request) error {
+		e.request = func(ctx context.Context, m *Mapper, req kmsg.Request) (bool, error) {
 			r, ok := req.(Req)
 			if !ok {
-				return fmt.Errorf("tenant: key %d: request is %T", key, req)
+				return false, fmt.Errorf("tenant: key %d: request is %T", key, req)
 			}
-			return up(ctx, m, r)
+			return false, up(ctx, m, r)
 		}
 	}
 	if down != nil {
 		e.response = func(m *Mapper, req kmsg.Request, resp kmsg.Response) error {
+			// req is nil when the entry has no request mapping (the
+			// request was not decoded): down then does not read it.
 			r, ok := req.(Req)
 			rs, ok2 := resp.(Resp)
-			if !ok || !ok2 {
+			if !ok && (req != nil || up != nil) || !ok2 {
 				return fmt.Errorf("tenant: key %d: request %T, response %T", key, req, resp)
 			}
 			return down(m, r, rs)

@@ -59,7 +59,7 @@ func TestShareGroupsPrefixed(t *testing.T) {
 func TestBrokerOnlyShareStateRefused(t *testing.T) {
 	r := kmsg.NewPtrReadShareGroupStateRequest()
 	r.GroupID = "team-b.app"
-	if err := groupEntry(t, r.Key()).request(t.Context(), teamA(), r); err == nil {
+	if _, err := teamA().MapRequest(t.Context(), r); err == nil {
 		t.Fatal("ReadShareGroupState forwarded")
 	} else if _, ok := AsAnswer(err); ok {
 		t.Fatal("ReadShareGroupState answered; want the connection refused")
