@@ -17,6 +17,7 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
 
@@ -43,7 +44,9 @@ type policyWiring struct {
 	// where it has none, see canAskUpstream): they resolve topic ids an
 	// enforcer or a name mapper has not seen.
 	upstreams []*kgo.Client
-	applied   *countedApplier
+	// names are each cluster's name mapper (nil without virtual_clusters).
+	names   []*tenant.Mapper
+	applied *countedApplier
 	// auditFile is the audit.output file every virtual cluster's enforcer
 	// writes to, opened once so that their lines do not interleave.
 	auditFile *os.File
@@ -71,7 +74,17 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 			}
 		}
 		w.upstreams = append(w.upstreams, upstream)
-		enf, err := w.startEnforcer(cl, upstream, clusterLogger(log, cl.Name), clusterRegisterer(reg, cl.Name))
+		names := newNameMapper(cl, upstream)
+		w.names = append(w.names, names)
+		var resolver policy.Requester
+		switch {
+		case upstream == nil:
+		case names != nil:
+			resolver = tenantRequester{upstream: upstream, names: names}
+		default:
+			resolver = upstream
+		}
+		enf, err := w.startEnforcer(cl, resolver, clusterLogger(log, cl.Name), clusterRegisterer(reg, cl.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +98,7 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 
 // startEnforcer builds cl's enforcer, nil when it has no policy; upstream
 // (nil: none) resolves topic ids.
-func (w *policyWiring) startEnforcer(cl config.Cluster, upstream *kgo.Client, log zerolog.Logger, reg prometheus.Registerer) (*policy.Enforcer, error) {
+func (w *policyWiring) startEnforcer(cl config.Cluster, upstream policy.Requester, log zerolog.Logger, reg prometheus.Registerer) (*policy.Enforcer, error) {
 	cfg := cl.Config
 	if cfg.Policy == nil {
 		return nil, nil

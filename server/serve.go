@@ -139,7 +139,7 @@ func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, o
 	for i, cl := range clusters {
 		proxyOpts := append(append(pol.options(i), tracer.options()...), proxy.WithFilters(opts.Filters...),
 			proxy.WithRunningConfig(pol.inForce))
-		proxyOpts = append(proxyOpts, nameMapping(cl, pol.upstreams[i])...)
+		proxyOpts = append(proxyOpts, nameMapping(pol.names[i])...)
 		proxyOpts = append(proxyOpts, buildInfo...)
 		if cl.Name != "" {
 			proxyOpts = append(proxyOpts, proxy.WithVirtualCluster(cl.Name, connIDs))
