@@ -100,6 +100,9 @@ func TestOneProcessServesEveryVirtualCluster(t *testing.T) {
 	if err := produce("team-b"); err != nil {
 		t.Errorf("team-b produce after the reload allowed it: %v", err)
 	}
+	if _, cfg := testkit.HTTPGet(t, "http://"+e.kp.Admin+"/config"); strings.Contains(cfg, "no-writes") || !strings.Contains(cfg, "team-b") {
+		t.Errorf("/config does not serve team-b's reloaded policy:\n%s", cfg)
+	}
 
 	lines, err := e.kp.Stop()
 	if err != nil {
