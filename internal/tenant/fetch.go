@@ -1,35 +1,27 @@
 package tenant
 
-import (
-	"context"
+import "github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
-
-// Fetch: requests are small and decoded; their names (before v13) get the
-// prefix, their ids (v13+) are checked. Responses before v13 name topics
+// Fetch: requests are mapped raw (fetchreq.go); their names (before v13)
+// get the prefix, their ids (v13+) are checked in place. Responses before v13 name topics
 // and are rewritten raw, records untouched (fetchresp.go); from v13 they
 // stay streamed unless the request carried an id that is not the
 // tenant's.
 func fetchAPI() api {
 	return api{
 		key: key(kmsg.Fetch),
-		request: typedRequest(func(ctx context.Context, m *Mapper, r *kmsg.FetchRequest) (bool, error) {
-			disguised := false
-			up := func(name *string, id *[16]byte) {
-				*name = m.UpTopic(*name)
-				u := m.UpTopicID(ctx, *id)
-				disguised = disguised || u != *id
-				*id = u
-			}
+		request: typedRequestCtx(func(c *mapCtx, r *kmsg.FetchRequest) {
 			for i := range r.Topics {
-				up(&r.Topics[i].Topic, &r.Topics[i].TopicID)
+				r.Topics[i].Topic = c.m.UpTopic(r.Topics[i].Topic)
+				r.Topics[i].TopicID = c.upID(r.Topics[i].TopicID)
 			}
 			for i := range r.ForgottenTopics {
-				up(&r.ForgottenTopics[i].Topic, &r.ForgottenTopics[i].TopicID)
+				r.ForgottenTopics[i].Topic = c.m.UpTopic(r.ForgottenTopics[i].Topic)
+				r.ForgottenTopics[i].TopicID = c.upID(r.ForgottenTopics[i].TopicID)
 			}
-			return disguised, nil
 		}),
+		rawRequest:    rawFetchRequest,
+		rawRequestFor: func(int16) bool { return true },
 		response: typedResponse(func(m *Mapper, r *kmsg.FetchResponse) error {
 			r.Topics = downTopicsOrIDs(m, r.Version, r.Topics, func(t *kmsg.FetchResponseTopic) (*string, *[16]byte) { return &t.Topic, &t.TopicID })
 			return nil
