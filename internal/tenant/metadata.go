@@ -3,7 +3,6 @@ package tenant
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -120,9 +119,7 @@ func describeTopicPartitionsAPI() api {
 				if t.IsInternal || !m.downNullableTopic(&t.Topic) {
 					continue
 				}
-				if t.Topic == nil && t.ErrorCode == kerr.UnknownTopicID.Code {
-					t.TopicID = m.DownTopicID(t.TopicID)
-				}
+				t.TopicID = m.DownTopicID(t.TopicID)
 				kept = append(kept, t)
 			}
 			clear(r.Topics[len(kept):])

@@ -61,6 +61,7 @@ func createTopicsAPI() api {
 			}
 			r.Topics = downTopics(m, r.Topics, func(t *kmsg.CreateTopicsResponseTopic) *string { return &t.Topic })
 			for i := range r.Topics {
+				r.Topics[i].TopicID = m.DownTopicID(r.Topics[i].TopicID)
 				m.DownMessage(r.Topics[i].ErrorMessage)
 			}
 			return nil
