@@ -158,7 +158,7 @@ func upDescribeACLs(_ context.Context, m *Mapper, r *kmsg.DescribeACLsRequest) e
 }
 
 func downDescribeACLs(m *Mapper, r *kmsg.DescribeACLsRequest, resp *kmsg.DescribeACLsResponse) error {
-	wildcard := r.ResourcePatternType != kmsg.ACLResourcePatternTypePrefixed || r.ResourceName != nil
+	wildcard := r == nil || r.ResourcePatternType != kmsg.ACLResourcePatternTypePrefixed || r.ResourceName != nil
 	kept := resp.Resources[:0]
 	for _, res := range resp.Resources {
 		prefix, ok := m.aclPrefix(res.ResourceType)
