@@ -251,3 +251,43 @@ func TestFiltersSeeTheTenantsNames(t *testing.T) {
 		t.Fatalf("upstream topics %v %v", topics.Names(), err)
 	}
 }
+
+// The tenant's own topic id, learned through another kproxy replica (this
+// one never relayed a Metadata naming it), is still the tenant's: the
+// Mapper asks the upstream (WithUpstream). Without that it could not tell
+// it from another tenant's, and says UNKNOWN_TOPIC_ID.
+func TestOwnIDSeenElsewhereIsResolved(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		upstream bool
+		want     int16
+	}{{"resolved", true, 0}, {"unresolved", false, kerr.UnknownTopicID.Code}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testkit.Cluster(t, 1, kfake.SeedTopics(1, "team-a.orders"))
+			var opts []tenant.Option
+			if tc.upstream {
+				opts = append(opts, tenant.WithUpstream(client(t, c.ListenAddrs())))
+			}
+			p := tenantProxy(t, c, opts...)
+			ctx := testkit.Context(t, 30*time.Second)
+			upTopics, err := kadm.NewClient(client(t, c.ListenAddrs())).ListTopics(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := testkit.DialRaw(t, p.BootstrapAddr(), "other-replica-client") // no Metadata through this kproxy
+			fetch := kmsg.NewPtrFetchRequest()
+			fetch.SetVersion(13)
+			fetch.MaxWaitMillis, fetch.MaxBytes, fetch.SessionEpoch = 10, 1<<20, -1
+			ft := kmsg.NewFetchRequestTopic()
+			ft.TopicID = upTopics["team-a.orders"].ID
+			fp := kmsg.NewFetchRequestTopicPartition()
+			fp.PartitionMaxBytes = 1 << 20
+			ft.Partitions = append(ft.Partitions, fp)
+			fetch.Topics = append(fetch.Topics, ft)
+			fr := raw.MustRoundTrip(t, fetch).(*kmsg.FetchResponse)
+			if len(fr.Topics) != 1 || fr.Topics[0].Partitions[0].ErrorCode != tc.want {
+				t.Fatalf("fetch by the tenant's own id: %+v, want error %d", fr.Topics, tc.want)
+			}
+		})
+	}
+}

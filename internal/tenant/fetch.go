@@ -1,10 +1,6 @@
 package tenant
 
-import (
-	"context"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // Fetch: requests are small and decoded; their names (before v13) get the
 // prefix, their ids (v13+) are checked. Responses before v13 name topics
@@ -14,21 +10,15 @@ import (
 func fetchAPI() api {
 	return api{
 		key: key(kmsg.Fetch),
-		request: typedRequest(func(ctx context.Context, m *Mapper, r *kmsg.FetchRequest) (bool, error) {
-			disguised := false
-			up := func(name *string, id *[16]byte) {
-				*name = m.UpTopic(*name)
-				u := m.UpTopicID(ctx, *id)
-				disguised = disguised || u != *id
-				*id = u
-			}
+		request: typedRequestCtx(func(c *mapCtx, r *kmsg.FetchRequest) {
 			for i := range r.Topics {
-				up(&r.Topics[i].Topic, &r.Topics[i].TopicID)
+				r.Topics[i].Topic = c.m.UpTopic(r.Topics[i].Topic)
+				r.Topics[i].TopicID = c.upID(r.Topics[i].TopicID)
 			}
 			for i := range r.ForgottenTopics {
-				up(&r.ForgottenTopics[i].Topic, &r.ForgottenTopics[i].TopicID)
+				r.ForgottenTopics[i].Topic = c.m.UpTopic(r.ForgottenTopics[i].Topic)
+				r.ForgottenTopics[i].TopicID = c.upID(r.ForgottenTopics[i].TopicID)
 			}
-			return disguised, nil
 		}),
 		response: typedResponse(func(m *Mapper, r *kmsg.FetchResponse) error {
 			r.Topics = downTopicsOrIDs(m, r.Version, r.Topics, func(t *kmsg.FetchResponseTopic) (*string, *[16]byte) { return &t.Topic, &t.TopicID })

@@ -1,8 +1,6 @@
 package tenant
 
 import (
-	"context"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -13,13 +11,11 @@ import (
 func metadataAPI() api {
 	return api{
 		key: key(kmsg.Metadata),
-		request: typedRequest(func(ctx context.Context, m *Mapper, r *kmsg.MetadataRequest) (bool, error) {
+		request: typedRequestCtx(func(c *mapCtx, r *kmsg.MetadataRequest) {
 			for i := range r.Topics {
-				t := &r.Topics[i]
-				m.upNullableTopic(&t.Topic)
-				t.TopicID = m.UpTopicID(ctx, t.TopicID)
+				c.m.upNullableTopic(&r.Topics[i].Topic)
+				r.Topics[i].TopicID = c.upID(r.Topics[i].TopicID)
 			}
-			return false, nil
 		}),
 		response: typedResponse(func(m *Mapper, r *kmsg.MetadataResponse) error {
 			m.mapClusterID(&r.ClusterID)

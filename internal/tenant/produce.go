@@ -1,10 +1,6 @@
 package tenant
 
-import (
-	"context"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // Produce: the transactional id and topic names get their prefixes (raw,
 // without decoding the records: producereq.go); from v13 topics are ids,
@@ -14,17 +10,12 @@ import (
 func produceAPI() api {
 	return api{
 		key: key(kmsg.Produce),
-		request: typedRequest(func(ctx context.Context, m *Mapper, r *kmsg.ProduceRequest) (bool, error) {
-			r.TransactionID = m.upNullableTxnID(r.TransactionID)
-			disguised := false
+		request: typedRequestCtx(func(c *mapCtx, r *kmsg.ProduceRequest) {
+			r.TransactionID = c.m.upNullableTxnID(r.TransactionID)
 			for i := range r.Topics {
-				t := &r.Topics[i]
-				t.Topic = m.UpTopic(t.Topic)
-				up := m.UpTopicID(ctx, t.TopicID)
-				disguised = disguised || up != t.TopicID
-				t.TopicID = up
+				r.Topics[i].Topic = c.m.UpTopic(r.Topics[i].Topic)
+				r.Topics[i].TopicID = c.upID(r.Topics[i].TopicID)
 			}
-			return disguised, nil
 		}),
 		rawRequest:    rawProduceRequest,
 		rawRequestFor: func(int16) bool { return true },

@@ -16,14 +16,10 @@ func rawProduceRequest(ctx context.Context, m *Mapper, version int16, body, dst 
 		w.mapString(true, func(id string) (string, error) { return m.UpTxnID(id), nil })
 	}
 	w.skip(2 + 4) // acks, timeout_ms
-	disguised := false
+	c := mapCtx{ctx: ctx, m: m}
 	for topics := w.arrayLen(); topics > 0 && w.err == nil; topics-- {
 		if version >= 13 {
-			w.mapUUID(func(id [16]byte) [16]byte {
-				up := m.UpTopicID(ctx, id)
-				disguised = disguised || up != id
-				return up
-			})
+			w.mapUUID(c.upID)
 		} else {
 			w.mapString(false, func(name string) (string, error) { return m.UpTopic(name), nil })
 		}
@@ -36,5 +32,5 @@ func rawProduceRequest(ctx context.Context, m *Mapper, version int16, body, dst 
 	}
 	w.tags()
 	out, err := w.finish("produce request")
-	return out, disguised, err
+	return out, c.disguised, err
 }

@@ -55,13 +55,6 @@ func (m *Mapper) UpTopicID(ctx context.Context, id [16]byte) [16]byte {
 	return m.ids.disguise(id)
 }
 
-// UpTopicIDIsMine is UpTopicID, also saying whether the id was this
-// tenant's (false: it was disguised).
-func (m *Mapper) upTopicIDMine(ctx context.Context, id [16]byte) ([16]byte, bool) {
-	up := m.UpTopicID(ctx, id)
-	return up, up == id
-}
-
 // DownTopicID is the id the tenant is shown for an id the upstream
 // answered with: a disguised id becomes the tenant's again; any other id
 // is unchanged (the caller hides ids that are not this tenant's by name).
