@@ -158,7 +158,7 @@ func upDescribeACLs(_ context.Context, m *Mapper, r *kmsg.DescribeACLsRequest) e
 }
 
 func downDescribeACLs(m *Mapper, r *kmsg.DescribeACLsRequest, resp *kmsg.DescribeACLsResponse) error {
-	wildcard := r.ResourcePatternType != kmsg.ACLResourcePatternTypePrefixed || r.ResourceName != nil
+	wildcard := r == nil || r.ResourcePatternType != kmsg.ACLResourcePatternTypePrefixed || r.ResourceName != nil
 	kept := resp.Resources[:0]
 	for _, res := range resp.Resources {
 		prefix, ok := m.aclPrefix(res.ResourceType)
@@ -178,38 +178,34 @@ func downDescribeACLs(m *Mapper, r *kmsg.DescribeACLsRequest, resp *kmsg.Describ
 // upCreateACLs maps every creation; a creation of a cluster-wide ACL or
 // of a pattern type no ACL has refuses the request.
 func upCreateACLs(_ context.Context, m *Mapper, r *kmsg.CreateACLsRequest) error {
-	refusals := make([]*kerr.Error, len(r.Creations))
-	msgs := make([]string, len(r.Creations))
-	refused := false
+	rf := newEntryRefusals(len(r.Creations))
 	for i := range r.Creations {
 		c := &r.Creations[i]
 		prefix, ok := m.aclPrefix(c.ResourceType)
 		switch {
 		case !ok:
-			refusals[i], msgs[i] = kerr.ClusterAuthorizationFailed, fmt.Sprintf(msgClusterACL, aclTypeName(c.ResourceType))
+			rf.refuse(i, kerr.ClusterAuthorizationFailed, fmt.Sprintf(msgClusterACL, aclTypeName(c.ResourceType)))
 		case c.ResourcePatternType != kmsg.ACLResourcePatternTypeLiteral && c.ResourcePatternType != kmsg.ACLResourcePatternTypePrefixed:
-			refusals[i], msgs[i] = kerr.InvalidRequest, msgBadPattern
+			rf.refuse(i, kerr.InvalidRequest, msgBadPattern)
 		default:
 			name, pt := upACLPattern(prefix, c.ResourceName, c.ResourcePatternType)
 			if pt != c.ResourcePatternType && r.Version == 0 {
-				refusals[i], msgs[i] = kerr.InvalidRequest, msgNeedsVersion
+				rf.refuse(i, kerr.InvalidRequest, msgNeedsVersion)
 				break
 			}
 			c.ResourceName, c.ResourcePatternType = name, pt
-			continue
 		}
-		refused = true
 	}
-	if !refused {
+	if !rf.any {
 		return nil
 	}
 	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
 	resp.Version = r.Version
-	for i := range r.Creations {
+	rf.each(func(code int16, msg *string) {
 		res := kmsg.NewCreateACLsResponseResult()
-		res.ErrorCode, res.ErrorMessage = refusalOrNotRun(refusals[i], msgs[i])
+		res.ErrorCode, res.ErrorMessage = code, msg
 		resp.Results = append(resp.Results, res)
-	}
+	})
 	return &Answer{Response: resp}
 }
 
@@ -217,9 +213,7 @@ func upCreateACLs(_ context.Context, m *Mapper, r *kmsg.CreateACLsRequest) error
 // resources; any other refuses the request (see the package comment of
 // this file).
 func upDeleteACLs(_ context.Context, m *Mapper, r *kmsg.DeleteACLsRequest) error {
-	refusals := make([]*kerr.Error, len(r.Filters))
-	msgs := make([]string, len(r.Filters))
-	refused := false
+	rf := newEntryRefusals(len(r.Filters))
 	for i := range r.Filters {
 		f := &r.Filters[i]
 		if prefix, ok := m.aclPrefix(f.ResourceType); ok && f.ResourceName != nil {
@@ -228,22 +222,23 @@ func upDeleteACLs(_ context.Context, m *Mapper, r *kmsg.DeleteACLsRequest) error
 				continue
 			}
 		}
-		refusals[i], msgs[i], refused = kerr.InvalidRequest, msgNotConfined, true
 		switch f.ResourceType {
 		case kmsg.ACLResourceTypeCluster, kmsg.ACLResourceTypeDelegationToken, kmsg.ACLResourceTypeUser:
-			refusals[i], msgs[i] = kerr.ClusterAuthorizationFailed, fmt.Sprintf(msgClusterACL, aclTypeName(f.ResourceType))
+			rf.refuse(i, kerr.ClusterAuthorizationFailed, fmt.Sprintf(msgClusterACL, aclTypeName(f.ResourceType)))
+		default:
+			rf.refuse(i, kerr.InvalidRequest, msgNotConfined)
 		}
 	}
-	if !refused {
+	if !rf.any {
 		return nil
 	}
 	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
 	resp.Version = r.Version
-	for i := range r.Filters {
+	rf.each(func(code int16, msg *string) {
 		res := kmsg.NewDeleteACLsResponseResult()
-		res.ErrorCode, res.ErrorMessage = refusalOrNotRun(refusals[i], msgs[i])
+		res.ErrorCode, res.ErrorMessage = code, msg
 		resp.Results = append(resp.Results, res)
-	}
+	})
 	return &Answer{Response: resp}
 }
 
@@ -287,12 +282,32 @@ func downDeleteACLs(m *Mapper, _ *kmsg.DeleteACLsRequest, resp *kmsg.DeleteACLsR
 	return nil
 }
 
-// refusalOrNotRun is the error of one entry of a refused request.
-func refusalOrNotRun(e *kerr.Error, msg string) (int16, *string) {
-	if e == nil {
-		return kerr.InvalidRequest.Code, kmsg.StringPtr(msgNotRun)
+// entryRefusals is why kproxy refuses entries of a request it then
+// answers as a whole.
+type entryRefusals struct {
+	errs []*kerr.Error
+	msgs []string
+	any  bool
+}
+
+func newEntryRefusals(n int) *entryRefusals {
+	return &entryRefusals{errs: make([]*kerr.Error, n), msgs: make([]string, n)}
+}
+
+func (r *entryRefusals) refuse(i int, e *kerr.Error, msg string) {
+	r.errs[i], r.msgs[i], r.any = e, msg, true
+}
+
+// each calls add with every entry's error in order: its refusal, or for
+// an entry that was fine, that it was not run.
+func (r *entryRefusals) each(add func(code int16, msg *string)) {
+	for i, e := range r.errs {
+		if e == nil {
+			add(kerr.InvalidRequest.Code, kmsg.StringPtr(msgNotRun))
+			continue
+		}
+		add(e.Code, kmsg.StringPtr(r.msgs[i]))
 	}
-	return e.Code, kmsg.StringPtr(msg)
 }
 
 func aclTypeName(rt kmsg.ACLResourceType) string {

@@ -28,9 +28,7 @@ func upConsumerMetadata(m *Mapper, b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("tenant: consumer protocol subscription: %w", err)
 	}
 	upEach(md.Topics, m.UpTopic)
-	for i := range md.OwnedPartitions {
-		md.OwnedPartitions[i].Topic = m.UpTopic(md.OwnedPartitions[i].Topic)
-	}
+	upTopics(m, md.OwnedPartitions, func(p *kmsg.ConsumerMemberMetadataOwnedPartition) *string { return &p.Topic })
 	return appendConsumerMetadata(&md, version), nil
 }
 
@@ -79,9 +77,7 @@ func upConsumerAssignment(m *Mapper, b []byte) ([]byte, error) {
 	if err := a.ReadFrom(b); err != nil {
 		return nil, fmt.Errorf("tenant: consumer protocol assignment: %w", err)
 	}
-	for i := range a.Topics {
-		a.Topics[i].Topic = m.UpTopic(a.Topics[i].Topic)
-	}
+	upTopics(m, a.Topics, func(t *kmsg.ConsumerMemberAssignmentTopic) *string { return &t.Topic })
 	return a.AppendTo(nil), nil
 }
 

@@ -23,9 +23,9 @@ func classicGroupAPIs() []api {
 		typedEntry(kmsg.FindCoordinator.Int16(), upFindCoordinator, downFindCoordinator,
 			"req.CoordinatorKey", "req.CoordinatorKeys", "resp.Coordinators.Key"),
 		typedEntry(kmsg.JoinGroup.Int16(), upJoinGroup, downJoinGroup,
-			"req.Group", "req.Protocols.Metadata", "resp.Members.ProtocolMetadata"),
+			"req.Group"), // and the consumer-protocol bytes (consumerprotocol.go)
 		typedEntry(kmsg.SyncGroup.Int16(), upSyncGroup, downSyncGroup,
-			"req.Group", "req.GroupAssignment.MemberAssignment", "resp.MemberAssignment"),
+			"req.Group"), // and the consumer-protocol bytes
 		typedEntry[*kmsg.HeartbeatRequest, *kmsg.HeartbeatResponse](kmsg.Heartbeat.Int16(),
 			func(_ context.Context, m *Mapper, r *kmsg.HeartbeatRequest) error {
 				r.Group = m.UpGroup(r.Group)
@@ -39,7 +39,7 @@ func classicGroupAPIs() []api {
 			},
 			nil, "req.Group"),
 		typedEntry(kmsg.DescribeGroups.Int16(), upDescribeGroups, downDescribeGroups,
-			"req.Groups", "resp.Groups.Group", "resp.Groups.Members.ProtocolMetadata", "resp.Groups.Members.MemberAssignment"),
+			"req.Groups", "resp.Groups.Group"), // and the consumer-protocol bytes
 		typedEntry(kmsg.ListGroups.Int16(), nil, downListGroups, "resp.Groups.Group"),
 		typedEntry(kmsg.DeleteGroups.Int16(),
 			func(_ context.Context, m *Mapper, r *kmsg.DeleteGroupsRequest) error {
@@ -98,12 +98,22 @@ func refuseFindCoordinator(r *kmsg.FindCoordinatorRequest) error {
 	return &Answer{Response: resp}
 }
 
+// downFindCoordinator maps the keys by the request's key type; without
+// the request, a key is the tenant's group or transactional id.
 func downFindCoordinator(m *Mapper, r *kmsg.FindCoordinatorRequest, resp *kmsg.FindCoordinatorResponse) error {
 	m.DownMessage(resp.ErrorMessage)
-	_, down, ok := coordinatorKeyMapping(m, r.CoordinatorType)
-	if !ok {
-		resp.Coordinators = nil
-		return nil
+	down := func(key string) (string, bool) {
+		if d, ok := m.DownGroup(key); ok {
+			return d, true
+		}
+		return m.DownTxnID(key)
+	}
+	if r != nil {
+		var ok bool
+		if _, down, ok = coordinatorKeyMapping(m, r.CoordinatorType); !ok {
+			resp.Coordinators = nil
+			return nil
+		}
 	}
 	resp.Coordinators = keepMapped(resp.Coordinators, func(c *kmsg.FindCoordinatorResponseCoordinator) *string { return &c.Key }, down)
 	for i := range resp.Coordinators {
@@ -129,8 +139,14 @@ func upJoinGroup(_ context.Context, m *Mapper, r *kmsg.JoinGroupRequest) error {
 	return nil
 }
 
+// downJoinGroup maps the members' subscriptions of a consumer group, as
+// the request (or, without it, the response from v7) names the type.
 func downJoinGroup(m *Mapper, r *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) error {
-	if r.ProtocolType != protocolConsumer {
+	protocolType := resp.ProtocolType
+	if r != nil {
+		protocolType = &r.ProtocolType
+	}
+	if protocolType == nil || *protocolType != protocolConsumer {
 		return nil
 	}
 	for i := range resp.Members {
@@ -168,7 +184,11 @@ func upSyncGroup(_ context.Context, m *Mapper, r *kmsg.SyncGroupRequest) error {
 }
 
 func downSyncGroup(m *Mapper, r *kmsg.SyncGroupRequest, resp *kmsg.SyncGroupResponse) error {
-	if syncIsConsumer(r.ProtocolType, resp.MemberAssignment) {
+	protocolType := resp.ProtocolType
+	if r != nil && r.ProtocolType != nil {
+		protocolType = r.ProtocolType
+	}
+	if syncIsConsumer(protocolType, resp.MemberAssignment) {
 		resp.MemberAssignment = downConsumerAssignment(m, resp.MemberAssignment)
 	}
 	return nil

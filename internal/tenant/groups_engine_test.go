@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/tenant"
@@ -67,7 +68,7 @@ func consumeGroup(ctx context.Context, t *testing.T, bootstrap string, n int, op
 }
 
 // Two tenants on one cluster, each with a topic `orders`, a transaction of
-// id `tx` and a group `app` (team-a's classic, team-b's KIP-848 with a regex
+// id `tx` and a group `app` (team-a's classic, team-b's KIP-848 with the regex .*
 // subscription), never see each other's records, groups or transactions;
 // upstream everything is prefixed.
 func TestTenantGroupsAndTransactionsThroughKproxy(t *testing.T) {
@@ -79,7 +80,7 @@ func TestTenantGroupsAndTransactionsThroughKproxy(t *testing.T) {
 		opts   []kgo.Opt
 	}{
 		{prefix: "team-a.", opts: []kgo.Opt{kgo.ConsumeTopics("orders")}},
-		{prefix: "team-b.", opts: []kgo.Opt{kgo.ConsumeRegex(), kgo.ConsumeTopics("ord.*"), kgo.ServerSideBalancer()}},
+		{prefix: "team-b.", opts: []kgo.Opt{kgo.ConsumeRegex(), kgo.ConsumeTopics(".*"), kgo.ServerSideBalancer()}},
 	}
 	for i := range tenants {
 		tn := &tenants[i]
@@ -107,6 +108,9 @@ func TestTenantGroupsAndTransactionsThroughKproxy(t *testing.T) {
 	if g := groups.Groups(); !slices.Contains(g, "team-a.app") || !slices.Contains(g, "team-b.app") || slices.Contains(g, "app") {
 		t.Errorf("upstream groups %q, want team-a.app and team-b.app", g)
 	}
+	if a, b := groups["team-a.app"].GroupType, groups["team-b.app"].GroupType; a != "classic" || b != "consumer" {
+		t.Errorf("upstream group types %q and %q, want classic and consumer (KIP-848)", a, b)
+	}
 	for _, tn := range tenants {
 		offs, err := up.FetchOffsets(ctx, tn.prefix+"app")
 		if err != nil {
@@ -116,6 +120,29 @@ func TestTenantGroupsAndTransactionsThroughKproxy(t *testing.T) {
 			t.Errorf("upstream %sapp committed %+v on %sorders, want offset 2", tn.prefix, offs, tn.prefix)
 		}
 	}
+	// Upstream, team-b's regex is confined to its prefix: the broker
+	// assigned none of team-a's topics.
+	cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cgd.Groups = []string{"team-b.app"}
+	described848, err := cgd.RequestWith(ctx, client(t, c.ListenAddrs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs := described848.Groups; len(gs) != 1 || len(gs[0].Members) != 1 {
+		t.Fatalf("upstream team-b.app described as %+v", gs)
+	}
+	member := described848.Groups[0].Members[0]
+	if re := member.SubscribedTopicRegex; re != nil && *re != `team-b\.(?:(?-s:.*))` { // kfake does not describe it
+		t.Errorf("upstream regex %q, want team-b's prefix before the tenant's", *re)
+	}
+	upTopics, err := up.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if as := member.Assignment.TopicPartitions; len(as) != 1 || as[0].TopicID != upTopics["team-b.orders"].ID {
+		t.Errorf("team-b.app upstream assigned %+v, want team-b.orders (%x) only", as, upTopics["team-b.orders"].ID)
+	}
+
 	txns, err := up.ListTransactions(ctx, nil, nil)
 	if err != nil {
 		t.Fatal(err)

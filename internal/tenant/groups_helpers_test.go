@@ -7,11 +7,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// teamA is a virtual cluster with every kind prefixed alike.
-func teamA() *Mapper {
-	return New(Names{Topic: "team-a.", Group: "team-a.", TransactionalID: "team-a."})
-}
-
 // groupEntry is the groupAPIs entry of key.
 func groupEntry(t *testing.T, key int16) api {
 	t.Helper()
@@ -29,16 +24,6 @@ func groupEntry(t *testing.T, key int16) api {
 func onWire[T kmsg.Request](t *testing.T, r T) T {
 	t.Helper()
 	fresh := kmsg.RequestForKey(r.Key()).(T)
-	fresh.SetVersion(r.GetVersion())
-	if err := fresh.ReadFrom(r.AppendTo(nil)); err != nil {
-		t.Fatalf("decode %T v%d: %v", r, r.GetVersion(), err)
-	}
-	return fresh
-}
-
-func respOnWire[T kmsg.Response](t *testing.T, r T) T {
-	t.Helper()
-	fresh := kmsg.ResponseForKey(r.Key()).(T)
 	fresh.SetVersion(r.GetVersion())
 	if err := fresh.ReadFrom(r.AppendTo(nil)); err != nil {
 		t.Fatalf("decode %T v%d: %v", r, r.GetVersion(), err)
@@ -65,11 +50,11 @@ func upReq[T kmsg.Request](t *testing.T, m *Mapper, req T) (T, *Answer) {
 // returns it re-decoded as the client would read it.
 func downResp[T kmsg.Response](t *testing.T, m *Mapper, req kmsg.Request, resp T) T {
 	t.Helper()
-	r := respOnWire(t, resp)
+	r := roundTripResponse(t, resp)
 	if err := groupEntry(t, r.Key()).response(m, req, r); err != nil {
 		t.Fatalf("response %T: %v", r, err)
 	}
-	return respOnWire(t, r)
+	return roundTripResponse(t, r)
 }
 
 func answered[T kmsg.Response](t *testing.T, a *Answer) T {

@@ -51,6 +51,8 @@ func classify(path, name string, t reflect.Type) nameKind {
 		return kindClusterID
 	case strings.HasSuffix(path, "ConfigResources.Name"): // ListConfigResources
 		return kindResource
+	case strings.HasSuffix(path, "Coordinators.Key"): // FindCoordinator v4+: a group (or transactional) id
+		return kindGroup
 	}
 	return kindNone
 }
@@ -130,6 +132,10 @@ func fillMessage(prefix string, v reflect.Value, set func(path string, kind name
 				fv := v.Field(i)
 				if (f.Name == "ResourceType" || f.Name == "Type") && fv.CanInt() {
 					fv.SetInt(int64(kmsg.ConfigResourceTypeTopic)) // 2 is topic for ACLs and configs alike
+					continue
+				}
+				if f.Name == "ResourcePatternType" && fv.CanInt() {
+					fv.SetInt(int64(kmsg.ACLResourcePatternTypeLiteral)) // a concrete ACL pattern
 					continue
 				}
 				if k := classify(p, f.Name, f.Type); k != kindNone {

@@ -34,9 +34,7 @@ func downOffsetCommit(m *Mapper, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetC
 
 func upOffsetFetch(ctx context.Context, m *Mapper, r *kmsg.OffsetFetchRequest) error {
 	r.Group = m.UpGroup(r.Group)
-	for i := range r.Topics {
-		r.Topics[i].Topic = m.UpTopic(r.Topics[i].Topic)
-	}
+	upTopics(m, r.Topics, func(t *kmsg.OffsetFetchRequestTopic) *string { return &t.Topic })
 	for i := range r.Groups {
 		g := &r.Groups[i]
 		g.Group = m.UpGroup(g.Group)
@@ -61,9 +59,7 @@ func downOffsetFetch(m *Mapper, _ *kmsg.OffsetFetchRequest, resp *kmsg.OffsetFet
 
 func upOffsetDelete(_ context.Context, m *Mapper, r *kmsg.OffsetDeleteRequest) error {
 	r.Group = m.UpGroup(r.Group)
-	for i := range r.Topics {
-		r.Topics[i].Topic = m.UpTopic(r.Topics[i].Topic)
-	}
+	upTopics(m, r.Topics, func(t *kmsg.OffsetDeleteRequestTopic) *string { return &t.Topic })
 	return nil
 }
 

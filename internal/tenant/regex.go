@@ -61,17 +61,20 @@ func withoutLeadingAnchors(re *syntax.Regexp) *syntax.Regexp {
 	return re
 }
 
-// downRegex is the tenant's regex of an upstream regex upRegex made; false
-// for one that is not the tenant's.
+// downRegex is the tenant's regex of an upstream regex: the tenant's own
+// of one upRegex made, the rest of one that starts with the quoted prefix
+// (a member that joined the upstream group directly); false for any other.
 func downRegex(prefix, re string) (string, bool) {
 	if prefix == "" {
 		return re, true
 	}
-	inner, ok := strings.CutPrefix(re, regexWrapOpen(prefix))
-	if !ok {
-		return "", false
+	if inner, ok := strings.CutPrefix(re, regexWrapOpen(prefix)); ok {
+		if inner, ok := strings.CutSuffix(inner, ")"); ok {
+			return inner, true
+		}
 	}
-	return strings.CutSuffix(inner, ")")
+	rest, ok := strings.CutPrefix(re, regexp.QuoteMeta(prefix))
+	return rest, ok && rest != ""
 }
 
 func regexWrapOpen(prefix string) string { return regexp.QuoteMeta(prefix) + "(?:" }

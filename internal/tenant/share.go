@@ -56,9 +56,7 @@ func shareGroupAPIs() []api {
 		typedEntry(kmsg.AlterShareGroupOffsets.Int16(),
 			func(_ context.Context, m *Mapper, r *kmsg.AlterShareGroupOffsetsRequest) error {
 				r.GroupID = m.UpGroup(r.GroupID)
-				for i := range r.Topics {
-					r.Topics[i].Topic = m.UpTopic(r.Topics[i].Topic)
-				}
+				upTopics(m, r.Topics, func(t *kmsg.AlterShareGroupOffsetsRequestTopic) *string { return &t.Topic })
 				return nil
 			},
 			func(m *Mapper, _ *kmsg.AlterShareGroupOffsetsRequest, resp *kmsg.AlterShareGroupOffsetsResponse) error {
@@ -70,9 +68,7 @@ func shareGroupAPIs() []api {
 		typedEntry(kmsg.DeleteShareGroupOffsets.Int16(),
 			func(_ context.Context, m *Mapper, r *kmsg.DeleteShareGroupOffsetsRequest) error {
 				r.GroupID = m.UpGroup(r.GroupID)
-				for i := range r.Topics {
-					r.Topics[i].Topic = m.UpTopic(r.Topics[i].Topic)
-				}
+				upTopics(m, r.Topics, func(t *kmsg.DeleteShareGroupOffsetsRequestTopic) *string { return &t.Topic })
 				return nil
 			},
 			func(m *Mapper, _ *kmsg.DeleteShareGroupOffsetsRequest, resp *kmsg.DeleteShareGroupOffsetsResponse) error {
@@ -127,9 +123,7 @@ func upDescribeShareGroupOffsets(_ context.Context, m *Mapper, r *kmsg.DescribeS
 	for i := range r.Groups {
 		g := &r.Groups[i]
 		g.GroupID = m.UpGroup(g.GroupID)
-		for j := range g.Topics {
-			g.Topics[j].Topic = m.UpTopic(g.Topics[j].Topic)
-		}
+		upTopics(m, g.Topics, func(t *kmsg.DescribeShareGroupOffsetsRequestGroupTopic) *string { return &t.Topic })
 	}
 	return nil
 }

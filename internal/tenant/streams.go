@@ -55,12 +55,8 @@ func upStreamsGroupHeartbeat(_ context.Context, m *Mapper, r *kmsg.StreamsGroupH
 		s := &r.Topology.Subtopologies[i]
 		upEach(s.SourceTopics, m.UpTopic)
 		upEach(s.RepartitionSinkTopics, m.UpTopic)
-		for j := range s.StateChangelogTopics {
-			s.StateChangelogTopics[j].Topic = m.UpTopic(s.StateChangelogTopics[j].Topic)
-		}
-		for j := range s.RepartitionSourceTopics {
-			s.RepartitionSourceTopics[j].Topic = m.UpTopic(s.RepartitionSourceTopics[j].Topic)
-		}
+		upTopics(m, s.StateChangelogTopics, topicInfoName)
+		upTopics(m, s.RepartitionSourceTopics, topicInfoName)
 		for j, re := range s.SourceTopicRegex {
 			up, err := upRegex(m.names.Topic, re)
 			if err != nil {
@@ -104,8 +100,8 @@ func downStreamsGroupDescribe(m *Mapper, _ *kmsg.StreamsGroupDescribeRequest, re
 				s := &g.Topology.Subtopologies[j]
 				s.SourceTopics = downNames(s.SourceTopics, m.DownTopic)
 				s.RepartitionSinkTopics = downNames(s.RepartitionSinkTopics, m.DownTopic)
-				s.StateChangelogTopics = keepMapped(s.StateChangelogTopics, func(t *kmsg.TopicInfo) *string { return &t.Topic }, m.DownTopic)
-				s.RepartitionSourceTopics = keepMapped(s.RepartitionSourceTopics, func(t *kmsg.TopicInfo) *string { return &t.Topic }, m.DownTopic)
+				s.StateChangelogTopics = downTopics(m, s.StateChangelogTopics, topicInfoName)
+				s.RepartitionSourceTopics = downTopics(m, s.RepartitionSourceTopics, topicInfoName)
 			}
 		}
 		if d := g.TopologyDescription; d != nil {
@@ -114,6 +110,8 @@ func downStreamsGroupDescribe(m *Mapper, _ *kmsg.StreamsGroupDescribeRequest, re
 	}
 	return nil
 }
+
+func topicInfoName(t *kmsg.TopicInfo) *string { return &t.Topic }
 
 // mapTopologyDescription applies node to every node of a topology
 // description.

@@ -45,15 +45,11 @@ func txnAPIs() []api {
 
 func upAddPartitionsToTxn(_ context.Context, m *Mapper, r *kmsg.AddPartitionsToTxnRequest) error {
 	r.TransactionalID = m.UpTxnID(r.TransactionalID)
-	for i := range r.Topics {
-		r.Topics[i].Topic = m.UpTopic(r.Topics[i].Topic)
-	}
+	upTopics(m, r.Topics, func(t *kmsg.AddPartitionsToTxnRequestTopic) *string { return &t.Topic })
 	for i := range r.Transactions {
 		t := &r.Transactions[i]
 		t.TransactionalID = m.UpTxnID(t.TransactionalID)
-		for j := range t.Topics {
-			t.Topics[j].Topic = m.UpTopic(t.Topics[j].Topic)
-		}
+		upTopics(m, t.Topics, func(t *kmsg.AddPartitionsToTxnRequestTransactionTopic) *string { return &t.Topic })
 	}
 	return nil
 }
