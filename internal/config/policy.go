@@ -555,6 +555,14 @@ func contains(list []string, s string) bool {
 // entry that only client_id: principals select is escaped, on any
 // listener, by sending another client id.
 func (c *Config) PolicyWarnings() []string {
+	if len(c.VirtualClusters) > 0 {
+		return c.virtualClusterWarnings()
+	}
+	return c.servedPolicyWarnings()
+}
+
+// servedPolicyWarnings are PolicyWarnings of one engine's configuration.
+func (c *Config) servedPolicyWarnings() []string {
 	p := c.Policy
 	if p == nil {
 		return nil

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
 // VirtualCluster is one entry of virtual_clusters: a tenant served on its
@@ -278,4 +280,43 @@ func (c *Config) sameUpstream(a, b *VirtualCluster) bool {
 		}
 	}
 	return false
+}
+
+// virtualClusterWarnings are each virtual cluster's policy warnings, under
+// its key, and the ways one tenant could become another: a virtual
+// cluster whose listeners authenticate nobody, or two that accept the same
+// users (as both do when they inherit the top level's listeners.sasl).
+func (c *Config) virtualClusterWarnings() []string {
+	var out []string
+	owner := map[string]int{} // a user name → the first virtual cluster accepting it
+	for i := range c.VirtualClusters {
+		vc := &c.VirtualClusters[i]
+		if vc.Listeners == nil {
+			continue
+		}
+		at := fmt.Sprintf("virtual_clusters[%d]", i)
+		for _, w := range c.virtualConfig(vc).servedPolicyWarnings() {
+			out = append(out, at+"."+w)
+		}
+		if len(c.VirtualClusters) < 2 {
+			continue
+		}
+		l := vc.Listeners
+		sasl := l.SASL != nil && l.SASL.Mode == SASLModeTerminate
+		if l.SASL == nil && (l.TLS == nil || l.TLS.ClientAuth != tlsconfig.ClientAuthRequire) {
+			out = append(out, fmt.Sprintf("%s.listeners: no sasl and no tls.client_auth: require: anyone who reaches its ports is a client of %s", at, vc.Name))
+		}
+		if !sasl {
+			continue
+		}
+		for _, u := range l.SASL.Users {
+			if j, ok := owner[u.Name]; ok && j != i {
+				out = append(out, fmt.Sprintf("%s.listeners.sasl: user %q can also log in to virtual_clusters[%d] (%s): give each virtual cluster users of its own",
+					at, u.Name, j, c.VirtualClusters[j].Name))
+				continue
+			}
+			owner[u.Name] = i
+		}
+	}
+	return out
 }

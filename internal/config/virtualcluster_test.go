@@ -189,3 +189,35 @@ func TestParsePrincipalVirtualCluster(t *testing.T) {
 		t.Error("VirtualCluster: with no name accepted")
 	}
 }
+
+// TestVirtualClusterWarnings: a tenant reachable without authentication,
+// and a user two tenants accept (both inherit the top level's users), are
+// warned of; a tenant with users of its own is not.
+func TestVirtualClusterWarnings(t *testing.T) {
+	cred := securityCred(t, "SCRAM-SHA-512", "p")
+	cfg, err := Parse(strings.NewReader(`upstream: {bootstrap_servers: ["127.0.0.1:9092"]}
+listeners: {sasl: {users: [{name: shared, credentials: ["` + cred + `"]}]}}
+virtual_clusters:
+  - {name: a, listeners: {}, topic_prefix: a., group_prefix: a., transactional_id_prefix: a.}
+  - {name: b, listeners: {}, topic_prefix: b., group_prefix: b., transactional_id_prefix: b.}
+  - {name: c, listeners: {sasl: {users: [{name: own, credentials: ["` + cred + `"]}]}}, topic_prefix: c., group_prefix: c., transactional_id_prefix: c.}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cfg.PolicyWarnings(), "\n")
+	if !strings.Contains(got, `virtual_clusters[1].listeners.sasl: user "shared" can also log in to virtual_clusters[0] (a)`) || strings.Contains(got, "virtual_clusters[2]") {
+		t.Errorf("warnings:\n%s", got)
+	}
+	open, err := Parse(strings.NewReader(`upstream: {bootstrap_servers: ["127.0.0.1:9092"]}
+virtual_clusters:
+  - {name: a, listeners: {}, topic_prefix: a., group_prefix: a., transactional_id_prefix: a.}
+  - {name: b, listeners: {}, topic_prefix: b., group_prefix: b., transactional_id_prefix: b.}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(open.PolicyWarnings(), "\n"); !strings.Contains(got, "virtual_clusters[1].listeners: no sasl and no tls.client_auth: require: anyone who reaches its ports is a client of b") {
+		t.Errorf("warnings of unauthenticated tenants:\n%s", got)
+	}
+}
