@@ -1,7 +1,11 @@
 package e2etenants
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"strings"
 	"syscall"
@@ -13,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/server"
 )
 
 // TestOneProcessServesEveryVirtualCluster: both tenants are served by one
@@ -149,4 +154,52 @@ func TestReadyzWaitsForEveryVirtualCluster(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReadyzNotReadyWhileOneVirtualClusterIsNot: a virtual cluster whose
+// upstream cannot be reached keeps /readyz at 503, naming it, though the
+// other is ready.
+func TestReadyzNotReadyWhileOneVirtualClusterIsNot(t *testing.T) {
+	t.Parallel()
+	cluster := testkit.Cluster(t, 1)
+	dead := closedAddr(t)
+	path := testkit.WriteConfig(t, fmt.Sprintf(`upstream: {bootstrap_servers: [%q]}
+admin: {listen: "127.0.0.1:0"}
+log: {level: info, format: json}
+virtual_clusters:
+  - {name: up, listeners: {}, topic_prefix: up.}
+  - {name: down, listeners: {}, topic_prefix: down., upstream: {bootstrap_servers: [%q]}}
+`, cluster.ListenAddrs()[0], dead))
+	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
+		return server.Run(ctx, server.Options{ConfigPath: path, LogOutput: log})
+	})
+	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(testkit.Context(t, 10*time.Second), newClient(t, kp.VirtualClusterBootstrap("up"))); err != nil {
+		t.Fatalf("the reachable virtual cluster: %v", err)
+	}
+	code, body := testkit.HTTPGet(t, "http://"+kp.Admin+"/readyz")
+	if code != 503 || !strings.Contains(body, "virtual cluster down") {
+		t.Errorf("/readyz %d %q while virtual cluster down is not ready: want 503 naming it", code, body)
+	}
+}
+
+func newClient(t *testing.T, seed string) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
