@@ -195,6 +195,10 @@ const (
 	PrincipalCIDR     = "cidr"
 	PrincipalCN       = "cn"
 	PrincipalListener = "listener"
+	// PrincipalVirtualCluster matches the virtual cluster a connection
+	// came in on (virtual_clusters[].name); virtual_cluster is accepted
+	// too, in the spelling of client_id.
+	PrincipalVirtualCluster = "VirtualCluster"
 )
 
 // PrincipalMatcher is a parsed principal matcher.
@@ -213,10 +217,13 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 	}
 	kind, value, ok := strings.Cut(s, ":")
 	if !ok || value == "" {
-		return PrincipalMatcher{}, fmt.Errorf("%q is not a principal matcher; write User:NAME, client_id:ID, cidr:NET, cn:NAME, listener:NAME or *", s)
+		return PrincipalMatcher{}, fmt.Errorf("%q is not a principal matcher; write User:NAME, client_id:ID, cidr:NET, cn:NAME, listener:NAME, VirtualCluster:NAME or *", s)
+	}
+	if kind == "virtual_cluster" {
+		kind = PrincipalVirtualCluster
 	}
 	switch kind {
-	case PrincipalUser, PrincipalClientID, PrincipalCN, PrincipalListener:
+	case PrincipalUser, PrincipalClientID, PrincipalCN, PrincipalListener, PrincipalVirtualCluster:
 		p, err := ParsePattern(value)
 		if err != nil {
 			return PrincipalMatcher{}, fmt.Errorf("%q: %w", s, err)
@@ -229,7 +236,7 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 		}
 		return PrincipalMatcher{Kind: PrincipalCIDR, Prefix: prefix}, nil
 	}
-	return PrincipalMatcher{}, fmt.Errorf("%q: unknown principal kind %q; valid: User, client_id, cidr, cn, listener, or * alone", s, kind)
+	return PrincipalMatcher{}, fmt.Errorf("%q: unknown principal kind %q; valid: User, client_id, cidr, cn, listener, VirtualCluster, or * alone", s, kind)
 }
 
 // ConfigRequirement is a parsed required_configs entry.

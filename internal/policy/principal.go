@@ -24,6 +24,9 @@ type Principal struct {
 	Listener string
 	// CN is the common name of a verified client certificate, if any.
 	CN string
+	// VirtualCluster is the virtual cluster the connection came in on, ""
+	// without virtual_clusters.
+	VirtualCluster string
 }
 
 // PrincipalOf returns the principal of a request on conn.
@@ -34,6 +37,8 @@ func PrincipalOf(conn *filter.Conn) Principal {
 		Addr:     conn.Client.Addr().Unmap(),
 		Listener: conn.Listener,
 		CN:       conn.CertCN,
+
+		VirtualCluster: conn.VirtualCluster,
 	}
 	if p.User == "" {
 		p.User = Anonymous
@@ -77,6 +82,8 @@ func (pm *principalMatcher) match(p *Principal) bool {
 		return p.CN != "" && pm.m.match(p.CN)
 	case config.PrincipalListener:
 		return pm.m.match(p.Listener)
+	case config.PrincipalVirtualCluster:
+		return p.VirtualCluster != "" && pm.m.match(p.VirtualCluster)
 	}
 	return false
 }

@@ -171,18 +171,20 @@ func (c *reqCtx) deniedMessage(op Operation, rt ResourceType, name, rule string)
 // later: it gets a copy.
 func (c *reqCtx) audit(decision, op, rt, name, rule, reason string) {
 	c.e.audit.emit(auditEvent{
-		time:         time.Now(),
-		principal:    c.prin.String(),
-		client:       c.client.String(),
-		clientID:     c.prin.ClientID,
-		listener:     c.prin.Listener,
-		api:          protocol.APIName(c.key),
-		operation:    op,
-		resourceType: rt,
-		resource:     strings.Clone(name),
-		decision:     decision,
-		rule:         rule,
-		reason:       reason,
+		time:      time.Now(),
+		principal: c.prin.String(),
+		client:    c.client.String(),
+		clientID:  c.prin.ClientID,
+		listener:  c.prin.Listener,
+
+		virtualCluster: c.prin.VirtualCluster,
+		api:            protocol.APIName(c.key),
+		operation:      op,
+		resourceType:   rt,
+		resource:       strings.Clone(name),
+		decision:       decision,
+		rule:           rule,
+		reason:         reason,
 	})
 }
 

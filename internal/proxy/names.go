@@ -44,20 +44,21 @@ func (s *Server) responseNeed(key, version int16) tenant.Need {
 }
 
 // mapRawRequest builds the upstream's frame of a request the name mapper
-// rewrites raw: frame's size prefix and header, then the mapped body. The
-// new frame is charged to the budget through reserve before it grows past
-// what frame already holds.
+// rewrites raw: frame's size prefix and header, then the mapped body. nil:
+// the frame needs no change (an idempotent produce by topic ids, say).
 func (p *pair) mapRawRequest(h protocol.RequestHeader, frame []byte, owed *pending) (*[]byte, error) {
 	body := frame[protocol.FrameSizeLen+h.Len:]
 	out := p.s.frames.get(len(frame))
-	*out = append((*out)[:0], frame[:protocol.FrameSizeLen+h.Len]...)
-	var mapResponse bool
-	var err error
-	*out, mapResponse, err = p.s.names.MapRawRequest(context.Background(), h.APIKey, h.APIVersion, body, *out)
-	if err != nil {
+	head := append((*out)[:0], frame[:protocol.FrameSizeLen+h.Len]...)
+	mapped, mapResponse, err := p.s.names.MapRawRequest(context.Background(), h.APIKey, h.APIVersion, body, head)
+	if err != nil || mapped == nil {
 		p.s.frames.put(out)
-		return nil, p.nameMappingFailed(h, owed, err)
+		if err != nil {
+			return nil, p.nameMappingFailed(h, owed, err)
+		}
+		return nil, nil
 	}
+	*out = mapped
 	binary.BigEndian.PutUint32(*out, uint32(len(*out)-protocol.FrameSizeLen))
 	if mapResponse {
 		owed.mapNeed = tenant.NeedDecoded
@@ -104,13 +105,16 @@ func (p *pair) nameMappingFailed(h protocol.RequestHeader, owed *pending, err er
 
 // mapRawResponse rewrites the buffered response frame (size prefix and
 // header, then body) to the tenant's names into p.mapBuf and returns the
-// new frame and body.
+// new frame and body (frame and body themselves when nothing changes).
 func (p *pair) mapRawResponse(owed pending, frame, body []byte) ([]byte, []byte, error) {
 	head := len(frame) - len(body)
 	out := append(p.mapBuf[:0], frame[:head]...)
 	out, err := p.s.names.MapRawResponse(owed.key, owed.version, body, out)
 	if err != nil {
 		return nil, nil, fail(reasonRewrite, fmt.Errorf("upstream %s v%d response: %w", protocol.APIName(owed.key), owed.version, err))
+	}
+	if out == nil { // no change
+		return frame, body, nil
 	}
 	binary.BigEndian.PutUint32(out, uint32(len(out)-protocol.FrameSizeLen))
 	p.mapBuf = out

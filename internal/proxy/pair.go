@@ -105,10 +105,10 @@ type pair struct {
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
-	id := s.nextID.Add(1)
+	id := s.connIDs.Add(1)
 	clientAddr, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
 	p := &pair{
-		conn:     filter.Conn{ID: id, Listener: listener, Client: clientAddr},
+		conn:     filter.Conn{ID: id, Listener: listener, Client: clientAddr, VirtualCluster: s.virtualCluster},
 		s:        s,
 		nodeID:   nodeID,
 		listener: listener,

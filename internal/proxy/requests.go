@@ -439,7 +439,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		}
 		charge.afterWrite += int64(frameLen)
 		out, err := p.mapRawRequest(h, frame, owed)
-		if err != nil || owed.local != nil {
+		if err != nil || owed.local != nil || out == nil {
 			return frame, buf, charge, err
 		}
 		p.s.frames.put(buf)

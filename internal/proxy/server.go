@@ -68,7 +68,12 @@ type Server struct {
 	sni        *sniListener
 	sniRefused *prometheus.CounterVec
 	ready      atomic.Bool
-	nextID     atomic.Uint64
+	// connIDs numbers connections: the Server's own, or one shared by
+	// every virtual cluster's (WithVirtualCluster), so that filter.Conn.ID
+	// is unique in the process.
+	connIDs *atomic.Uint64
+	// virtualCluster is the name WithVirtualCluster set, "" for none.
+	virtualCluster string
 
 	mu       sync.Mutex
 	pairs    map[*pair]struct{}
@@ -97,6 +102,7 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		pairs:      map[*pair]struct{}{},
 		perIP:      map[netip.Addr]int{},
 		closeLogs:  newSampledLog(cfg.Log.Sample),
+		connIDs:    new(atomic.Uint64),
 	}
 	s.runningConfig = func() *config.Config { return cfg }
 	s.observers = []RequestObserver{s.metrics.requests, &requestLog{log}}

@@ -59,8 +59,8 @@ func (m *Mapper) ResponseNeed(key, version int16) Need {
 }
 
 // MapRawRequest appends to dst the body of a request of key at version
-// (RequestNeed NeedRaw) with the tenant's names mapped to the upstream's.
-// mapResponse asks for the response decoded and mapped. An error that is
+// (RequestNeed NeedRaw) with the tenant's names mapped to the upstream's;
+// nil out: the body needs no change, forward it as it is. mapResponse asks for the response decoded and mapped. An error that is
 // not an Answer means the request must not be forwarded: close the
 // connection.
 func (m *Mapper) MapRawRequest(ctx context.Context, key, version int16, body, dst []byte) (out []byte, mapResponse bool, err error) {
@@ -92,7 +92,8 @@ func (m *Mapper) MapRequest(ctx context.Context, req kmsg.Request) (mapResponse 
 }
 
 // MapRawResponse appends to dst the body of a response of key at version
-// (ResponseNeed NeedRaw) with the upstream's names mapped to the tenant's.
+// (ResponseNeed NeedRaw) with the upstream's names mapped to the tenant's;
+// nil: the body needs no change.
 func (m *Mapper) MapRawResponse(key, version int16, body, dst []byte) ([]byte, error) {
 	a := m.table.lookup(key)
 	if a == nil || a.rawResponse == nil || !a.rawResponseFor(version) {

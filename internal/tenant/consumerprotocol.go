@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -22,26 +23,52 @@ import (
 
 // upConsumerMetadata is the subscription b with the upstream's topic names.
 func upConsumerMetadata(m *Mapper, b []byte) ([]byte, error) {
-	var md kmsg.ConsumerMemberMetadata
-	if err := md.ReadFrom(b); err != nil {
+	md, version, err := readConsumerMetadata(b)
+	if err != nil {
 		return nil, fmt.Errorf("tenant: consumer protocol subscription: %w", err)
 	}
 	upEach(md.Topics, m.UpTopic)
 	upTopics(m, md.OwnedPartitions, func(p *kmsg.ConsumerMemberMetadataOwnedPartition) *string { return &p.Topic })
-	return md.AppendTo(nil), nil
+	return appendConsumerMetadata(&md, version), nil
+}
+
+// readConsumerMetadata reads the subscription b and the version it says.
+// A subscription that says version 1 or later but ends after the version
+// 0 fields (kafka-go writes version 1 so, without owned partitions; the
+// broker never parses it) is read as version 0.
+func readConsumerMetadata(b []byte) (kmsg.ConsumerMemberMetadata, int16, error) {
+	var md kmsg.ConsumerMemberMetadata
+	err := md.ReadFrom(b)
+	if err == nil || len(b) < 2 {
+		return md, md.Version, err
+	}
+	version := int16(binary.BigEndian.Uint16(b))
+	v0 := append([]byte{0, 0}, b[2:]...)
+	if md.ReadFrom(v0) != nil {
+		return md, version, err
+	}
+	return md, version, nil
+}
+
+// appendConsumerMetadata encodes md in its layout, saying version, which
+// readConsumerMetadata returned: the bytes keep the shape they came in.
+func appendConsumerMetadata(md *kmsg.ConsumerMemberMetadata, version int16) []byte {
+	out := md.AppendTo(nil)
+	binary.BigEndian.PutUint16(out, uint16(version))
+	return out
 }
 
 // downConsumerMetadata is the subscription b with the tenant's topic
 // names, others' topics left out.
 func downConsumerMetadata(m *Mapper, b []byte) []byte {
-	var md kmsg.ConsumerMemberMetadata
-	if err := md.ReadFrom(b); err != nil {
+	md, version, err := readConsumerMetadata(b)
+	if err != nil {
 		empty := kmsg.NewConsumerMemberMetadata()
 		return empty.AppendTo(nil)
 	}
 	md.Topics = downNames(md.Topics, m.DownTopic)
 	md.OwnedPartitions = keepMapped(md.OwnedPartitions, func(p *kmsg.ConsumerMemberMetadataOwnedPartition) *string { return &p.Topic }, m.DownTopic)
-	return md.AppendTo(nil)
+	return appendConsumerMetadata(&md, version)
 }
 
 // upConsumerAssignment is the assignment b with the upstream's names.

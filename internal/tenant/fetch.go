@@ -2,8 +2,8 @@ package tenant
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-// Fetch: requests are small and decoded; their names (before v13) get the
-// prefix, their ids (v13+) are checked. Responses before v13 name topics
+// Fetch: requests are mapped raw (fetchreq.go); their names (before v13)
+// get the prefix, their ids (v13+) are checked in place. Responses before v13 name topics
 // and are rewritten raw, records untouched (fetchresp.go); from v13 they
 // stay streamed unless the request carried an id that is not the
 // tenant's.
@@ -20,6 +20,8 @@ func fetchAPI() api {
 				r.ForgottenTopics[i].TopicID = c.upID(r.ForgottenTopics[i].TopicID)
 			}
 		}),
+		rawRequest:    rawFetchRequest,
+		rawRequestFor: func(int16) bool { return true },
 		response: typedResponse(func(m *Mapper, r *kmsg.FetchResponse) error {
 			r.Topics = downTopicsOrIDs(m, r.Version, r.Topics, func(t *kmsg.FetchResponseTopic) (*string, *[16]byte) { return &t.Topic, &t.TopicID })
 			return nil

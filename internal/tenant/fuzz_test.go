@@ -52,6 +52,9 @@ func FuzzRawProduceRequest(f *testing.F) {
 		if rawErr != nil {
 			t.Fatalf("v%d: raw mapping refused a body kmsg decodes: %v", version, rawErr)
 		}
+		if raw == nil { // no change
+			raw = body
+		}
 		if _, err := m.MapRequest(ctx, req); err != nil {
 			t.Fatal(err)
 		}
@@ -96,10 +99,54 @@ func FuzzRawFetchResponse(f *testing.F) {
 		if rawErr != nil {
 			t.Fatalf("v%d: raw mapping refused a body kmsg decodes: %v", version, rawErr)
 		}
+		if raw == nil { // no change
+			raw = body
+		}
 		if err := m.MapResponse(nil, resp); err != nil {
 			t.Fatal(err)
 		}
 		if want := resp.AppendTo(nil); !bytes.Equal(raw, want) {
+			t.Fatalf("v%d: raw %x, decoded %x", version, raw, want)
+		}
+	})
+}
+
+// FuzzRawFetchRequest is FuzzRawProduceRequest for Fetch requests.
+func FuzzRawFetchRequest(f *testing.F) {
+	fuzzSeeds(f, func() message {
+		r := kmsg.NewPtrFetchRequest()
+		t := kmsg.NewFetchRequestTopic()
+		t.Topic, t.TopicID = "orders", [16]byte{1}
+		t.Partitions = append(t.Partitions, kmsg.NewFetchRequestTopicPartition())
+		r.Topics = append(r.Topics, t)
+		ft := kmsg.NewFetchRequestForgottenTopic()
+		ft.Topic, ft.TopicID, ft.Partitions = "old", [16]byte{2}, []int32{0, 1}
+		r.ForgottenTopics = append(r.ForgottenTopics, ft)
+		r.Rack = "rack"
+		return r
+	})
+	f.Fuzz(func(t *testing.T, version int16, body []byte) {
+		if version < 0 || version > 18 {
+			return
+		}
+		m := New(teamA)
+		ctx := context.Background()
+		raw, _, rawErr := m.MapRawRequest(ctx, int16(kmsg.Fetch), version, body, nil)
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(version)
+		if req.ReadFrom(body) != nil || !bytes.Equal(req.AppendTo(nil), body) {
+			return
+		}
+		if rawErr != nil {
+			t.Fatalf("v%d: raw mapping refused a body kmsg decodes: %v", version, rawErr)
+		}
+		if raw == nil { // no change
+			raw = body
+		}
+		if _, err := m.MapRequest(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if want := req.AppendTo(nil); !bytes.Equal(raw, want) {
 			t.Fatalf("v%d: raw %x, decoded %x", version, raw, want)
 		}
 	})

@@ -161,12 +161,17 @@ func (w *rawRewriter) mapUUID(mapped func([16]byte) [16]byte) {
 }
 
 // finish appends the rest of the body; the walk must have read it all.
+// When nothing was replaced it returns nil: the body is forwarded as it
+// is, with no copy.
 func (w *rawRewriter) finish(what string) ([]byte, error) {
 	if w.err == nil && w.pos != len(w.in) {
 		w.err = fmt.Errorf("%d bytes after the end: %w", len(w.in)-w.pos, errRawBody)
 	}
 	if w.err != nil {
-		return w.out, fmt.Errorf("virtual cluster: %s: %w", what, w.err)
+		return nil, fmt.Errorf("virtual cluster: %s: %w", what, w.err)
+	}
+	if w.copied == 0 {
+		return nil, nil
 	}
 	return append(w.out, w.in[w.copied:]...), nil
 }

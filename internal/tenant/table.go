@@ -28,11 +28,13 @@ type api struct {
 	responseStreamed func(version int16) bool
 	// rawRequest, when set, maps the request body of the versions
 	// rawRequestFor accepts without decoding it, appending the mapped body
-	// to dst; mapResponse as for request.
+	// to dst, or returning nil when the body needs no change; mapResponse
+	// as for request.
 	rawRequest    func(ctx context.Context, m *Mapper, version int16, body, dst []byte) (out []byte, mapResponse bool, err error)
 	rawRequestFor func(version int16) bool
 	// rawResponse, when set, maps the response body of the versions
-	// rawResponseFor accepts without decoding it, appending to dst.
+	// rawResponseFor accepts without decoding it, appending to dst (nil:
+	// no change).
 	rawResponse    func(m *Mapper, version int16, body, dst []byte) ([]byte, error)
 	rawResponseFor func(version int16) bool
 	// fields lists the name-bearing field paths this entry handles, for the
