@@ -22,13 +22,12 @@ func FuzzConsumerProtocolBlobs(f *testing.F) {
 		_, _ = upConsumerMetadata(m, b)
 		_, _ = upConsumerAssignment(m, b)
 		_ = isExactConsumerAssignment(b)
-		var md kmsg.ConsumerMemberMetadata
-		if err := md.ReadFrom(downConsumerMetadata(m, b)); err != nil {
+		md, _, err := readConsumerMetadata(downConsumerMetadata(m, b))
+		if err != nil {
 			t.Fatalf("metadata shown to the client does not read: %v", err)
 		}
 		var want []string
-		var orig kmsg.ConsumerMemberMetadata
-		if orig.ReadFrom(b) == nil {
+		if orig, _, err := readConsumerMetadata(b); err == nil {
 			for _, tp := range orig.Topics {
 				if rest, ok := strings.CutPrefix(tp, "team-a."); ok && rest != "" {
 					want = append(want, rest)

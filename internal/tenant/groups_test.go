@@ -42,6 +42,30 @@ func TestFindCoordinatorKeysPrefixed(t *testing.T) {
 	}
 }
 
+// The empty group id, which Kafka accepts for offsets, is each tenant's
+// own: kept empty upstream it would be one group every tenant commits to,
+// fetches from and deletes.
+func TestEmptyGroupIDIsTheTenants(t *testing.T) {
+	a, b := New(teamA), New(Names{Group: "team-b."})
+	if ua, ub := a.UpGroup(""), b.UpGroup(""); ua == ub || ua != "team-a." {
+		t.Fatalf("empty group upstream %q and %q, want each tenant's own", ua, ub)
+	}
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version = 7
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders"}}
+	if up, _ := upReq(t, a, commit); up.Group != "team-a." {
+		t.Errorf("commit of group \"\" upstream as %q", up.Group)
+	}
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Version, del.Groups = 2, []string{""}
+	up, _ := upReq(t, b, del)
+	resp := kmsg.NewPtrDeleteGroupsResponse()
+	resp.Version, resp.Groups = 2, []kmsg.DeleteGroupsResponseGroup{{Group: up.Groups[0]}, {Group: "team-a."}}
+	if got := downResp(t, b, up, resp); up.Groups[0] != "team-b." || len(got.Groups) != 1 || got.Groups[0].Group != "" {
+		t.Errorf("team-b deletes group \"\" as %q, answered %+v", up.Groups[0], got.Groups)
+	}
+}
+
 func TestFindCoordinatorShareKeysRefused(t *testing.T) {
 	r := kmsg.NewPtrFindCoordinatorRequest()
 	r.Version, r.CoordinatorType, r.CoordinatorKeys = 6, 2, []string{"team-b.app:AAAAAAAAAAAAAAAAAAAAAA:0"}
@@ -229,7 +253,7 @@ func TestDescribeListDeleteGroupsHideOthers(t *testing.T) {
 	for _, g := range listed.Groups {
 		ids = append(ids, g.Group)
 	}
-	if !slices.Equal(ids, []string{"app", "x"}) {
+	if !slices.Equal(ids, []string{"app", "", "x"}) { // the bare prefix is the tenant's empty group id
 		t.Errorf("listed %q", ids)
 	}
 

@@ -50,12 +50,21 @@ func (m *Mapper) DownTopic(name string) (string, bool) {
 	return cutPrefix(m.names.Topic, name)
 }
 
-// UpGroup is the upstream's name of the tenant's group id ("" stays "").
-func (m *Mapper) UpGroup(id string) string { return addPrefix(m.names.Group, id) }
+// UpGroup is the upstream's name of the tenant's group id. The empty id is
+// the tenant's own too (the bare prefix): Kafka accepts "" for offset
+// commits, fetches, describes and deletes (KAFKA-6773), so kept empty it
+// would be one group shared by every tenant.
+func (m *Mapper) UpGroup(id string) string { return m.names.Group + id }
 
-// DownGroup is the tenant's name of the upstream's group id; ok is false
-// when the group is not this tenant's.
-func (m *Mapper) DownGroup(id string) (string, bool) { return cutPrefix(m.names.Group, id) }
+// DownGroup is the tenant's name of the upstream's group id (the bare
+// prefix is the tenant's empty id); ok is false when the group is not this
+// tenant's.
+func (m *Mapper) DownGroup(id string) (string, bool) {
+	if m.names.Group == "" {
+		return id, true
+	}
+	return strings.CutPrefix(id, m.names.Group)
+}
 
 // UpTxnID is the upstream's name of the tenant's transactional id ("" stays
 // "").
