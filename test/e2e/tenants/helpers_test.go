@@ -84,22 +84,23 @@ func newEnv(t *testing.T, brokers int, policies ...string) *env {
 // listener.
 func (e *env) client(tenant string, opts ...kgo.Opt) *kgo.Client {
 	e.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.kp.VirtualClusterBootstrap(tenant))}, opts...)...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return newClient(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.kp.VirtualClusterBootstrap(tenant))}, opts...)...)
 }
 
 // upstream is a client of kfake itself, bypassing kproxy.
 func (e *env) upstream() *kgo.Client {
 	e.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.cluster.ListenAddrs()...))
+	return newClient(e.t, kgo.SeedBrokers(e.cluster.ListenAddrs()...))
+}
+
+// newClient is a franz-go client closed when the test ends.
+func newClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	e.t.Cleanup(cl.Close)
+	t.Cleanup(cl.Close)
 	return cl
 }
 

@@ -173,23 +173,13 @@ virtual_clusters:
 	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
 		return server.Run(ctx, server.Options{ConfigPath: path, LogOutput: log})
 	})
-	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(testkit.Context(t, 10*time.Second), newClient(t, kp.VirtualClusterBootstrap("up"))); err != nil {
+	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(testkit.Context(t, 10*time.Second), newClient(t, kgo.SeedBrokers(kp.VirtualClusterBootstrap("up")))); err != nil {
 		t.Fatalf("the reachable virtual cluster: %v", err)
 	}
 	code, body := testkit.HTTPGet(t, "http://"+kp.Admin+"/readyz")
 	if code != 503 || !strings.Contains(body, "virtual cluster down") {
 		t.Errorf("/readyz %d %q while virtual cluster down is not ready: want 503 naming it", code, body)
 	}
-}
-
-func newClient(t *testing.T, seed string) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
 }
 
 // closedAddr is a loopback address nothing listens on.
