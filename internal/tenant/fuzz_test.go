@@ -41,7 +41,7 @@ func FuzzRawProduceRequest(f *testing.F) {
 		if version < 0 || version > 13 {
 			return
 		}
-		m := New(teamA)
+		m := New(teamANames)
 		ctx := context.Background()
 		raw, _, rawErr := m.MapRawRequest(ctx, int16(kmsg.Produce), version, body, nil)
 		req := kmsg.NewPtrProduceRequest()
@@ -81,7 +81,7 @@ func FuzzRawFetchResponse(f *testing.F) {
 		if version < 0 || version > 12 {
 			return
 		}
-		m := New(teamA)
+		m := New(teamANames)
 		raw, rawErr := m.MapRawResponse(int16(kmsg.Fetch), version, body, nil)
 		resp := kmsg.NewPtrFetchResponse()
 		resp.SetVersion(version)
@@ -129,7 +129,7 @@ func FuzzRawFetchRequest(f *testing.F) {
 		if version < 0 || version > 18 {
 			return
 		}
-		m := New(teamA)
+		m := New(teamANames)
 		ctx := context.Background()
 		raw, _, rawErr := m.MapRawRequest(ctx, int16(kmsg.Fetch), version, body, nil)
 		req := kmsg.NewPtrFetchRequest()

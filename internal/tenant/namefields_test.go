@@ -14,6 +14,7 @@ const (
 	kindNone nameKind = iota
 	kindTopic
 	kindTopicID
+	kindTopicRegex // a regex over topic names (KIP-848 subscriptions, streams source topics)
 	kindGroup
 	kindTxnID
 	kindResource  // ResourceName: a topic when the resource type says so (the filler sets topic)
@@ -38,6 +39,8 @@ func classify(path, name string, t reflect.Type) nameKind {
 		return kindTopicID
 	case isID:
 		return kindNone // directory, incarnation, voter ids
+	case strings.Contains(name, "Topic") && strings.Contains(name, "Regex"):
+		return kindTopicRegex
 	case strings.Contains(name, "Topic"):
 		return kindTopic
 	case name == "Group" || name == "Groups" || name == "GroupID" || name == "GroupIDs" ||
@@ -130,6 +133,10 @@ func fillMessage(prefix string, v reflect.Value, set func(path string, kind name
 				fv := v.Field(i)
 				if (f.Name == "ResourceType" || f.Name == "Type") && fv.CanInt() {
 					fv.SetInt(int64(kmsg.ConfigResourceTypeTopic)) // 2 is topic for ACLs and configs alike
+					continue
+				}
+				if f.Name == "ResourcePatternType" && fv.CanInt() {
+					fv.SetInt(int64(kmsg.ACLResourcePatternTypeLiteral))
 					continue
 				}
 				if k := classify(p, f.Name, f.Type); k != kindNone {
