@@ -33,7 +33,7 @@ func TestCreateACLsPrefixed(t *testing.T) {
 		creation(topicACL, "ord", prefixed),
 		creation(groupACL, "*", literal),
 	}
-	up, a := upReq(t, New(teamA), r)
+	up, a := upReq(t, New(teamANames), r)
 	if a != nil {
 		t.Fatal("answered")
 	}
@@ -52,7 +52,7 @@ func TestCreateClusterACLRefused(t *testing.T) {
 	r := kmsg.NewPtrCreateACLsRequest()
 	r.Version = 2
 	r.Creations = []kmsg.CreateACLsRequestCreation{creation(topicACL, "orders", literal), creation(clusterACL, "kafka-cluster", literal)}
-	_, a := upReq(t, New(teamA), r)
+	_, a := upReq(t, New(teamANames), r)
 	resp := answered[*kmsg.CreateACLsResponse](t, a)
 	if len(resp.Results) != 2 || resp.Results[1].ErrorCode != kerr.ClusterAuthorizationFailed.Code || resp.Results[0].ErrorCode == 0 {
 		t.Fatalf("answer %+v", resp.Results)
@@ -95,7 +95,7 @@ type shownACL struct {
 }
 
 func TestDescribeACLsShowsOnlyTheTenants(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	for _, tc := range []struct {
 		filter       *kmsg.DescribeACLsRequest
 		upName       *string
@@ -167,7 +167,7 @@ func deleteFilter(rt kmsg.ACLResourceType, name *string, pt kmsg.ACLResourcePatt
 // tenant's or the operator's ACLs upstream is refused, and nothing of the
 // request goes upstream.
 func TestDeleteACLsNeverReachesOthers(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	for _, f := range []kmsg.DeleteACLsRequestFilter{
 		deleteFilter(topicACL, nil, anyPattern),
 		deleteFilter(topicACL, nil, match),
@@ -190,7 +190,7 @@ func TestDeleteACLsNeverReachesOthers(t *testing.T) {
 }
 
 func TestDeleteACLsConfined(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	r := kmsg.NewPtrDeleteACLsRequest()
 	r.Version = 3
 	r.Filters = []kmsg.DeleteACLsRequestFilter{

@@ -69,16 +69,42 @@ func TestEveryNameFieldIsHandled(t *testing.T) {
 		t.Errorf("%s: name-bearing fields no entry handles: %v (map them, refuse the key, or say in notMapped why not)", name, missing)
 	}
 	for _, a := range apis() {
-		known := map[string]bool{}
-		for _, f := range append(nameFields("req", reflect.TypeOf(kmsg.RequestForKey(a.key))), nameFields("resp", reflect.TypeOf(kmsg.ResponseForKey(a.key)))...) {
-			known[f.path] = true
-		}
 		for _, p := range a.fields {
-			if !known[p] {
-				t.Errorf("%s entry lists %q, which is no name-bearing field of its messages", kmsg.NameForKey(a.key), p)
+			if !fieldExists(p, reflect.TypeOf(kmsg.RequestForKey(a.key)), reflect.TypeOf(kmsg.ResponseForKey(a.key))) {
+				t.Errorf("%s entry lists %q, which is no field of its messages", kmsg.NameForKey(a.key), p)
 			}
 		}
 	}
+}
+
+// fieldExists reports whether path ("req." or "resp." then Go field
+// names, slices and pointers implicit) names a field of the request type
+// req or the response type resp: entries may list fields beyond the
+// name-bearing ones (bytes that hold names, say).
+func fieldExists(path string, req, resp reflect.Type) bool {
+	parts := strings.Split(path, ".")
+	t := req
+	switch parts[0] {
+	case "req":
+	case "resp":
+		t = resp
+	default:
+		return false
+	}
+	for _, name := range parts[1:] {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return false
+		}
+		f, ok := t.FieldByName(name)
+		if !ok {
+			return false
+		}
+		t = f.Type
+	}
+	return true
 }
 
 // ownedByGroups: a key with group, transactional id or resource fields is
@@ -110,20 +136,21 @@ func TestMappingChangesEveryField(t *testing.T) {
 		name := kmsg.NameForKey(a.key)
 		for v := int16(0); v <= kmsg.RequestForKey(a.key).MaxVersion(); v++ {
 			m := New(markerNames, WithClusterID(markerClusterID))
+			var sent kmsg.Request // the request as mapped, for the response's mapping
 			if a.request != nil || a.rawRequest != nil {
-				checkRequestMapping(t, ctx, m, a, name, v)
+				sent = checkRequestMapping(t, ctx, m, a, name, v)
 			}
 			// ListConfigResources v0 lists client metrics resources only
 			// (no type field): there is no tenant's name to map.
 			listsClientMetrics := a.key == int16(kmsg.ListConfigResources) && v == 0
 			if (a.response != nil || a.rawResponse != nil) && !listsClientMetrics {
-				checkResponseMapping(t, m, a, name, v)
+				checkResponseMapping(t, m, a, name, v, sent)
 			}
 		}
 	}
 }
 
-func checkRequestMapping(t *testing.T, ctx context.Context, m *Mapper, a api, name string, v int16) {
+func checkRequestMapping(t *testing.T, ctx context.Context, m *Mapper, a api, name string, v int16) kmsg.Request {
 	t.Helper()
 	filled := kmsg.RequestForKey(a.key)
 	filled.SetVersion(v)
@@ -167,9 +194,12 @@ func checkRequestMapping(t *testing.T, ctx context.Context, m *Mapper, a api, na
 			t.Errorf("%s v%d: raw mapping differs from the decoded one:\n raw %x\nwant %x", name, v, raw, want)
 		}
 	}
+	return req
 }
 
-func checkResponseMapping(t *testing.T, m *Mapper, a api, name string, v int16) {
+// checkResponseMapping: sent is the request as mapped (nil for an entry
+// mapping responses only: a filled, unmapped one stands in).
+func checkResponseMapping(t *testing.T, m *Mapper, a api, name string, v int16, sent kmsg.Request) {
 	t.Helper()
 	want := map[string][]string{}
 	filled := kmsg.ResponseForKey(a.key)
@@ -180,6 +210,12 @@ func checkResponseMapping(t *testing.T, m *Mapper, a api, name string, v int16) 
 		switch kind {
 		case kindTopic, kindResource:
 			s = markerNames.Topic + s
+		case kindTopicRegex:
+			up, err := upRegex(markerNames.Topic, s) // as the request sent it up
+			if err != nil {
+				t.Fatalf("%s: marker regex %q: %v", path, s, err)
+			}
+			s = up
 		case kindGroup:
 			s = markerNames.Group + s
 		case kindTxnID:
@@ -201,7 +237,12 @@ func checkResponseMapping(t *testing.T, m *Mapper, a api, name string, v int16) 
 	for path, vals := range before {
 		want[path] = vals
 	}
-	if err := m.MapResponse(nil, resp); err != nil {
+	if sent == nil {
+		sent = kmsg.RequestForKey(a.key)
+		sent.SetVersion(v)
+		fillMessage("req", reflect.ValueOf(sent), func(path string, _ nameKind, f reflect.Value) { setName(f, "n"+path, markerID(path)) })
+	}
+	if err := m.MapResponse(sent, resp); err != nil {
 		t.Fatalf("%s v%d response: %v", name, v, err)
 	}
 	after := fieldValues("resp", reflect.ValueOf(resp))

@@ -48,58 +48,69 @@ func downResources[T any](m *Mapper, rs []T, ref func(*T) (kmsg.ConfigResourceTy
 	return kept
 }
 
-func describeConfigsAPI() api {
+// configsAPI is the entry of a configs API whose requests list resources
+// (reqResources, each's type and name) and whose responses answer per
+// resource (respResources: type, name, error message).
+func configsAPI[Req kmsg.Request, Resp kmsg.Response, RR, PR any](k kmsg.Key,
+	reqResources func(Req) []RR, reqRef func(*RR) (kmsg.ConfigResourceType, *string),
+	respResources func(Resp) *[]PR, respRef func(*PR) (kmsg.ConfigResourceType, *string, *string),
+) api {
 	return api{
-		key: key(kmsg.DescribeConfigs),
-		request: simpleRequest(func(m *Mapper, r *kmsg.DescribeConfigsRequest) {
-			for i := range r.Resources {
-				r.Resources[i].ResourceName = m.upResource(r.Resources[i].ResourceType, r.Resources[i].ResourceName)
+		key: key(k),
+		request: simpleRequest(func(m *Mapper, r Req) {
+			rs := reqResources(r)
+			for i := range rs {
+				t, name := reqRef(&rs[i])
+				*name = m.upResource(t, *name)
 			}
 		}),
-		response: typedResponse(func(m *Mapper, r *kmsg.DescribeConfigsResponse) error {
-			r.Resources = downResources(m, r.Resources, func(x *kmsg.DescribeConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
-				return x.ResourceType, &x.ResourceName, x.ErrorMessage
-			})
+		response: typedResponse(func(m *Mapper, r Resp) error {
+			rs := respResources(r)
+			*rs = downResources(m, *rs, respRef)
 			return nil
 		}),
 		fields: []string{"req.Resources.ResourceName", "resp.Resources.ResourceName"},
 	}
+}
+
+func describeConfigsAPI() api {
+	return configsAPI(kmsg.DescribeConfigs,
+		func(r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsRequestResource { return r.Resources },
+		func(x *kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, *string) {
+			return x.ResourceType, &x.ResourceName
+		},
+		func(r *kmsg.DescribeConfigsResponse) *[]kmsg.DescribeConfigsResponseResource { return &r.Resources },
+		func(x *kmsg.DescribeConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
+			return x.ResourceType, &x.ResourceName, x.ErrorMessage
+		})
 }
 
 func alterConfigsAPI() api {
-	return api{
-		key: key(kmsg.AlterConfigs),
-		request: simpleRequest(func(m *Mapper, r *kmsg.AlterConfigsRequest) {
-			for i := range r.Resources {
-				r.Resources[i].ResourceName = m.upResource(r.Resources[i].ResourceType, r.Resources[i].ResourceName)
-			}
-		}),
-		response: typedResponse(func(m *Mapper, r *kmsg.AlterConfigsResponse) error {
-			r.Resources = downResources(m, r.Resources, func(x *kmsg.AlterConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
-				return x.ResourceType, &x.ResourceName, x.ErrorMessage
-			})
-			return nil
-		}),
-		fields: []string{"req.Resources.ResourceName", "resp.Resources.ResourceName"},
-	}
+	return configsAPI(kmsg.AlterConfigs,
+		func(r *kmsg.AlterConfigsRequest) []kmsg.AlterConfigsRequestResource { return r.Resources },
+		func(x *kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, *string) {
+			return x.ResourceType, &x.ResourceName
+		},
+		func(r *kmsg.AlterConfigsResponse) *[]kmsg.AlterConfigsResponseResource { return &r.Resources },
+		func(x *kmsg.AlterConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
+			return x.ResourceType, &x.ResourceName, x.ErrorMessage
+		})
 }
 
 func incrementalAlterConfigsAPI() api {
-	return api{
-		key: key(kmsg.IncrementalAlterConfigs),
-		request: simpleRequest(func(m *Mapper, r *kmsg.IncrementalAlterConfigsRequest) {
-			for i := range r.Resources {
-				r.Resources[i].ResourceName = m.upResource(r.Resources[i].ResourceType, r.Resources[i].ResourceName)
-			}
-		}),
-		response: typedResponse(func(m *Mapper, r *kmsg.IncrementalAlterConfigsResponse) error {
-			r.Resources = downResources(m, r.Resources, func(x *kmsg.IncrementalAlterConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
-				return x.ResourceType, &x.ResourceName, x.ErrorMessage
-			})
-			return nil
-		}),
-		fields: []string{"req.Resources.ResourceName", "resp.Resources.ResourceName"},
-	}
+	return configsAPI(kmsg.IncrementalAlterConfigs,
+		func(r *kmsg.IncrementalAlterConfigsRequest) []kmsg.IncrementalAlterConfigsRequestResource {
+			return r.Resources
+		},
+		func(x *kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, *string) {
+			return x.ResourceType, &x.ResourceName
+		},
+		func(r *kmsg.IncrementalAlterConfigsResponse) *[]kmsg.IncrementalAlterConfigsResponseResource {
+			return &r.Resources
+		},
+		func(x *kmsg.IncrementalAlterConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
+			return x.ResourceType, &x.ResourceName, x.ErrorMessage
+		})
 }
 
 // ListConfigResources (v1+ every type) lists the cluster's resources: the

@@ -17,7 +17,7 @@ func FuzzConsumerProtocolBlobs(f *testing.F) {
 	f.Add(consumerAssignment("team-a.orders", "team-b.orders"))
 	f.Add([]byte{0, 0, 0x7f, 0xff, 0xff, 0xff})
 	f.Add([]byte{})
-	m := New(teamA)
+	m := New(teamANames)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = upConsumerMetadata(m, b)
 		_, _ = upConsumerAssignment(m, b)

@@ -23,9 +23,9 @@ func classicGroupAPIs() []api {
 		typedEntry(kmsg.FindCoordinator.Int16(), upFindCoordinator, downFindCoordinator,
 			"req.CoordinatorKey", "req.CoordinatorKeys", "resp.Coordinators.Key"),
 		typedEntry(kmsg.JoinGroup.Int16(), upJoinGroup, downJoinGroup,
-			"req.Group"), // and the consumer-protocol bytes (consumerprotocol.go)
+			"req.Group", "req.Protocols.Metadata", "resp.Members.ProtocolMetadata"), // consumer-protocol bytes: consumerprotocol.go
 		typedEntry(kmsg.SyncGroup.Int16(), upSyncGroup, downSyncGroup,
-			"req.Group"), // and the consumer-protocol bytes
+			"req.Group", "req.GroupAssignment.MemberAssignment", "resp.MemberAssignment"),
 		typedEntry[*kmsg.HeartbeatRequest, *kmsg.HeartbeatResponse](kmsg.Heartbeat.Int16(),
 			func(_ context.Context, m *Mapper, r *kmsg.HeartbeatRequest) error {
 				r.Group = m.UpGroup(r.Group)
@@ -39,7 +39,7 @@ func classicGroupAPIs() []api {
 			},
 			nil, "req.Group"),
 		typedEntry(kmsg.DescribeGroups.Int16(), upDescribeGroups, downDescribeGroups,
-			"req.Groups", "resp.Groups.Group"), // and the consumer-protocol bytes
+			"req.Groups", "resp.Groups.Group", "resp.Groups.Members.ProtocolMetadata", "resp.Groups.Members.MemberAssignment"),
 		typedEntry(kmsg.ListGroups.Int16(), nil, downListGroups, "resp.Groups.Group"),
 		typedEntry(kmsg.DeleteGroups.Int16(),
 			func(_ context.Context, m *Mapper, r *kmsg.DeleteGroupsRequest) error {

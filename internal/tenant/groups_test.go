@@ -10,7 +10,7 @@ import (
 )
 
 func TestFindCoordinatorKeysPrefixed(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	for _, tc := range []struct {
 		keyType int8
 	}{{coordinatorGroup}, {coordinatorTransaction}} {
@@ -46,7 +46,7 @@ func TestFindCoordinatorKeysPrefixed(t *testing.T) {
 // own: kept empty upstream it would be one group every tenant commits to,
 // fetches from and deletes.
 func TestEmptyGroupIDIsTheTenants(t *testing.T) {
-	a, b := New(teamA), New(Names{Group: "team-b."})
+	a, b := New(teamANames), New(Names{Group: "team-b."})
 	if ua, ub := a.UpGroup(""), b.UpGroup(""); ua == ub || ua != "team-a." {
 		t.Fatalf("empty group upstream %q and %q, want each tenant's own", ua, ub)
 	}
@@ -69,7 +69,7 @@ func TestEmptyGroupIDIsTheTenants(t *testing.T) {
 func TestFindCoordinatorShareKeysRefused(t *testing.T) {
 	r := kmsg.NewPtrFindCoordinatorRequest()
 	r.Version, r.CoordinatorType, r.CoordinatorKeys = 6, 2, []string{"team-b.app:AAAAAAAAAAAAAAAAAAAAAA:0"}
-	_, a := upReq(t, New(teamA), r)
+	_, a := upReq(t, New(teamANames), r)
 	resp := answered[*kmsg.FindCoordinatorResponse](t, a)
 	if len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("share key answer %+v", resp.Coordinators)
@@ -117,7 +117,7 @@ func assignedTopics(t *testing.T, b []byte) []string {
 }
 
 func TestJoinGroupConsumerMetadata(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	r := kmsg.NewPtrJoinGroupRequest()
 	r.Version, r.Group, r.ProtocolType = 9, "app", "consumer"
 	r.Protocols = []kmsg.JoinGroupRequestProtocol{
@@ -162,7 +162,7 @@ func TestJoinGroupMalformedMetadataRefused(t *testing.T) {
 	r := kmsg.NewPtrJoinGroupRequest()
 	r.Version, r.Group, r.ProtocolType, r.MemberID = 5, "app", "consumer", "m-1"
 	r.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 0, 0x7f, 0xff, 0xff, 0xff}}}
-	_, a := upReq(t, New(teamA), r)
+	_, a := upReq(t, New(teamANames), r)
 	resp := answered[*kmsg.JoinGroupResponse](t, a)
 	if resp.ErrorCode != kerr.InconsistentGroupProtocol.Code || resp.MemberID != "m-1" {
 		t.Fatalf("answer %+v", resp)
@@ -174,14 +174,14 @@ func TestJoinGroupOtherProtocolUntouched(t *testing.T) {
 	r := kmsg.NewPtrJoinGroupRequest()
 	r.Version, r.Group, r.ProtocolType = 5, "app", "connect"
 	r.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "sessioned", Metadata: blob}}
-	up, _ := upReq(t, New(teamA), r)
+	up, _ := upReq(t, New(teamANames), r)
 	if string(up.Protocols[0].Metadata) != string(blob) || up.Group != "team-a.app" {
 		t.Fatalf("connect group upstream %+v", up)
 	}
 }
 
 func TestSyncGroupConsumerAssignment(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	for _, version := range []int16{3, 5} {
 		r := kmsg.NewPtrSyncGroupRequest()
 		r.Version, r.Group = version, "app"
@@ -212,7 +212,7 @@ func TestSyncGroupConsumerAssignment(t *testing.T) {
 }
 
 func TestDescribeListDeleteGroupsHideOthers(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	d := kmsg.NewPtrDescribeGroupsRequest()
 	d.Version, d.Groups = 5, []string{"app"}
 	up, _ := upReq(t, m, d)

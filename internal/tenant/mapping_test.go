@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-var teamA = Names{Topic: "team-a.", Group: "team-a.", TransactionalID: "team-a."}
+var teamANames = Names{Topic: "team-a.", Group: "team-a.", TransactionalID: "team-a."}
 
 // roundTripResponse encodes resp at its version and decodes it again, so a
 // test maps what a real upstream frame would decode to.
@@ -23,7 +23,7 @@ func roundTripResponse[R kmsg.Response](t *testing.T, resp R) R {
 }
 
 func TestNamesEdges(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	if got := m.UpTopic(""); got != "" {
 		t.Errorf("UpTopic(\"\") = %q: the bare prefix is a legal topic, the empty name must stay invalid", got)
 	}
@@ -102,7 +102,7 @@ func TestMetadataHidesOthers(t *testing.T) {
 // disguised on the way up and the client's again on the way down; the
 // tenant's own id passes unchanged.
 func TestTopicIDsOfOthersAreDisguised(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	mine, theirs := [16]byte{1}, [16]byte{2}
 	m.LearnTopicID(mine, "team-a.orders")
 	m.LearnTopicID(theirs, "team-b.orders")
@@ -152,7 +152,7 @@ func TestTopicIDsOfOthersAreDisguised(t *testing.T) {
 // DescribeTopicPartitions listing every topic starts at the prefix, and a
 // next cursor past the tenant's topics ends the listing.
 func TestDescribeTopicPartitionsCursor(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
 	if _, err := m.MapRequest(context.Background(), req); err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestDescribeTopicPartitionsCursor(t *testing.T) {
 
 // ElectLeaders for every partition (null) must not reach other tenants'.
 func TestElectLeadersAllBecomesNone(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	req := kmsg.NewPtrElectLeadersRequest()
 	req.SetVersion(2)
 	if _, err := m.MapRequest(context.Background(), req); err != nil {
@@ -192,7 +192,7 @@ func TestElectLeadersAllBecomesNone(t *testing.T) {
 // Keys no tenant's client sends but which carry names are refused, raw
 // and decoded.
 func TestBrokerOnlyKeysRefused(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	if m.RequestNeed(int16(kmsg.WriteTxnMarkers), 1) == NeedNothing {
 		t.Fatal("WriteTxnMarkers streamed")
 	}
@@ -207,7 +207,7 @@ func TestBrokerOnlyKeysRefused(t *testing.T) {
 // Produce v3+ carries the transactional id: prefixed raw as decoded (the
 // marker test checks byte equality); a malformed body is refused.
 func TestRawProduceRefusesMalformed(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(9)
 	req.TransactionID = kmsg.StringPtr("tx")

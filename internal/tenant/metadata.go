@@ -19,19 +19,9 @@ func metadataAPI() api {
 		}),
 		response: typedResponse(func(m *Mapper, r *kmsg.MetadataResponse) error {
 			m.mapClusterID(&r.ClusterID)
-			kept := r.Topics[:0]
-			for _, t := range r.Topics {
-				if t.Topic != nil {
-					m.LearnTopicID(t.TopicID, *t.Topic)
-				}
-				if t.IsInternal || !m.downNullableTopic(&t.Topic) {
-					continue
-				}
-				t.TopicID = m.DownTopicID(t.TopicID)
-				kept = append(kept, t)
-			}
-			clear(r.Topics[len(kept):])
-			r.Topics = kept
+			r.Topics = downDescribedTopics(m, r.Topics, func(t *kmsg.MetadataResponseTopic) (**string, *[16]byte, bool) {
+				return &t.Topic, &t.TopicID, t.IsInternal
+			})
 			return nil
 		}),
 		fields: []string{"req.Topics.Topic", "req.Topics.TopicID", "resp.Topics.Topic", "resp.Topics.TopicID", "resp.ClusterID"},
@@ -107,19 +97,9 @@ func describeTopicPartitionsAPI() api {
 			}
 		}),
 		response: typedResponse(func(m *Mapper, r *kmsg.DescribeTopicPartitionsResponse) error {
-			kept := r.Topics[:0]
-			for _, t := range r.Topics {
-				if t.Topic != nil {
-					m.LearnTopicID(t.TopicID, *t.Topic)
-				}
-				if t.IsInternal || !m.downNullableTopic(&t.Topic) {
-					continue
-				}
-				t.TopicID = m.DownTopicID(t.TopicID)
-				kept = append(kept, t)
-			}
-			clear(r.Topics[len(kept):])
-			r.Topics = kept
+			r.Topics = downDescribedTopics(m, r.Topics, func(t *kmsg.DescribeTopicPartitionsResponseTopic) (**string, *[16]byte, bool) {
+				return &t.Topic, &t.TopicID, t.IsInternal
+			})
 			if c := r.NextCursor; c != nil {
 				if down, ok := m.DownTopic(c.Topic); ok {
 					c.Topic = down
@@ -131,4 +111,25 @@ func describeTopicPartitionsAPI() api {
 		}),
 		fields: []string{"req.Topics.Topic", "req.Cursor.Topic", "resp.Topics.Topic", "resp.Topics.TopicID", "resp.NextCursor.Topic"},
 	}
+}
+
+// downDescribedTopics maps the topics a Metadata or DescribeTopicPartitions
+// response describes: every id learned with its upstream name, then only
+// the tenant's kept (never an internal one), names and disguised ids back
+// to the client's.
+func downDescribedTopics[T any](m *Mapper, ts []T, ref func(*T) (name **string, id *[16]byte, internal bool)) []T {
+	kept := ts[:0]
+	for i := range ts {
+		name, id, internal := ref(&ts[i])
+		if *name != nil {
+			m.LearnTopicID(*id, **name)
+		}
+		if internal || !m.downNullableTopic(name) {
+			continue
+		}
+		*id = m.DownTopicID(*id)
+		kept = append(kept, ts[i])
+	}
+	clear(ts[len(kept):])
+	return kept
 }

@@ -14,6 +14,7 @@ const (
 	kindNone nameKind = iota
 	kindTopic
 	kindTopicID
+	kindTopicRegex // a regex over topic names (KIP-848 subscriptions, streams source topics)
 	kindGroup
 	kindTxnID
 	kindResource  // ResourceName: a topic when the resource type says so (the filler sets topic)
@@ -38,6 +39,8 @@ func classify(path, name string, t reflect.Type) nameKind {
 		return kindTopicID
 	case isID:
 		return kindNone // directory, incarnation, voter ids
+	case strings.Contains(name, "Topic") && strings.Contains(name, "Regex"):
+		return kindTopicRegex
 	case strings.Contains(name, "Topic"):
 		return kindTopic
 	case name == "Group" || name == "Groups" || name == "GroupID" || name == "GroupIDs" ||
@@ -51,8 +54,6 @@ func classify(path, name string, t reflect.Type) nameKind {
 		return kindClusterID
 	case strings.HasSuffix(path, "ConfigResources.Name"): // ListConfigResources
 		return kindResource
-	case strings.HasSuffix(path, "Coordinators.Key"): // FindCoordinator v4+: a group (or transactional) id
-		return kindGroup
 	}
 	return kindNone
 }
@@ -135,7 +136,7 @@ func fillMessage(prefix string, v reflect.Value, set func(path string, kind name
 					continue
 				}
 				if f.Name == "ResourcePatternType" && fv.CanInt() {
-					fv.SetInt(int64(kmsg.ACLResourcePatternTypeLiteral)) // a concrete ACL pattern
+					fv.SetInt(int64(kmsg.ACLResourcePatternTypeLiteral))
 					continue
 				}
 				if k := classify(p, f.Name, f.Type); k != kindNone {

@@ -87,7 +87,7 @@ func TestRegexEscapesRefused(t *testing.T) {
 }
 
 func TestConsumerGroupHeartbeatRegexAndNames(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	r.Version, r.Group, r.SubscribedTopicNames = 1, "app", []string{"orders"}
 	r.SubscribedTopicRegex = kmsg.StringPtr("ord.*")

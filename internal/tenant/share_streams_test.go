@@ -9,7 +9,7 @@ import (
 )
 
 func TestShareGroupsPrefixed(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
 	hb.GroupID, hb.SubscribedTopicNames = "app", []string{"orders"}
 	if up, _ := upReq(t, m, hb); up.GroupID != "team-a.app" || up.SubscribedTopicNames[0] != "team-a.orders" {
@@ -59,7 +59,7 @@ func TestShareGroupsPrefixed(t *testing.T) {
 func TestBrokerOnlyShareStateRefused(t *testing.T) {
 	r := kmsg.NewPtrReadShareGroupStateRequest()
 	r.GroupID = "team-b.app"
-	if _, err := New(teamA).MapRequest(t.Context(), r); err == nil {
+	if _, err := New(teamANames).MapRequest(t.Context(), r); err == nil {
 		t.Fatal("ReadShareGroupState forwarded")
 	} else if _, ok := AsAnswer(err); ok {
 		t.Fatal("ReadShareGroupState answered; want the connection refused")
@@ -67,7 +67,7 @@ func TestBrokerOnlyShareStateRefused(t *testing.T) {
 }
 
 func TestStreamsGroupTopologyPrefixed(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	r.Group = "app"
 	r.Topology = &kmsg.StreamsGroupHeartbeatRequestTopology{Subtopologies: []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{

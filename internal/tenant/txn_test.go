@@ -9,7 +9,7 @@ import (
 )
 
 func TestTransactionIDsPrefixed(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	ip := kmsg.NewPtrInitProducerIDRequest()
 	ip.Version, ip.TransactionalID = 4, kmsg.StringPtr("tx")
 	if up, _ := upReq(t, m, ip); *up.TransactionalID != "team-a.tx" {
@@ -71,7 +71,7 @@ func TestTransactionIDsPrefixed(t *testing.T) {
 }
 
 func TestDescribeAndListTransactionsHideOthers(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	d := kmsg.NewPtrDescribeTransactionsRequest()
 	d.TransactionalIDs = []string{"tx"}
 	upD, _ := upReq(t, m, d)
@@ -110,7 +110,7 @@ func TestDescribeAndListTransactionsHideOthers(t *testing.T) {
 }
 
 func TestOffsetsPrefixedAndForeignHidden(t *testing.T) {
-	m := New(teamA)
+	m := New(teamANames)
 	c := kmsg.NewPtrOffsetCommitRequest()
 	c.Version, c.Group = 9, "app"
 	c.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders"}}
