@@ -39,6 +39,7 @@ const (
 	TargetCopy         = "copy"
 	TargetKproxy       = "kproxy"
 	TargetKproxyPolicy = "kproxy-policy"
+	TargetKproxyVC     = "kproxy-vc"
 	TargetKproxyTraced = "kproxy-traced"
 	TargetTLSRelay     = "tls-relay"
 	TargetKproxyTLS    = "kproxy-tls"
@@ -46,7 +47,7 @@ const (
 )
 
 // AllTargets is every target in report order.
-var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
+var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetKproxyVC, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
 
 // tlsTargets are the targets a client reaches over TLS; -tls adds them.
 var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
@@ -82,16 +83,19 @@ type Options struct {
 	Upstream string
 	Topic    string
 	// Procs, when positive, sets GOMAXPROCS for every child process.
-	Procs      int
-	Policy     bool   // add the kproxy-policy target
-	PolicyFile string // YAML with a top-level policy: key, replacing the generated one
-	TLS        bool   // add the tls-relay, kproxy-tls and kproxy-sni targets
-	Tracing    bool   // add the kproxy-traced target
-	KproxyBin  string // prebuilt kproxy; empty builds ./cmd/kproxy
-	Conns      int    // idle connection pairs for the RSS-per-pair measurement; 0 skips it
-	Targets    []string
-	Loads      []string
-	Quick      bool
+	Procs  int
+	Policy bool // add the kproxy-policy target
+	// VirtualCluster adds the kproxy-vc target: kproxy serving one virtual
+	// cluster whose names all carry VCPrefix upstream.
+	VirtualCluster bool
+	PolicyFile     string // YAML with a top-level policy: key, replacing the generated one
+	TLS            bool   // add the tls-relay, kproxy-tls and kproxy-sni targets
+	Tracing        bool   // add the kproxy-traced target
+	KproxyBin      string // prebuilt kproxy; empty builds ./cmd/kproxy
+	Conns          int    // idle connection pairs for the RSS-per-pair measurement; 0 skips it
+	Targets        []string
+	Loads          []string
+	Quick          bool
 	// Self is the command that runs this tool's hidden subcommands
 	// ("relay", "backend") as child processes: an executable and any
 	// leading arguments. Empty means this executable.

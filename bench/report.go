@@ -106,9 +106,9 @@ type TargetResult struct {
 	// Median holds the per-field median over rounds (peak RSS: the
 	// maximum). Nil when every round failed.
 	Median *Sample `json:"median"`
-	// Ratios compare medians with direct, the splice relay and the TLS
-	// relay: mb_per_s_vs_direct, cpu_per_gib_vs_splice, p99_vs_splice,
-	// cpu_per_gib_vs_tls_relay, ...
+	// Ratios compare medians with direct, the splice relay, the TLS relay
+	// and passthrough kproxy: mb_per_s_vs_direct, cpu_per_gib_vs_splice,
+	// p99_vs_splice, cpu_per_gib_vs_tls_relay, mb_per_s_vs_kproxy, ...
 	Ratios map[string]float64 `json:"ratios,omitempty"`
 	// CDF is the latency distribution of all rounds pooled.
 	CDF []CDFPoint `json:"cdf,omitempty"`
@@ -286,7 +286,7 @@ func (lr *LoadResult) computeRatios() {
 		}
 		return nil
 	}
-	direct, splice, tlsRelay, kproxyTLS := ref(TargetDirect), ref(TargetSplice), ref(TargetTLSRelay), ref(TargetKproxyTLS)
+	direct, splice, tlsRelay, kproxyTLS, kproxy := ref(TargetDirect), ref(TargetSplice), ref(TargetTLSRelay), ref(TargetKproxyTLS), ref(TargetKproxy)
 	ratio := func(m map[string]float64, key string, a, b float64) {
 		if b > 0 && a > 0 {
 			m[key] = a / b
@@ -301,7 +301,7 @@ func (lr *LoadResult) computeRatios() {
 		for _, rf := range []struct {
 			name string
 			s    *Sample
-		}{{"direct", direct}, {"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}} {
+		}{{"direct", direct}, {"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}, {"kproxy", kproxy}} {
 			if rf.s == nil {
 				continue
 			}
@@ -316,7 +316,7 @@ func (lr *LoadResult) computeRatios() {
 		for _, rf := range []struct {
 			name string
 			s    *Sample
-		}{{"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}} {
+		}{{"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}, {"kproxy", kproxy}} {
 			if rf.s == nil {
 				continue
 			}
@@ -409,6 +409,7 @@ func (r *Report) Markdown() string {
 		}
 		compareLine(&b, lr, "TLS on the client side", TargetKproxyTLS, TargetTLSRelay, "tls_relay")
 		compareLine(&b, lr, "SNI listener", TargetKproxySNI, TargetKproxyTLS, "kproxy_tls")
+		compareLine(&b, lr, "Prefixed virtual cluster", TargetKproxyVC, TargetKproxy, "kproxy")
 		if r.coarseUsed {
 			fmt.Fprintf(&b, "\n\\* fewer than %d clock ticks (1/%d s) of proxy CPU in the median window: too coarse to compare; use longer runs.\n", coarseTicks, r.Meta.ClockTicks)
 			r.coarseUsed = false

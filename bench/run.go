@@ -119,6 +119,11 @@ func wantedTargets(o Options) []string {
 	} else if !slices.Contains(out, TargetKproxyPolicy) {
 		out = append(out, TargetKproxyPolicy)
 	}
+	if !o.VirtualCluster {
+		out = slices.DeleteFunc(out, func(s string) bool { return s == TargetKproxyVC })
+	} else if !slices.Contains(out, TargetKproxyVC) {
+		out = append(out, TargetKproxyVC)
+	}
 	if !o.Tracing {
 		out = slices.DeleteFunc(out, func(s string) bool { return s == TargetKproxyTraced })
 	} else if !slices.Contains(out, TargetKproxyTraced) {
@@ -136,7 +141,7 @@ func wantedTargets(o Options) []string {
 
 func (r *runner) needsKproxy() bool {
 	return slices.ContainsFunc(r.o.Targets, func(t string) bool {
-		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
+		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyVC || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
 	}) || r.o.Conns > 0
 }
 
@@ -151,6 +156,8 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
 	case TargetKproxyPolicy:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, r.policy, nil, r.workDir)
+	case TargetKproxyVC:
+		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
 	case TargetKproxyTraced:
 		return r.startKproxyTraced(ctx)
 	case TargetKproxyTLS, TargetKproxySNI:

@@ -46,13 +46,18 @@ func (u *upstream) relayTargets() []string {
 	return out
 }
 
+// VCPrefix is the kproxy-vc target's topic, group and transactional-id
+// prefix: its clients use the bench topic, which is VCPrefix+topic
+// upstream.
+const VCPrefix = "bench-vc."
+
 // startUpstream starts the embedded synthetic kfake cluster, or connects to
 // o.Upstream, makes sure the bench topic exists and lists the brokers.
 func startUpstream(ctx context.Context, o *Options) (*upstream, error) {
 	if o.Upstream == "" {
 		c, err := kfake.NewCluster(
 			kfake.NumBrokers(o.Brokers),
-			kfake.SeedTopics(int32(o.Partitions), o.Topic),
+			kfake.SeedTopics(int32(o.Partitions), o.Topic, VCPrefix+o.Topic),
 			kfake.BlackholeProduce(),
 			kfake.SyntheticFetch(kfake.SyntheticBatch{RecordBytes: o.RecordBytes}),
 		)
@@ -79,12 +84,14 @@ func startUpstream(ctx context.Context, o *Options) (*upstream, error) {
 	for _, b := range md.Brokers {
 		u.brokers = append(u.brokers, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))))
 	}
-	resp, err := adm.CreateTopic(ctx, int32(o.Partitions), -1, nil, o.Topic)
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return nil, fmt.Errorf("create topic %s: %w", o.Topic, err)
-	}
-	if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
-		return nil, fmt.Errorf("create topic %s: %w", o.Topic, resp.Err)
+	for _, topic := range []string{o.Topic, VCPrefix + o.Topic} { // the second is the kproxy-vc target's
+		resp, err := adm.CreateTopic(ctx, int32(o.Partitions), -1, nil, topic)
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return nil, fmt.Errorf("create topic %s: %w", topic, err)
+		}
+		if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+			return nil, fmt.Errorf("create topic %s: %w", topic, resp.Err)
+		}
 	}
 	return u, nil
 }

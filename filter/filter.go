@@ -44,6 +44,10 @@ type Conn struct {
 	Claims map[string][]string
 	// ClientID is the client.id of the request being filtered.
 	ClientID string
+	// VirtualCluster is the name of the virtual cluster whose listener
+	// accepted the connection (virtual_clusters[].name), "" when the
+	// configuration has no virtual_clusters.
+	VirtualCluster string
 }
 
 // Verdict is a request handler's decision. The zero Verdict forwards the

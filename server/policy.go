@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
 
@@ -29,45 +32,135 @@ type policySource struct {
 	reload    <-chan os.Signal // nil: only file changes reload
 }
 
-// policyWiring runs the policy feature: the enforcer the proxy filters
-// requests through (when the file has a policy section), and the reloads
-// that a reload request and changes to the file trigger.
+// policyWiring runs the policy feature: the enforcer each cluster (the
+// file, or each virtual cluster) filters requests through when it has a
+// policy at start, and the reloads that a reload request and changes to
+// the file trigger, which re-read every cluster's policy.
 type policyWiring struct {
-	enf      *policy.Enforcer // nil without a policy section at start
+	enfs     []*policy.Enforcer // by cluster, as cfg.Clusters() lists them; nil: no policy at start
 	reloader *config.Reloader
 	reload   <-chan os.Signal
-	upstream *kgo.Client // resolves topic ids the enforcer has not seen; nil: none
-	applied  *countedApplier
+	// upstreams are kproxy's own clients of each cluster's upstream (nil
+	// where it has none, see canAskUpstream): they resolve topic ids an
+	// enforcer or a name mapper has not seen.
+	upstreams []*kgo.Client
+	// names are each cluster's name mapper (nil without virtual_clusters).
+	names   []*tenant.Mapper
+	applied *countedApplier
+	// auditFile is the audit.output file every virtual cluster's enforcer
+	// writes to, opened once so that their lines do not interleave.
+	auditFile *os.File
 }
 
-// startPolicy builds the enforcer from cfg. running is the file's
+// startPolicy builds the enforcers from cfg. running is the file's
 // configuration as loaded, before kproxy amended it.
-func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logger, reg prometheus.Registerer) (*policyWiring, error) {
-	w := &policyWiring{reload: src.reload}
+func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logger, reg prometheus.Registerer) (w *policyWiring, err error) {
+	w = &policyWiring{reload: src.reload}
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
 	for _, warning := range cfg.PolicyWarnings() {
 		log.Warn().Str("warning", warning).Msg("policy rule a client can sidestep")
 	}
-	if cfg.Policy != nil {
-		opts := []policy.Option{policy.WithLogger(log), policy.WithRegisterer(reg)}
-		if canAskUpstream(cfg) {
-			cl, err := upstreamclient.New(cfg.Upstream)
-			if err != nil {
+	clusters := cfg.Clusters()
+	appliers := make(map[string]config.Applier, len(clusters))
+	for _, cl := range clusters {
+		var upstream *kgo.Client // needed by a policy or a name mapper
+		if (cl.Config.Policy != nil || cl.Name != "") && canAskUpstream(cl.Config) {
+			if upstream, err = upstreamclient.New(cl.Config.Upstream); err != nil {
 				return nil, err
 			}
-			w.upstream = cl
-			opts = append(opts, policy.WithTopicResolver(cl))
 		}
-		enf, err := policy.New(cfg.Policy, cfg.Audit, opts...)
+		w.upstreams = append(w.upstreams, upstream)
+		names := newNameMapper(cl, upstream)
+		w.names = append(w.names, names)
+		var resolver policy.Requester
+		switch {
+		case upstream == nil:
+		case names != nil:
+			resolver = tenantRequester{upstream: upstream, names: names}
+		default:
+			resolver = upstream
+		}
+		enf, err := w.startEnforcer(cl, resolver, clusterLogger(log, cl.Name), clusterRegisterer(reg, cl.Name))
 		if err != nil {
-			return nil, fmt.Errorf("policy: %w", err)
+			return nil, err
 		}
-		w.enf = enf
-		_, desc := enf.Active()
-		log.Info().Str("policy", desc).Msg("policy in force; SIGHUP or a change to the configuration file reloads it")
+		w.enfs = append(w.enfs, enf)
+		appliers[cl.Name] = policy.ReloadApplier(enf)
 	}
-	w.applied = newCountedApplier(policy.ReloadApplier(w.enf), cfg, proxy.NewConfigMetrics(reg, cfg))
+	w.applied = newCountedApplier(clustersApplier(appliers), cfg, proxy.NewConfigMetrics(reg, cfg))
 	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...)
 	return w, nil
+}
+
+// startEnforcer builds cl's enforcer, nil when it has no policy; upstream
+// (nil: none) resolves topic ids.
+func (w *policyWiring) startEnforcer(cl config.Cluster, upstream policy.Requester, log zerolog.Logger, reg prometheus.Registerer) (*policy.Enforcer, error) {
+	cfg := cl.Config
+	if cfg.Policy == nil {
+		return nil, nil
+	}
+	opts := []policy.Option{policy.WithLogger(log), policy.WithRegisterer(reg)}
+	if upstream != nil {
+		opts = append(opts, policy.WithTopicResolver(upstream))
+	}
+	if cl.Name != "" {
+		out, err := w.sharedAuditOutput(cfg.Audit)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil {
+			opts = append(opts, policy.WithAuditWriter(out))
+		}
+	}
+	enf, err := policy.New(cfg.Policy, cfg.Audit, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	_, desc := enf.Active()
+	log.Info().Str("policy", desc).Msg("policy in force; SIGHUP or a change to the configuration file reloads it")
+	return enf, nil
+}
+
+// sharedAuditOutput opens audit.output once for every virtual cluster's
+// enforcer; nil when it is standard output, which each writes to itself.
+func (w *policyWiring) sharedAuditOutput(a *config.Audit) (*os.File, error) {
+	if a == nil || a.Output == "" || a.Output == config.AuditStdout {
+		return nil, nil
+	}
+	if w.auditFile == nil {
+		f, err := os.OpenFile(a.Output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			return nil, fmt.Errorf("audit.output: %w", err)
+		}
+		w.auditFile = f
+	}
+	return w.auditFile, nil
+}
+
+// clustersApplier hands each cluster's reloaded configuration to its
+// applier (by virtual cluster name; "" for a file without
+// virtual_clusters). A cluster added or removed needs a restart, which
+// the Reloader logs.
+type clustersApplier map[string]config.Applier
+
+func (c clustersApplier) ApplyConfig(cfg *config.Config, log zerolog.Logger) error {
+	var errs []error
+	for _, cl := range cfg.Clusters() {
+		if a, ok := c[cl.Name]; ok {
+			errs = append(errs, a.ApplyConfig(cl.Config, clusterLogger(log, cl.Name)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c clustersApplier) ConfigRejected(err error) {
+	for _, a := range c {
+		a.ConfigRejected(err)
+	}
 }
 
 // inForce is the configuration kproxy runs with: as it started, with the
@@ -94,6 +187,7 @@ func (c *countedApplier) ApplyConfig(cfg *config.Config, log zerolog.Logger) err
 	if err == nil {
 		running := *c.started
 		running.Policy, running.Audit = cfg.Policy, cfg.Audit
+		running.VirtualClusters = withPolicies(c.started.VirtualClusters, cfg.VirtualClusters)
 		c.inForce.Store(&running)
 		cfg = &running
 	}
@@ -101,18 +195,36 @@ func (c *countedApplier) ApplyConfig(cfg *config.Config, log zerolog.Logger) err
 	return err
 }
 
+// withPolicies is started's virtual clusters with the policies of the
+// same-named ones in reloaded.
+func withPolicies(started, reloaded []config.VirtualCluster) []config.VirtualCluster {
+	if started == nil {
+		return nil
+	}
+	out := slices.Clone(started)
+	for i := range out {
+		for _, r := range reloaded {
+			if r.Name == out[i].Name {
+				out[i].Policy = r.Policy
+			}
+		}
+	}
+	return out
+}
+
 func (c *countedApplier) ConfigRejected(err error) {
 	c.Applier.ConfigRejected(err)
 	c.metrics.Reloaded(nil, err)
 }
 
-// options plugs the enforcer into the proxy, ahead of the program's
-// filters: a request is authorized before anything else looks at it.
-func (w *policyWiring) options() []proxy.Option {
-	if w.enf == nil {
+// options plugs cluster i's enforcer into its proxy, ahead of the
+// program's filters: a request is authorized before anything else looks
+// at it.
+func (w *policyWiring) options(i int) []proxy.Option {
+	if w.enfs[i] == nil {
 		return nil
 	}
-	return []proxy.Option{proxy.WithFilters(w.enf)}
+	return []proxy.Option{proxy.WithFilters(w.enfs[i])}
 }
 
 // run reloads on each reload request and on file changes until ctx ends.
@@ -139,13 +251,20 @@ func reloadTrigger(sig os.Signal) string {
 	return "signal " + sig.String()
 }
 
-// close flushes the audit log and closes the topic id resolver's client.
+// close flushes the audit logs and closes the topic id resolvers' clients.
 func (w *policyWiring) close() {
-	if w.enf != nil {
-		w.enf.Close()
+	for _, enf := range w.enfs {
+		if enf != nil {
+			enf.Close()
+		}
 	}
-	if w.upstream != nil {
-		w.upstream.Close()
+	if w.auditFile != nil {
+		w.auditFile.Close()
+	}
+	for _, cl := range w.upstreams {
+		if cl != nil {
+			cl.Close()
+		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,19 +68,23 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 		return err
 	}
 	defer tracer.stop()
-	proxyOpts := append(append(pol.options(), tracer.options()...), proxy.WithFilters(opts.Filters...),
-		proxy.WithBuildInfo(opts.Version, opts.Commit), proxy.WithRunningConfig(pol.inForce))
-	srv := proxy.New(cfg, log, reg, proxyOpts...)
-
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	if err := srv.Start(ctx); err != nil {
+	servers, err := startClusters(ctx, cfg, pol, opts, tracer, log, reg)
+	if err != nil {
 		return err
 	}
+	shutdown := func(ctx context.Context) error { return shutdownAll(ctx, servers) }
 	go pol.run(ctx)
-	admin, err := serveAdmin(cfg.Admin, srv.AdminHandler(reg), log)
+	var handler http.Handler
+	if len(cfg.VirtualClusters) == 0 {
+		handler = servers[0].AdminHandler(reg)
+	} else {
+		handler = proxy.VirtualClustersAdminHandler(reg, pol.inForce, servers)
+	}
+	admin, err := serveAdmin(cfg.Admin, handler, log)
 	if err != nil {
-		srv.Shutdown(context.Background())
+		shutdown(context.Background())
 		return err
 	}
 
@@ -86,7 +92,7 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 	log.Info().Str("timeout", cfg.Limits.ShutdownTimeout.String()).Msg("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownTimeout)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
+	err = shutdown(shutdownCtx)
 	if admin != nil {
 		admin.Shutdown(shutdownCtx)
 	}
@@ -115,4 +121,71 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger) (*http.Ser
 		}
 	}()
 	return admin, nil
+}
+
+// startClusters builds and starts one engine per cluster cfg serves (the
+// file, or each virtual cluster), each with its own policy, listeners and
+// upstream, sharing the tracer, the program's filters and the registry.
+func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, opts Options, tracer *requestTracing,
+	log zerolog.Logger, reg prometheus.Registerer) ([]*proxy.Server, error) {
+	clusters := cfg.Clusters()
+	buildInfo := []proxy.Option{proxy.WithBuildInfo(opts.Version, opts.Commit)}
+	if len(cfg.VirtualClusters) > 0 {
+		proxy.RegisterBuildInfo(reg, opts.Version, opts.Commit) // once, unlabelled
+		buildInfo = nil
+	}
+	connIDs := new(atomic.Uint64)
+	var servers []*proxy.Server
+	for i, cl := range clusters {
+		proxyOpts := append(append(pol.options(i), tracer.options()...), proxy.WithFilters(opts.Filters...),
+			proxy.WithRunningConfig(pol.inForce))
+		proxyOpts = append(proxyOpts, nameMapping(pol.names[i])...)
+		proxyOpts = append(proxyOpts, buildInfo...)
+		if cl.Name != "" {
+			proxyOpts = append(proxyOpts, proxy.WithVirtualCluster(cl.Name, connIDs))
+		}
+		srv := proxy.New(cl.Config, clusterLogger(log, cl.Name), clusterRegisterer(reg, cl.Name), proxyOpts...)
+		if err := srv.Start(ctx); err != nil {
+			shutdownAll(context.Background(), servers)
+			if cl.Name != "" {
+				err = fmt.Errorf("virtual cluster %s: %w", cl.Name, err)
+			}
+			return nil, err
+		}
+		servers = append(servers, srv)
+	}
+	return servers, nil
+}
+
+// clusterLogger is log with the virtual cluster's name in every line; log
+// itself for a file without virtual_clusters.
+func clusterLogger(log zerolog.Logger, name string) zerolog.Logger {
+	if name == "" {
+		return log
+	}
+	return log.With().Str(proxy.VirtualClusterLabel, name).Logger()
+}
+
+// clusterRegisterer labels the virtual cluster's series; reg itself for
+// a file without virtual_clusters, whose series stay as they always were.
+func clusterRegisterer(reg prometheus.Registerer, name string) prometheus.Registerer {
+	if name == "" {
+		return reg
+	}
+	return proxy.VirtualClusterRegisterer(reg, name)
+}
+
+// shutdownAll drains every server at once, within ctx.
+func shutdownAll(ctx context.Context, servers []*proxy.Server) error {
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, srv := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = srv.Shutdown(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

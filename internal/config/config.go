@@ -21,6 +21,10 @@ type Config struct {
 	Audit  *Audit  `yaml:"audit"`
 	// Tracing exports OpenTelemetry request spans (off by default).
 	Tracing Tracing `yaml:"tracing"`
+	// VirtualClusters, when set, are what kproxy serves, each on its own
+	// listeners (virtualcluster.go); the top-level listeners, upstream and
+	// policy are then what they inherit.
+	VirtualClusters []VirtualCluster `yaml:"virtual_clusters"`
 }
 
 // Upstream says which Kafka cluster kproxy fronts.

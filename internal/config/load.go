@@ -69,6 +69,7 @@ func Parse(r io.Reader, overrides ...Override) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.inheritListeners()
 	cfg.applyDefaults()
 	if err := cfg.validate(sources); err != nil {
 		return nil, err
@@ -94,36 +95,9 @@ func explainYAMLError(err error) error {
 
 func (c *Config) applyDefaults() {
 	c.Tracing.applyDefaults()
-	if c.Upstream.DialTimeout == 0 {
-		c.Upstream.DialTimeout = DefaultDialTimeout
-	}
-	if c.Upstream.MetadataRefresh == 0 {
-		c.Upstream.MetadataRefresh = DefaultMetadataRefresh
-	}
-	if c.Upstream.ReconnectBackoff == 0 {
-		c.Upstream.ReconnectBackoff = DefaultReconnectBackoff
-	}
-	if c.Upstream.ReconnectBackoffMax == 0 {
-		c.Upstream.ReconnectBackoffMax = max(DefaultReconnectBackoffMax, c.Upstream.ReconnectBackoff)
-	}
-	if e := c.Upstream.Embedded; e != nil {
-		if e.Brokers == 0 {
-			e.Brokers = DefaultEmbeddedBrokers
-		}
-		if e.DefaultPartitions == 0 {
-			e.DefaultPartitions = DefaultEmbeddedPartitions
-		}
-	}
-	l := &c.Listeners
-	if l.BindHost == "" {
-		l.BindHost = "127.0.0.1"
-	}
-	if l.AdvertisedHost == "" && !isWildcard(l.BindHost) {
-		l.AdvertisedHost = l.BindHost
-	}
-	if l.SNI != nil {
-		l.SNI.applyDefaults(l)
-	}
+	c.Upstream.applyDefaults()
+	c.Listeners.applyDefaults()
+	c.applyVirtualDefaults()
 	if c.Log.Level == "" {
 		c.Log.Level = "info"
 	}
@@ -149,6 +123,44 @@ func (c *Config) applyDefaults() {
 		c.Limits.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	c.security().applyDefaults()
+	for i := range c.VirtualClusters {
+		c.virtualConfig(&c.VirtualClusters[i]).security().applyDefaults()
+	}
+}
+
+func (u *Upstream) applyDefaults() {
+	if u.DialTimeout == 0 {
+		u.DialTimeout = DefaultDialTimeout
+	}
+	if u.MetadataRefresh == 0 {
+		u.MetadataRefresh = DefaultMetadataRefresh
+	}
+	if u.ReconnectBackoff == 0 {
+		u.ReconnectBackoff = DefaultReconnectBackoff
+	}
+	if u.ReconnectBackoffMax == 0 {
+		u.ReconnectBackoffMax = max(DefaultReconnectBackoffMax, u.ReconnectBackoff)
+	}
+	if e := u.Embedded; e != nil {
+		if e.Brokers == 0 {
+			e.Brokers = DefaultEmbeddedBrokers
+		}
+		if e.DefaultPartitions == 0 {
+			e.DefaultPartitions = DefaultEmbeddedPartitions
+		}
+	}
+}
+
+func (l *Listeners) applyDefaults() {
+	if l.BindHost == "" {
+		l.BindHost = "127.0.0.1"
+	}
+	if l.AdvertisedHost == "" && !isWildcard(l.BindHost) {
+		l.AdvertisedHost = l.BindHost
+	}
+	if l.SNI != nil {
+		l.SNI.applyDefaults(l)
+	}
 }
 
 func isWildcard(host string) bool {

@@ -198,6 +198,10 @@ const (
 	// PrincipalClaim matches a claim of the client's OAUTHBEARER token:
 	// Claim:NAME=PATTERN (the kind in any case, e.g. claim:groups=payments).
 	PrincipalClaim = "claim"
+	// PrincipalVirtualCluster matches the virtual cluster a connection
+	// came in on (virtual_clusters[].name); virtual_cluster is accepted
+	// too, in the spelling of client_id.
+	PrincipalVirtualCluster = "VirtualCluster"
 )
 
 // PrincipalMatcher is a parsed principal matcher.
@@ -219,13 +223,16 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 	}
 	kind, value, ok := strings.Cut(s, ":")
 	if !ok || value == "" {
-		return PrincipalMatcher{}, fmt.Errorf("%q is not a principal matcher; write User:NAME, client_id:ID, cidr:NET, cn:NAME, listener:NAME, Claim:NAME=VALUE or *", s)
+		return PrincipalMatcher{}, fmt.Errorf("%q is not a principal matcher; write User:NAME, client_id:ID, cidr:NET, cn:NAME, listener:NAME, VirtualCluster:NAME, Claim:NAME=VALUE or *", s)
 	}
 	if strings.EqualFold(kind, PrincipalClaim) {
 		return parseClaimPrincipal(s, value)
 	}
+	if kind == "virtual_cluster" {
+		kind = PrincipalVirtualCluster
+	}
 	switch kind {
-	case PrincipalUser, PrincipalClientID, PrincipalCN, PrincipalListener:
+	case PrincipalUser, PrincipalClientID, PrincipalCN, PrincipalListener, PrincipalVirtualCluster:
 		p, err := ParsePattern(value)
 		if err != nil {
 			return PrincipalMatcher{}, fmt.Errorf("%q: %w", s, err)
@@ -238,7 +245,7 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 		}
 		return PrincipalMatcher{Kind: PrincipalCIDR, Prefix: prefix}, nil
 	}
-	return PrincipalMatcher{}, fmt.Errorf("%q: unknown principal kind %q; valid: User, client_id, cidr, cn, listener, Claim, or * alone", s, kind)
+	return PrincipalMatcher{}, fmt.Errorf("%q: unknown principal kind %q; valid: User, client_id, cidr, cn, listener, VirtualCluster, Claim, or * alone", s, kind)
 }
 
 // parseClaimPrincipal parses the NAME=PATTERN of a Claim: matcher.
@@ -570,6 +577,14 @@ func contains(list []string, s string) bool {
 // entry that only client_id: principals select is escaped, on any
 // listener, by sending another client id.
 func (c *Config) PolicyWarnings() []string {
+	if len(c.VirtualClusters) > 0 {
+		return c.virtualClusterWarnings()
+	}
+	return c.servedPolicyWarnings()
+}
+
+// servedPolicyWarnings are PolicyWarnings of one engine's configuration.
+func (c *Config) servedPolicyWarnings() []string {
 	p := c.Policy
 	if p == nil {
 		return nil

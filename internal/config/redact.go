@@ -16,27 +16,56 @@ func (c *Config) Redacted() *Config {
 		return nil
 	}
 	r := *c
-	if u := c.Upstream.SASL; u != nil {
-		cp := *u
-		if cp.Password != "" {
-			cp.Password = RedactedValue
-		}
-		if cp.ClientSecret != "" {
-			cp.ClientSecret = RedactedValue
-		}
-		r.Upstream.SASL = &cp
-	}
-	if l := c.Listeners.SASL; l != nil {
-		cp := *l
-		cp.Users = make([]SASLUser, len(l.Users))
-		for i, u := range l.Users {
-			creds := make([]string, len(u.Credentials))
-			for j := range creds {
-				creds[j] = RedactedValue
+	r.Upstream.SASL = c.Upstream.SASL.redacted()
+	r.Listeners.SASL = c.Listeners.SASL.redacted()
+	if len(c.VirtualClusters) > 0 {
+		r.VirtualClusters = make([]VirtualCluster, len(c.VirtualClusters))
+		for i, vc := range c.VirtualClusters {
+			if vc.Upstream != nil {
+				u := *vc.Upstream
+				u.SASL = u.SASL.redacted()
+				vc.Upstream = &u
 			}
-			cp.Users[i] = SASLUser{Name: u.Name, Credentials: creds}
+			if vc.Listeners != nil {
+				l := *vc.Listeners
+				l.SASL = l.SASL.redacted()
+				vc.Listeners = &l
+			}
+			r.VirtualClusters[i] = vc
 		}
-		r.Listeners.SASL = &cp
 	}
 	return &r
+}
+
+// redacted is a copy of u with the password and the OAuth client secret
+// replaced.
+func (u *UpstreamSASL) redacted() *UpstreamSASL {
+	if u == nil {
+		return nil
+	}
+	cp := *u
+	if cp.Password != "" {
+		cp.Password = RedactedValue
+	}
+	if cp.ClientSecret != "" {
+		cp.ClientSecret = RedactedValue
+	}
+	return &cp
+}
+
+// redacted is a copy of l with every credential replaced.
+func (l *ListenerSASL) redacted() *ListenerSASL {
+	if l == nil {
+		return nil
+	}
+	cp := *l
+	cp.Users = make([]SASLUser, len(l.Users))
+	for i, u := range l.Users {
+		creds := make([]string, len(u.Credentials))
+		for j := range creds {
+			creds[j] = RedactedValue
+		}
+		cp.Users[i] = SASLUser{Name: u.Name, Credentials: creds}
+	}
+	return &cp
 }

@@ -8,7 +8,7 @@ import (
 // RestartNeeded names the top-level sections (by their YAML keys, or
 // audit.output and audit.buffer_size) that differ between the running
 // configuration and a new one, other than what a reload applies: the
-// policy and audit.log_allowed. It walks every field of Config, so
+// policy and audit.log_allowed (each virtual cluster's policy too). It walks every field of Config, so
 // sections added later need a restart unless they are listed here.
 func RestartNeeded(old, cur *Config) []string {
 	var keys []string
@@ -21,6 +21,10 @@ func RestartNeeded(old, cur *Config) []string {
 		}
 		switch key {
 		case "policy":
+		case "virtual_clusters":
+			if !reflect.DeepEqual(withoutPolicies(old.VirtualClusters), withoutPolicies(cur.VirtualClusters)) {
+				keys = append(keys, key)
+			}
 		case "audit":
 			if auditOutput(old.Audit) != auditOutput(cur.Audit) {
 				keys = append(keys, "audit.output")
@@ -49,4 +53,14 @@ func auditBuffer(a *Audit) int {
 		return DefaultAuditBufferSize
 	}
 	return a.BufferSize
+}
+
+// withoutPolicies is vcs with their policies left out, which a reload applies.
+func withoutPolicies(vcs []VirtualCluster) []VirtualCluster {
+	out := make([]VirtualCluster, len(vcs))
+	for i, vc := range vcs {
+		vc.Policy = nil
+		out[i] = vc
+	}
+	return out
 }

@@ -25,6 +25,61 @@ func (c *Config) validate(sources map[string]string) error {
 		errs = append(errs, fmt.Errorf("%s: %s", named(key), fmt.Sprintf(format, args...)))
 	}
 
+	errs = append(errs, c.validateSections(named)...)
+	vcErrs := c.validateVirtualClusters(bad, errs)
+	errs = append(errs, vcErrs...)
+	c.Tracing.validate(bad)
+
+	if c.Admin.Listen != "" {
+		if _, _, err := splitHostPort(c.Admin.Listen); err != nil {
+			bad("admin.listen", "%q is not host:port (%v)", c.Admin.Listen, err)
+		}
+	}
+	switch c.Log.Level {
+	case "trace", "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q: must be one of trace, debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "json", "console":
+	default:
+		bad("log.format", "%q: must be json or console", c.Log.Format)
+	}
+	if c.Log.Sample < 0 {
+		bad("log.sample", "%s: must be a positive duration such as 10s", c.Log.Sample)
+	}
+	if pl := c.Metrics.PrincipalLimit; pl < 0 || pl > MaxPrincipalLimit {
+		bad("metrics.principal_limit", "%d: must be 0 (no principal label) to %d", pl, MaxPrincipalLimit)
+	}
+
+	lim := c.Limits
+	if lim.MaxFrameBytes < 1024 {
+		bad("limits.max_frame_bytes", "%d: must be at least 1024", lim.MaxFrameBytes)
+	}
+	if lim.MaxBufferedBytes < int64(lim.MaxFrameBytes) {
+		bad("limits.max_buffered_bytes", "%d: must be at least limits.max_frame_bytes (%d), so that any frame a client may send fits",
+			lim.MaxBufferedBytes, lim.MaxFrameBytes)
+	}
+	if lim.IdleTimeout < 0 {
+		bad("limits.idle_timeout", "%s: must be positive", lim.IdleTimeout)
+	}
+	if lim.MaxInFlight < 1 {
+		bad("limits.max_in_flight", "%d: must be at least 1", lim.MaxInFlight)
+	}
+	if lim.ShutdownTimeout < 0 {
+		bad("limits.shutdown_timeout", "%s: must be positive", lim.ShutdownTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// validateSections checks what one engine serves: the upstream, the
+// listeners, the policy and the security sections. named names a key as
+// validate does.
+func (c *Config) validateSections(named func(string) string) []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", named(key), fmt.Sprintf(format, args...)))
+	}
 	u := c.Upstream
 	switch {
 	case len(u.BootstrapServers) == 0 && u.Embedded == nil:
@@ -83,53 +138,16 @@ func (c *Config) validate(sources map[string]string) error {
 	l.ProxyProtocol.validate(bad)
 	if l.SNI != nil {
 		l.SNI.validate(bad)
-	} else if !l.PortPerBrokerEnabled() {
+	} else if !l.PortPerBrokerEnabled() && len(c.VirtualClusters) == 0 {
 		bad("listeners.port_per_broker", "false leaves no listener: set listeners.sni too")
 	}
-	c.Tracing.validate(bad)
-
-	if c.Admin.Listen != "" {
-		if _, _, err := splitHostPort(c.Admin.Listen); err != nil {
-			bad("admin.listen", "%q is not host:port (%v)", c.Admin.Listen, err)
-		}
-	}
-	switch c.Log.Level {
-	case "trace", "debug", "info", "warn", "error":
-	default:
-		bad("log.level", "%q: must be one of trace, debug, info, warn, error", c.Log.Level)
-	}
-	switch c.Log.Format {
-	case "json", "console":
-	default:
-		bad("log.format", "%q: must be json or console", c.Log.Format)
-	}
-	if c.Log.Sample < 0 {
-		bad("log.sample", "%s: must be a positive duration such as 10s", c.Log.Sample)
-	}
-	if pl := c.Metrics.PrincipalLimit; pl < 0 || pl > MaxPrincipalLimit {
-		bad("metrics.principal_limit", "%d: must be 0 (no principal label) to %d", pl, MaxPrincipalLimit)
-	}
-
-	lim := c.Limits
-	if lim.MaxFrameBytes < 1024 {
-		bad("limits.max_frame_bytes", "%d: must be at least 1024", lim.MaxFrameBytes)
-	}
-	if lim.MaxBufferedBytes < int64(lim.MaxFrameBytes) {
-		bad("limits.max_buffered_bytes", "%d: must be at least limits.max_frame_bytes (%d), so that any frame a client may send fits",
-			lim.MaxBufferedBytes, lim.MaxFrameBytes)
-	}
-	if lim.IdleTimeout < 0 {
-		bad("limits.idle_timeout", "%s: must be positive", lim.IdleTimeout)
-	}
-	if lim.MaxInFlight < 1 {
-		bad("limits.max_in_flight", "%d: must be at least 1", lim.MaxInFlight)
-	}
-	if lim.ShutdownTimeout < 0 {
-		bad("limits.shutdown_timeout", "%s: must be positive", lim.ShutdownTimeout)
-	}
 	c.validatePolicy(bad)
-	errs = append(errs, c.security().validate()...)
-	return errors.Join(errs...)
+	return append(errs, c.security().validate()...)
+}
+
+// validateServed is validateSections with the keys as written.
+func (c *Config) validateServed() []error {
+	return c.validateSections(func(key string) string { return key })
 }
 
 func splitHostPort(s string) (string, int, error) {

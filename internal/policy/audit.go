@@ -21,18 +21,21 @@ const (
 // auditEvent is one audit log line, captured on the data path and
 // formatted by the writer goroutine.
 type auditEvent struct {
-	time         time.Time
-	principal    string
-	client       string
-	clientID     string
-	listener     string
-	api          string
-	operation    string
-	resourceType string
-	resource     string
-	decision     string
-	rule         string
-	reason       string
+	time      time.Time
+	principal string
+	client    string
+	clientID  string
+	listener  string
+	// virtualCluster is written only when set, so that a file without
+	// virtual_clusters writes the lines it always has.
+	virtualCluster string
+	api            string
+	operation      string
+	resourceType   string
+	resource       string
+	decision       string
+	rule           string
+	reason         string
 }
 
 // auditLog writes audit events as JSON lines from a background goroutine.
@@ -83,8 +86,11 @@ func (a *auditLog) run(out io.Writer, buffered bool) {
 			Str("principal", ev.principal).
 			Str("client", ev.client).
 			Str("client_id", ev.clientID).
-			Str("listener", ev.listener).
-			Str("api", ev.api).
+			Str("listener", ev.listener)
+		if ev.virtualCluster != "" {
+			e = e.Str("virtual_cluster", ev.virtualCluster)
+		}
+		e = e.Str("api", ev.api).
 			Str("operation", ev.operation).
 			Str("resource_type", ev.resourceType).
 			Str("resource", ev.resource).

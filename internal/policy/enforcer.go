@@ -14,6 +14,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/internal/topicids"
 )
 
 // Enforcer is the policy's filter.Filter: a request handler for every API
@@ -37,7 +38,7 @@ type Enforcer struct {
 	summaries sync.Pool
 
 	// resolver asks the cluster for ids not learned here; nil: none.
-	resolver *topicResolver
+	resolver *topicids.Resolver
 }
 
 var _ filter.Filter = (*Enforcer)(nil)
@@ -80,7 +81,7 @@ func New(p *config.Policy, a *config.Audit, opts ...Option) (*Enforcer, error) {
 	}
 	e := &Enforcer{log: o.log, metrics: newMetrics(o.reg)}
 	if o.resolver != nil {
-		e.resolver = newTopicResolver(o.resolver, &e.ids)
+		e.resolver = topicids.NewResolver(o.resolver, &e.ids.m)
 	}
 	e.table = tableByKey(operationTable())
 

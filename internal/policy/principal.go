@@ -28,17 +28,21 @@ type Principal struct {
 	CN string
 	// Claims are the client's OAUTHBEARER token claims (filter.Conn.Claims).
 	Claims map[string][]string
+	// VirtualCluster is the virtual cluster the connection came in on, ""
+	// without virtual_clusters.
+	VirtualCluster string
 }
 
 // PrincipalOf returns the principal of a request on conn.
 func PrincipalOf(conn *filter.Conn) Principal {
 	p := Principal{
-		User:     conn.User,
-		ClientID: conn.ClientID,
-		Addr:     conn.Client.Addr().Unmap(),
-		Listener: conn.Listener,
-		CN:       conn.CertCN,
-		Claims:   conn.Claims,
+		User:           conn.User,
+		ClientID:       conn.ClientID,
+		Addr:           conn.Client.Addr().Unmap(),
+		Listener:       conn.Listener,
+		CN:             conn.CertCN,
+		Claims:         conn.Claims,
+		VirtualCluster: conn.VirtualCluster,
 	}
 	if p.User == "" {
 		p.User = Anonymous
@@ -85,6 +89,8 @@ func (pm *principalMatcher) match(p *Principal) bool {
 		return pm.m.match(p.Listener)
 	case config.PrincipalClaim:
 		return slices.ContainsFunc(p.Claims[pm.claim], pm.m.match)
+	case config.PrincipalVirtualCluster:
+		return p.VirtualCluster != "" && pm.m.match(p.VirtualCluster)
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -170,18 +171,20 @@ func (c *reqCtx) deniedMessage(op Operation, rt ResourceType, name, rule string)
 // later: it gets a copy.
 func (c *reqCtx) audit(decision, op, rt, name, rule, reason string) {
 	c.e.audit.emit(auditEvent{
-		time:         time.Now(),
-		principal:    c.prin.String(),
-		client:       c.client.String(),
-		clientID:     c.prin.ClientID,
-		listener:     c.prin.Listener,
-		api:          protocol.APIName(c.key),
-		operation:    op,
-		resourceType: rt,
-		resource:     strings.Clone(name),
-		decision:     decision,
-		rule:         rule,
-		reason:       reason,
+		time:      time.Now(),
+		principal: c.prin.String(),
+		client:    c.client.String(),
+		clientID:  c.prin.ClientID,
+		listener:  c.prin.Listener,
+
+		virtualCluster: c.prin.VirtualCluster,
+		api:            protocol.APIName(c.key),
+		operation:      op,
+		resourceType:   rt,
+		resource:       strings.Clone(name),
+		decision:       decision,
+		rule:           rule,
+		reason:         reason,
 	})
 }
 
@@ -207,7 +210,7 @@ func (c *reqCtx) topicName(name string, id [16]byte) (string, bool) {
 		return name, true
 	}
 	if c.e.resolver != nil {
-		return c.e.resolver.name(id)
+		return c.e.resolver.Name(context.Background(), id)
 	}
 	return c.e.ids.name(id)
 }

@@ -1,45 +1,23 @@
 package policy
 
-import "sync"
+import "github.com/kproxy/kproxy/internal/topicids"
 
-// maxTopicIDs bounds the id map; past it the map starts over, and ids are
-// learned again from the next Metadata responses.
-const maxTopicIDs = 1 << 20
+// topicIDs maps topic ids to names (topicids.Map): requests from Produce
+// v13 and Fetch v13 on name topics only by id, while rules name topics.
+type topicIDs struct{ m topicids.Map }
 
-// topicIDs maps topic ids to names. Requests from Produce v13 and Fetch
-// v13 on (and a few others) name topics only by id, while rules name
-// topics; the map is learned from the Metadata, CreateTopics and
-// DescribeTopicPartitions responses kproxy relays. An id is never reused
-// for another topic, so a stale entry is harmless.
-type topicIDs struct {
-	mu    sync.RWMutex
-	names map[[16]byte]string
-}
+func (t *topicIDs) learn(id [16]byte, name string) { t.m.Learn(id, name) }
 
-func (t *topicIDs) learn(id [16]byte, name string) {
-	if id == ([16]byte{}) || name == "" {
-		return
-	}
-	t.mu.RLock()
-	known := t.names[id] == name
-	t.mu.RUnlock()
-	if known {
-		return
-	}
-	t.mu.Lock()
-	if t.names == nil || len(t.names) >= maxTopicIDs {
-		t.names = map[[16]byte]string{}
-	}
-	t.names[id] = name
-	t.mu.Unlock()
-}
+func (t *topicIDs) name(id [16]byte) (string, bool) { return t.m.Name(id) }
 
-func (t *topicIDs) name(id [16]byte) (string, bool) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	name, ok := t.names[id]
-	return name, ok
-}
+// Requester sends a request to the cluster as kproxy itself (upstream.tls
+// and upstream.sasl); *kgo.Client is one (upstreamclient.New builds it).
+type Requester = topicids.Requester
+
+// WithTopicResolver makes the enforcer ask the cluster, through r, for the
+// name of a topic id it has not learned from a relayed response, instead
+// of answering the client UNKNOWN_TOPIC_ID (topicids.Resolver).
+func WithTopicResolver(r Requester) Option { return func(o *options) { o.resolver = r } }
 
 // checkTopicRef decides check on a topic a request names by name or, in
 // the versions that name topics by id, by id. An id kproxy cannot name is

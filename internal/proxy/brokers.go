@@ -96,9 +96,11 @@ func (r *routes) statuses() []BrokerStatus {
 	return out
 }
 
-func (s *Server) serveBrokers(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) serveBrokers(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.Brokers()) }
+
+func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	enc.Encode(s.Brokers())
+	enc.Encode(v)
 }

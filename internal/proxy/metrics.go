@@ -132,13 +132,18 @@ func (m *Metrics) countSASL(mechanism, result string) {
 // WithBuildInfo exports kproxy_build_info{version, commit, go_version} = 1.
 // Empty values are exported as "unknown".
 func WithBuildInfo(version, commit string) Option {
-	return func(s *Server) {
-		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "kproxy_build_info", Help: "1, labelled with the running binary's version, commit and Go version.",
-		}, []string{"version", "commit", "go_version"})
-		s.registerer.MustRegister(g)
-		g.WithLabelValues(orUnknown(version), orUnknown(commit), runtime.Version()).Set(1)
-	}
+	return func(s *Server) { RegisterBuildInfo(s.registerer, version, commit) }
+}
+
+// RegisterBuildInfo registers kproxy_build_info with reg, for a process
+// whose Servers register with labelled registerers (one per virtual
+// cluster): it is one series per process.
+func RegisterBuildInfo(reg prometheus.Registerer, version, commit string) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kproxy_build_info", Help: "1, labelled with the running binary's version, commit and Go version.",
+	}, []string{"version", "commit", "go_version"})
+	reg.MustRegister(g)
+	g.WithLabelValues(orUnknown(version), orUnknown(commit), runtime.Version()).Set(1)
 }
 
 func orUnknown(s string) string {

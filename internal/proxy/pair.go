@@ -83,6 +83,7 @@ type pair struct {
 
 	decodeBuf []byte // response loop only
 	encodeBuf []byte // response loop only
+	mapBuf    []byte // response loop only: a response the name mapper rewrote raw
 
 	// observed is the timing of the response being delivered (response
 	// loop only); requestObserved that of a request the request loop
@@ -104,10 +105,10 @@ type pair struct {
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
-	id := s.nextID.Add(1)
+	id := s.connIDs.Add(1)
 	clientAddr, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
 	p := &pair{
-		conn:     filter.Conn{ID: id, Listener: listener, Client: clientAddr},
+		conn:     filter.Conn{ID: id, Listener: listener, Client: clientAddr, VirtualCluster: s.virtualCluster},
 		s:        s,
 		nodeID:   nodeID,
 		listener: listener,

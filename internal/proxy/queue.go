@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/tenant"
 )
 
 // pending is one response the client is owed, in the order it asked: what
@@ -14,8 +16,13 @@ type pending struct {
 	// local, when set, is a whole response frame kproxy answers itself; the
 	// upstream is not read for it.
 	local []byte
-	// onResponse, when set, sees the decoded upstream response first.
+	// onResponse, when set, sees the decoded upstream response first
+	// (after the name mapper).
 	onResponse func(kmsg.Response) error
+	// mapNeed is what the name mapper needs of the response; mappedReq is
+	// the request as sent upstream when it needs it decoded.
+	mapNeed   tenant.Need
+	mappedReq kmsg.Request
 	// deliver, when set, delivers this response instead of the response
 	// loop: for what only a stage understands (a raw SASL token, the
 	// answer to a request kproxy sent itself, an answer after which the

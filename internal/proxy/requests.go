@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/internal/tenant"
 )
 
 // forwardRequests is the request loop. Each client frame goes through the
@@ -57,7 +59,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if p.session.expired() {
 			return p.upstreamSessionExpired()
 		}
-		if r, err = p.filterStage(h, clientID, cr, r, &held); err != nil {
+		if r, err = p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
 			return err
 		}
 		if err := p.forward(cr, &up, responses, r, &held); err != nil {
@@ -66,20 +68,26 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 	}
 }
 
-// filterStage runs the request handlers of h's key over r, unless a stage
-// already answered it or read it whole. held is set to the memory budget
+// filterStage runs the request handlers of h's key, then the name mapper,
+// over r, unless a stage already answered it or read it whole; bodyPrefix
+// (what cr buffers of the body) lets the mapper say it has nothing to map. held is set to the memory budget
 // the request then holds, also when err is set. clientID aliases cr's
 // buffer: it is copied into the filters' Conn only when it changed.
-func (p *pair) filterStage(h protocol.RequestHeader, clientID []byte, cr *bufio.Reader, r clientRequest, held *int64) (clientRequest, error) {
+func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte, cr *bufio.Reader, r clientRequest, held *int64) (clientRequest, error) {
 	if r.owed.local != nil || r.frame != nil {
 		return r, nil
 	}
 	handlers := p.s.requestHandlers.lookup(h.APIKey)
-	if len(handlers) == 0 {
+	r.owed.mapNeed = p.s.responseNeed(h.APIKey, h.APIVersion)
+	mapNeed := p.s.requestNeed(h.APIKey, h.APIVersion)
+	if len(handlers) == 0 && mapNeed != tenant.NeedNothing && p.s.names.Streams(context.Background(), h.APIKey, h.APIVersion, bodyPrefix) {
+		mapNeed = tenant.NeedNothing // nothing to map: keep it streamed
+	}
+	if len(handlers) == 0 && mapNeed == tenant.NeedNothing {
 		return r, nil
 	}
 	var err error
-	r.frame, r.recycle, r.charge, err = p.filterRequest(h, cr, r.frameLen, &r.owed, handlers)
+	r.frame, r.recycle, r.charge, err = p.filterRequest(h, cr, r.frameLen, &r.owed, handlers, mapNeed)
 	*held = r.charge.afterWrite + r.charge.afterResponse
 	if err != nil {
 		return r, err
@@ -353,17 +361,18 @@ type requestCharge struct{ afterWrite, afterResponse int64 }
 // filterRequest reads the whole request frame from cr and passes it
 // through handlers, in order: as raw bytes to one with filter.DecideRaw
 // while nothing decoded it yet, else decoded (once, for the first handler
-// that needs it). It returns the frame to forward (the original bytes, or a
-// re-encoding if a handler changed the request) and fills in owed: a local
-// answer, or a hook
-// for the upstream's response. The caller must not read the frame from cr
+// that needs it); then, as mapNeed says, through the name mapper (raw
+// while nothing decoded it, else decoded). It returns the frame to forward
+// (the original bytes, or a re-encoding if a handler or the mapper changed
+// the request) and fills in owed: a local answer, or a hook for the
+// upstream's response. The caller must not read the frame from cr
 // again, and gives recycle (when not nil) back to the frame pool once the
 // frame is written.
 //
 // The frame (as its bytes arrive), its decoding and a re-encoding are each
 // charged to limits.max_buffered_bytes before they are allocated (waiting
 // for room); the caller releases charge, also when err is set.
-func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler, mapNeed tenant.Need) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
 	reserve := func(n int) error {
 		if err := p.s.budget.acquire(&p.budget, int64(n), p.closed); err != nil {
 			return fail(reasonClientClosed, err)
@@ -378,21 +387,26 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 	frame = *buf
 	body := frame[protocol.FrameSizeLen+h.Len:]
 	var req kmsg.Request // decoded for the first handler that cannot decide from body
-	decode := func() error {
+	decodeBody := func(body []byte) (kmsg.Request, error) {
 		decoded, err := protocol.DecodedSize(h.APIKey, h.APIVersion, body, false)
 		if err != nil {
-			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+			return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 		}
 		// The walk found what decoding allocates beyond the body: charge
 		// it before kmsg allocates it.
 		if err := p.s.budget.acquire(&p.budget, int64(decoded-len(body)), p.closed); err != nil {
-			return fail(reasonClientClosed, err)
+			return nil, fail(reasonClientClosed, err)
 		}
 		charge.afterWrite += int64(decoded - len(body))
-		if req, err = protocol.DecodeRequest(h.APIKey, h.APIVersion, body); err != nil {
-			return fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		decodedReq, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, body)
+		if err != nil {
+			return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 		}
-		return nil
+		return decodedReq, nil
+	}
+	decode := func() (err error) {
+		req, err = decodeBody(body)
+		return err
 	}
 	var modified bool
 	var hooks []func(kmsg.Response) error
@@ -422,6 +436,38 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 			hooks = append(hooks, v.OnResponse)
 		}
 	}
+	// The name boundary: after every filter.
+	if mapNeed == tenant.NeedRaw && req == nil {
+		// Nothing decoded it, so nothing changed it and no hook holds it.
+		if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+			return nil, nil, charge, fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(frameLen)
+		out, err := p.mapRawRequest(h, frame, owed)
+		if err != nil || owed.local != nil || out == nil {
+			return frame, buf, charge, err
+		}
+		p.s.frames.put(buf)
+		return *out, out, charge, nil
+	}
+	if mapNeed != tenant.NeedNothing {
+		if req == nil {
+			if err := decode(); err != nil {
+				return nil, nil, charge, err
+			}
+		}
+		copyForMapper := func(filtered kmsg.Request) (kmsg.Request, error) {
+			if !modified {
+				return decodeBody(body)
+			}
+			return decodeBody(filtered.AppendTo(nil))
+		}
+		mapped, err := p.mapDecodedRequest(h, req, len(hooks) > 0, copyForMapper, owed)
+		if err != nil || owed.local != nil {
+			return frame, buf, charge, err
+		}
+		req, modified = mapped, true
+	}
 	switch len(hooks) {
 	case 0:
 	case 1:
@@ -436,10 +482,10 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 			return nil
 		}
 	}
-	if len(hooks) > 0 {
-		// The decoded request aliases buf and a hook may read it when the
-		// response comes: buf stays with the hook, for the collector, and
-		// so does its charge.
+	if len(hooks) > 0 || owed.mappedReq != nil {
+		// The decoded request aliases buf and a hook (or the name mapper)
+		// may read it when the response comes: buf stays with it, for the
+		// collector, and so does its charge.
 		buf = nil
 		charge.afterResponse, charge.afterWrite = charge.afterWrite, 0
 	}

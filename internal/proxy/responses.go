@@ -10,6 +10,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/internal/tenant"
 )
 
 // forwardResponses is the response loop: for each owed response, in the
@@ -89,7 +90,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	}
 	frameLen := protocol.FrameSizeLen + int(size)
 
-	need := p.responseTable().need(owed.key, owed.version)
+	need := responseNeedWithNames(p.responseTable().need(owed.key, owed.version), owed)
 	if owed.onResponse != nil {
 		need = filter.Decode
 	}
@@ -124,6 +125,19 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream %s response: %w", protocol.APIName(owed.key), err))
 	}
+	if owed.mapNeed == tenant.NeedRaw {
+		if frame, body, err = p.mapRawResponse(owed, frame, body); err != nil {
+			return err
+		}
+		if len(frame) > frameLen { // names grew: the rest is charged now
+			if err := p.s.budget.acquire(&p.budget, int64(len(frame)-frameLen), p.closed); err != nil {
+				return fail(reasonClientClosed, err)
+			}
+			charged += int64(len(frame) - frameLen)
+		}
+		p.observed.ResponseBytes = len(frame)
+		frameLen = len(frame)
+	}
 	handlers := p.responseTable().handlers.lookup(owed.key)
 	if need == filter.Inspect && !inspectWants(handlers, owed.version, body) {
 		_, err := down.w.Write(frame)
@@ -145,6 +159,11 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	resp, err := protocol.DecodeResponse(owed.key, owed.version, body)
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+	}
+	if owed.mapNeed == tenant.NeedDecoded {
+		if err := p.s.names.MapResponse(owed.mappedReq, resp); err != nil {
+			return fail(reasonRewrite, fmt.Errorf("upstream %s v%d response: %w", protocol.APIName(owed.key), owed.version, err))
+		}
 	}
 	if owed.onResponse != nil {
 		if err := owed.onResponse(resp); err != nil {
@@ -183,6 +202,9 @@ func (p *pair) releaseBuffers() {
 	}
 	if cap(p.encodeBuf) > keepDecodeBuf {
 		p.encodeBuf = nil
+	}
+	if cap(p.mapBuf) > keepDecodeBuf {
+		p.mapBuf = nil
 	}
 }
 

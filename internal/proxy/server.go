@@ -17,6 +17,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/rewrite"
+	"github.com/kproxy/kproxy/internal/tenant"
 )
 
 // Server is one kproxy instance: a bootstrap listener, one listener per
@@ -48,6 +49,7 @@ type Server struct {
 	// sniResponses are the SNI listener's: the same but for the address
 	// rewriter's Mapper.
 	filters         []filter.Filter
+	names           *tenant.Mapper // WithNameMapper: a virtual cluster's name boundary
 	requestHandlers handlerTable[filter.RequestHandler]
 	responses       responseFilters
 	sniResponses    responseFilters
@@ -66,7 +68,12 @@ type Server struct {
 	sni        *sniListener
 	sniRefused *prometheus.CounterVec
 	ready      atomic.Bool
-	nextID     atomic.Uint64
+	// connIDs numbers connections: the Server's own, or one shared by
+	// every virtual cluster's (WithVirtualCluster), so that filter.Conn.ID
+	// is unique in the process.
+	connIDs *atomic.Uint64
+	// virtualCluster is the name WithVirtualCluster set, "" for none.
+	virtualCluster string
 
 	mu       sync.Mutex
 	pairs    map[*pair]struct{}
@@ -95,6 +102,7 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		pairs:      map[*pair]struct{}{},
 		perIP:      map[netip.Addr]int{},
 		closeLogs:  newSampledLog(cfg.Log.Sample),
+		connIDs:    new(atomic.Uint64),
 	}
 	s.runningConfig = func() *config.Config { return cfg }
 	s.observers = []RequestObserver{s.metrics.requests, &requestLog{log}}

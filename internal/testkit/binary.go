@@ -55,8 +55,12 @@ type Binary struct {
 	Cmd  *exec.Cmd // nil in process
 	logs chan LogLine
 	// Bootstrap and Admin are the addresses the log says the bootstrap
-	// listener and the admin endpoint are bound to.
+	// listener and the admin endpoint are bound to (Bootstrap: the first
+	// virtual cluster's, with virtual_clusters; see VirtualClusterBootstrap).
 	Bootstrap, Admin string
+	// bootstraps are the bootstrap addresses logged so far, by virtual
+	// cluster ("" for none).
+	bootstraps map[string]string
 	// terminate asks kproxy to drain and stop; wait returns its exit error.
 	terminate func()
 	wait      func() error
@@ -102,12 +106,35 @@ func readLog(t testing.TB, r io.Reader, b *Binary) *Binary {
 			return l["listener"] == "bootstrap" || strings.HasPrefix(l.Message(), "admin endpoint")
 		})
 		if l["listener"] == "bootstrap" {
-			b.Bootstrap, _ = l["addr"].(string)
+			b.Bootstrap = b.noteBootstrap(l)
 		} else {
 			b.Admin, _ = l["addr"].(string)
 		}
 	}
 	return b
+}
+
+// noteBootstrap records the bootstrap listener l logs and returns its address.
+func (b *Binary) noteBootstrap(l LogLine) string {
+	addr, _ := l["addr"].(string)
+	vc, _ := l["virtual_cluster"].(string)
+	if b.bootstraps == nil {
+		b.bootstraps = map[string]string{}
+	}
+	b.bootstraps[vc] = addr
+	return addr
+}
+
+// VirtualClusterBootstrap is the bootstrap address of virtual cluster
+// name, waiting for the log line that names it if it has not been read.
+func (b *Binary) VirtualClusterBootstrap(name string) string {
+	b.t.Helper()
+	for b.bootstraps[name] == "" {
+		b.noteBootstrap(b.WaitLog("virtual cluster "+name+"'s bootstrap listener", func(l LogLine) bool {
+			return l["listener"] == "bootstrap" && l.Message() == "listening"
+		}))
+	}
+	return b.bootstraps[name]
 }
 
 // WaitLog returns the first log line from now on that match accepts,

@@ -80,9 +80,12 @@ type env struct {
 	// set, is why the upstream-* cells cannot run.
 	upSCRAM, upOAuth *testkit.Proxy
 	upSkip           string
-	pki              certs.Files
-	nodes            []int32 // upstream node ids
-	skip             string  // every cell of this upstream skips with this reason
+	// vc is a virtual cluster's engine, every name prefixed
+	// (virtualcluster_test.go).
+	vc    *testkit.Proxy
+	pki   certs.Files
+	nodes []int32 // upstream node ids
+	skip  string  // every cell of this upstream skips with this reason
 
 	mu     sync.Mutex
 	topics []string
@@ -128,6 +131,7 @@ func newEnv(t *testing.T, name string) *env {
 		t.Fatalf("%s: upstream lists %d brokers (%v), want 3", name, len(e.nodes), e.nodes)
 	}
 	e.startSNI(t)
+	e.startVirtualCluster(t)
 	if e.real {
 		e.startUpstreamSecurity(t)
 	}
@@ -234,7 +238,12 @@ func name(c *cellCtx, suffix string) string {
 // leader. On the real cluster it is deleted at the end of the run.
 func (e *env) newTopic(t *testing.T, c *cellCtx, suffix string, n int32) string {
 	t.Helper()
-	topic := name(c, suffix)
+	return e.newTopicNamed(t, name(c, suffix), n)
+}
+
+// newTopicNamed is newTopic with the whole name given.
+func (e *env) newTopicNamed(t *testing.T, topic string, n int32) string {
+	t.Helper()
 	adm := e.admin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -13,7 +13,7 @@ import (
 // The matrix's axes, in the order they are printed.
 var (
 	clients   = []string{"franz-go", "sarama", "kafka-go", "kcat", "confluent-kafka", "java"}
-	scenarios = []string{"produce-consume", "resume", "protocol-versions", "kip848", "share-group", "admin", "transactions", "addresses", "tls-scram", "sni", "oauth", "upstream-scram-tls", "upstream-oauth", "rolling-restart"}
+	scenarios = []string{"produce-consume", "resume", "protocol-versions", "kip848", "share-group", "admin", "transactions", "addresses", "tls-scram", "sni", "virtual-cluster", "oauth", "upstream-scram-tls", "upstream-oauth", "rolling-restart"}
 	upstreams = []string{"kfake", "kafka"}
 )
 

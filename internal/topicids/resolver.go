@@ -1,4 +1,4 @@
-package policy
+package topicids
 
 import (
 	"context"
@@ -32,22 +32,17 @@ const (
 	maxUnknown = 4096
 )
 
-// WithTopicResolver makes the enforcer ask the cluster, through r, for the
-// name of a topic id it has not learned from a relayed response, instead
-// of answering the client UNKNOWN_TOPIC_ID. Behind a load balancer a
+// Resolver asks the cluster for the names of topic ids: one Metadata
+// request per id at a time however many requests wait for it (single
+// flight), bounded in time and in how many run at once, with a short
+// memory of ids the cluster does not know. Names learned go into its Map,
+// like those learned from relayed responses. Behind a load balancer a
 // client's Metadata may have gone through another kproxy replica, so the
 // id it names was never seen here (docs/operations.md, State and
 // replicas).
-func WithTopicResolver(r Requester) Option { return func(o *options) { o.resolver = r } }
-
-// topicResolver asks the cluster for the names of topic ids: one Metadata
-// request per id at a time however many requests wait for it (single
-// flight), bounded in time and in how many run at once, with a short
-// memory of ids the cluster does not know. Names learned go into the
-// enforcer's topicIDs, like those learned from relayed responses.
-type topicResolver struct {
+type Resolver struct {
 	upstream Requester
-	ids      *topicIDs
+	ids      *Map
 	now      func() time.Time
 
 	mu       sync.Mutex
@@ -59,17 +54,25 @@ type topicResolver struct {
 // returned and every topic it named has been learned.
 type resolveCall struct{ done chan struct{} }
 
-func newTopicResolver(upstream Requester, ids *topicIDs) *topicResolver {
-	return &topicResolver{upstream: upstream, ids: ids, now: time.Now,
+// NewResolver returns a Resolver asking upstream, learning into ids. A nil
+// upstream only names what ids learned.
+func NewResolver(upstream Requester, ids *Map) *Resolver {
+	return &Resolver{upstream: upstream, ids: ids, now: time.Now,
 		inflight: map[[16]byte]*resolveCall{}, unknown: map[[16]byte]time.Time{}}
 }
 
-// name returns id's topic name, asking the cluster if it is not known yet.
-// ok is false when the cluster does not know the id either, or could not
-// be asked in time.
-func (r *topicResolver) name(id [16]byte) (string, bool) {
-	if name, ok := r.ids.name(id); ok {
+// Learn records that id names the topic name (seen in a response).
+func (r *Resolver) Learn(id [16]byte, name string) { r.ids.Learn(id, name) }
+
+// Name returns id's topic name, asking the cluster if it is not known yet
+// (ctx bounds the wait, as does resolveTimeout). ok is false when the
+// cluster does not know the id either, or could not be asked in time.
+func (r *Resolver) Name(ctx context.Context, id [16]byte) (string, bool) {
+	if name, ok := r.ids.Name(id); ok {
 		return name, true
+	}
+	if r.upstream == nil {
+		return "", false
 	}
 	r.mu.Lock()
 	if until, ok := r.unknown[id]; ok {
@@ -92,13 +95,17 @@ func (r *topicResolver) name(id [16]byte) (string, bool) {
 	if !joined {
 		r.fetch(id, call)
 	}
-	<-call.done
-	return r.ids.name(id)
+	select {
+	case <-call.done:
+	case <-ctx.Done():
+		return "", false
+	}
+	return r.ids.Name(id)
 }
 
 // fetch sends the Metadata request for id, learns what it names, and
 // releases every waiter.
-func (r *topicResolver) fetch(id [16]byte, call *resolveCall) {
+func (r *Resolver) fetch(id [16]byte, call *resolveCall) {
 	known := false
 	defer func() {
 		r.mu.Lock()
@@ -124,7 +131,7 @@ func (r *topicResolver) fetch(id [16]byte, call *resolveCall) {
 	}
 	for _, rt := range resp.(*kmsg.MetadataResponse).Topics {
 		if rt.Topic != nil && kerr.ErrorForCode(rt.ErrorCode) == nil {
-			r.ids.learn(rt.TopicID, *rt.Topic)
+			r.ids.Learn(rt.TopicID, *rt.Topic)
 			known = known || rt.TopicID == id
 		}
 	}

@@ -1,4 +1,4 @@
-package policy
+package topicids
 
 import (
 	"context"
@@ -50,14 +50,14 @@ func resolverCluster(t *testing.T, onByID func()) (*kgo.Client, [16]byte, *atomi
 // Metadata request, and the name is then known without asking.
 func TestTopicResolverSingleFlight(t *testing.T) {
 	cl, id, byID := resolverCluster(t, func() { time.Sleep(50 * time.Millisecond) }) // long enough for the waiters to pile up
-	var ids topicIDs
-	r := newTopicResolver(cl, &ids)
+	var ids Map
+	r := NewResolver(cl, &ids)
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if name, ok := r.name(id); !ok || name != "known" {
+			if name, ok := r.Name(context.Background(), id); !ok || name != "known" {
 				t.Errorf("resolved %x to %q, %v; want known", id, name, ok)
 			}
 		}()
@@ -66,7 +66,7 @@ func TestTopicResolverSingleFlight(t *testing.T) {
 	if n := byID.Load(); n != 1 {
 		t.Fatalf("%d upstream Metadata requests for one id asked 20 times at once, want 1", n)
 	}
-	if name, ok := r.name(id); !ok || name != "known" || byID.Load() != 1 {
+	if name, ok := r.Name(context.Background(), id); !ok || name != "known" || byID.Load() != 1 {
 		t.Fatalf("second resolution: %q %v after %d requests; want the cached name", name, ok, byID.Load())
 	}
 }
@@ -75,13 +75,13 @@ func TestTopicResolverSingleFlight(t *testing.T) {
 // then asked about again.
 func TestTopicResolverRemembersUnknown(t *testing.T) {
 	cl, _, byID := resolverCluster(t, func() {})
-	var ids topicIDs
-	r := newTopicResolver(cl, &ids)
+	var ids Map
+	r := NewResolver(cl, &ids)
 	now := time.Now()
 	r.now = func() time.Time { return now }
 	madeUp := [16]byte{1, 2, 3}
 	for range 3 {
-		if _, ok := r.name(madeUp); ok {
+		if _, ok := r.Name(context.Background(), madeUp); ok {
 			t.Fatal("a made-up id resolved")
 		}
 	}
@@ -89,7 +89,7 @@ func TestTopicResolverRemembersUnknown(t *testing.T) {
 		t.Fatalf("%d upstream requests for an unknown id asked 3 times within %s, want 1", n, unknownFor)
 	}
 	now = now.Add(unknownFor + time.Second)
-	r.name(madeUp)
+	r.Name(context.Background(), madeUp)
 	if n := byID.Load(); n != 2 {
 		t.Fatalf("%d upstream requests after %s, want the id asked about again", n, unknownFor)
 	}
@@ -103,9 +103,9 @@ func TestTopicResolverUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	var ids topicIDs
+	var ids Map
 	start := time.Now()
-	if _, ok := newTopicResolver(cl, &ids).name([16]byte{9}); ok {
+	if _, ok := NewResolver(cl, &ids).Name(context.Background(), [16]byte{9}); ok {
 		t.Fatal("resolved an id with no cluster to ask")
 	}
 	if took := time.Since(start); took > resolveTimeout+time.Second {
@@ -118,14 +118,14 @@ func TestTopicResolverUnreachable(t *testing.T) {
 func TestTopicResolverBoundsConcurrency(t *testing.T) {
 	release := make(chan struct{})
 	cl, _, byID := resolverCluster(t, func() { <-release })
-	var ids topicIDs
-	r := newTopicResolver(cl, &ids)
+	var ids Map
+	r := NewResolver(cl, &ids)
 	var wg sync.WaitGroup
 	for i := range maxResolving {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.name([16]byte{0xaa, byte(i)})
+			r.Name(context.Background(), [16]byte{0xaa, byte(i)})
 		}()
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -140,7 +140,7 @@ func TestTopicResolverBoundsConcurrency(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	if _, ok := r.name([16]byte{0xbb}); ok {
+	if _, ok := r.Name(context.Background(), [16]byte{0xbb}); ok {
 		t.Fatal("an id resolved while the resolver was full")
 	}
 	if took := time.Since(start); took > time.Second {
