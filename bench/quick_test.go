@@ -36,7 +36,7 @@ func TestQuickRun(t *testing.T) {
 	pngPath := filepath.Join(dir, "out.png")
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"),
 		"-quick", "-rounds", "1", "-duration", "1s", "-warmup", "500ms", "-latency-n", "30",
-		"-brokers", "2", "-conns", "20", "-policy", "-tls", "-tracing", "-procs", "1",
+		"-brokers", "2", "-conns", "20", "-policy", "-vc", "-tls", "-tracing", "-procs", "1",
 		"-kproxy-bin", filepath.Join(dir, "kproxy"),
 		"-json", jsonPath, "-md", mdPath, "-png", pngPath)
 	out, err := cmd.CombinedOutput()
@@ -77,7 +77,7 @@ func TestQuickRun(t *testing.T) {
 		}
 		measured = append(measured, name)
 	}
-	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetKproxyTraced, bench.TargetTLSRelay, bench.TargetKproxyTLS, bench.TargetKproxySNI} {
+	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetKproxyVC, bench.TargetKproxyTraced, bench.TargetTLSRelay, bench.TargetKproxyTLS, bench.TargetKproxySNI} {
 		if !contains(measured, must) {
 			t.Errorf("target %s was not measured", must)
 		}
