@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -58,7 +59,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if p.session.expired() {
 			return p.upstreamSessionExpired()
 		}
-		if r, err = p.filterStage(h, clientID, cr, r, &held); err != nil {
+		if r, err = p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
 			return err
 		}
 		if err := p.forward(cr, &up, responses, r, &held); err != nil {
@@ -67,17 +68,21 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 	}
 }
 
-// filterStage runs the request handlers of h's key over r, unless a stage
-// already answered it or read it whole. held is set to the memory budget
+// filterStage runs the request handlers of h's key, then the name mapper,
+// over r, unless a stage already answered it or read it whole; bodyPrefix
+// (what cr buffers of the body) lets the mapper say it has nothing to map. held is set to the memory budget
 // the request then holds, also when err is set. clientID aliases cr's
 // buffer: it is copied into the filters' Conn only when it changed.
-func (p *pair) filterStage(h protocol.RequestHeader, clientID []byte, cr *bufio.Reader, r clientRequest, held *int64) (clientRequest, error) {
+func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte, cr *bufio.Reader, r clientRequest, held *int64) (clientRequest, error) {
 	if r.owed.local != nil || r.frame != nil {
 		return r, nil
 	}
 	handlers := p.s.requestHandlers.lookup(h.APIKey)
 	r.owed.mapNeed = p.s.responseNeed(h.APIKey, h.APIVersion)
 	mapNeed := p.s.requestNeed(h.APIKey, h.APIVersion)
+	if len(handlers) == 0 && mapNeed != tenant.NeedNothing && p.s.names.Streams(context.Background(), h.APIKey, h.APIVersion, bodyPrefix) {
+		mapNeed = tenant.NeedNothing // nothing to map: keep it streamed
+	}
 	if len(handlers) == 0 && mapNeed == tenant.NeedNothing {
 		return r, nil
 	}

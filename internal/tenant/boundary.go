@@ -58,6 +58,16 @@ func (m *Mapper) ResponseNeed(key, version int16) Need {
 	return NeedNothing
 }
 
+// Streams reports, from prefix (the first bytes of the body of a request
+// of key at version, as many as the engine has buffered), that the
+// request needs no mapping, so that it may be streamed even though
+// RequestNeed is not NeedNothing: a Produce v13+ to one of the tenant's
+// topics with no transactional id to prefix. false: map it as RequestNeed
+// says.
+func (m *Mapper) Streams(ctx context.Context, key, version int16, prefix []byte) bool {
+	return key == int16(kmsg.Produce) && produceStreams(ctx, m, version, prefix)
+}
+
 // MapRawRequest appends to dst the body of a request of key at version
 // (RequestNeed NeedRaw) with the tenant's names mapped to the upstream's;
 // nil out: the body needs no change, forward it as it is. mapResponse asks for the response decoded and mapped. An error that is

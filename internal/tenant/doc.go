@@ -11,10 +11,25 @@
 // group or transactional id, an internal topic) is removed from the
 // response as if it did not exist.
 //
+// The engine asks RequestNeed and ResponseNeed per key and version, so
+// what carries no name stays streamed; Streams lets it keep a Produce v13+
+// streamed when its first bytes show there is nothing to map. Produce and
+// Fetch are mapped raw (raw.go: names rewritten, record batches copied as
+// they are, nothing copied at all when nothing changes); everything else
+// decoded (MapRequest, MapResponse). Another tenant's topic id is sent up
+// disguised (topicids.go), so the upstream answers UNKNOWN_TOPIC_ID, and
+// comes back as the client sent it. Keys that carry names but are not for
+// clients (broker-to-broker, controller, share-state APIs: refusedKeys)
+// are refused.
+//
 // The mapping of each API key is one entry of a table (api, built by
 // apis); the topic APIs are in this package's topic files, the group,
 // share-group, transaction and ACL APIs in groupAPIs (groups_table.go).
 // The completeness test walks every kmsg request and response type and
-// fails when a field holding a topic name, topic id, group id or
-// transactional id is handled by no entry.
+// fails when a field holding a topic name, topic id, group id,
+// transactional id, resource name or cluster id is handled by no entry,
+// no refused key and no stated reason; the marker test fills each handled
+// field, for every version, and fails unless the mapping changed it (and,
+// where an entry maps raw too, unless the raw and decoded mappings give the
+// same bytes).
 package tenant

@@ -231,3 +231,50 @@ func TestRawProduceRefusesMalformed(t *testing.T) {
 		t.Fatalf("mapped %+v %v", got, err)
 	}
 }
+
+// A Produce v13+ to one of the tenant's topics, with no transactional id to
+// prefix, is known from its first bytes to need nothing: it stays
+// streamed. Anything else is mapped.
+func TestProduceStreamsOnlyWhenNothingToMap(t *testing.T) {
+	m := New(teamANames)
+	mine, theirs := [16]byte{1}, [16]byte{2}
+	m.LearnTopicID(mine, "team-a.orders")
+	m.LearnTopicID(theirs, "team-b.orders")
+	body := func(version int16, txn *string, ids ...[16]byte) []byte {
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(version)
+		req.TransactionID = txn
+		for _, id := range ids {
+			pt := kmsg.NewProduceRequestTopic()
+			pt.TopicID, pt.Topic = id, "orders"
+			pt.Partitions = append(pt.Partitions, kmsg.ProduceRequestTopicPartition{Records: []byte("batch")})
+			req.Topics = append(req.Topics, pt)
+		}
+		return req.AppendTo(nil)
+	}
+	ctx := context.Background()
+	produce := int16(kmsg.Produce)
+	if !m.Streams(ctx, produce, 13, body(13, nil, mine)) {
+		t.Error("an idempotent produce to the tenant's own topic is not streamed")
+	}
+	if !m.Streams(ctx, produce, 13, body(13, nil, mine)[:30]) {
+		t.Error("the first 30 bytes do not suffice")
+	}
+	for name, tc := range map[string]struct {
+		version int16
+		b       []byte
+	}{
+		"another tenant's id":    {13, body(13, nil, theirs)},
+		"two topics":             {13, body(13, nil, mine, mine)},
+		"a transactional id":     {13, body(13, kmsg.StringPtr("tx"), mine)},
+		"names (v12)":            {12, body(12, nil, mine)},
+		"a prefix cut too short": {13, body(13, nil, mine)[:10]},
+	} {
+		if m.Streams(ctx, produce, tc.version, tc.b) {
+			t.Errorf("%s: streamed, want mapped", name)
+		}
+	}
+	if m.Streams(ctx, int16(kmsg.Fetch), 13, body(13, nil, mine)) {
+		t.Error("another key streamed by the produce rule")
+	}
+}

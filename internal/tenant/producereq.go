@@ -34,3 +34,31 @@ func rawProduceRequest(ctx context.Context, m *Mapper, version int16, body, dst 
 	out, err := w.finish("produce request")
 	return out, c.disguised, err
 }
+
+// produceStreams reports, from the first bytes of a Produce request body
+// (prefix: as much as the engine has buffered), that the request needs no
+// mapping at all, so the engine may stream it instead of reading it whole:
+// v13+ (topics by id), no transactional id to prefix, and one topic whose
+// id is the tenant's. The usual idempotent producer writing to one topic
+// thus costs what passthrough costs. false: not known from prefix; map it.
+func produceStreams(ctx context.Context, m *Mapper, version int16, prefix []byte) bool {
+	if version < 13 {
+		return false
+	}
+	w := rawRewriter{in: prefix, flexible: true}
+	if n := w.length(false, false); n != -1 && (m.names.TransactionalID != "" || n < 0) {
+		return false // a transactional id to prefix (or not known)
+	} else if n > 0 {
+		w.skip(n)
+	}
+	w.skip(2 + 4) // acks, timeout_ms
+	topics := w.uvarint()
+	if w.err != nil || topics != 2 { // compact array: one topic
+		return false
+	}
+	if !w.need(16) {
+		return false
+	}
+	id := [16]byte(prefix[w.pos : w.pos+16])
+	return m.UpTopicID(ctx, id) == id
+}
