@@ -101,6 +101,17 @@ func downACLPattern(prefix, name string, pt kmsg.ACLResourcePatternType, wildcar
 	return d, pt, ok
 }
 
+// downACL maps an upstream ACL's resource pattern to the tenant's in
+// place; false: it is not the tenant's (hide it).
+func (m *Mapper) downACL(rt kmsg.ACLResourceType, name *string, pt *kmsg.ACLResourcePatternType, wildcard bool) bool {
+	prefix, ok := m.aclPrefix(rt)
+	if !ok {
+		return false
+	}
+	*name, *pt, ok = downACLPattern(prefix, *name, *pt, wildcard)
+	return ok
+}
+
 // aclFilterPrefix is the prefix a filter's name is mapped with. Resource
 // type ANY with a name is served only when every kind has the same prefix.
 func (m *Mapper) aclFilterPrefix(rt kmsg.ACLResourceType) (string, bool) {
@@ -161,11 +172,7 @@ func downDescribeACLs(m *Mapper, r *kmsg.DescribeACLsRequest, resp *kmsg.Describ
 	wildcard := r == nil || r.ResourcePatternType != kmsg.ACLResourcePatternTypePrefixed || r.ResourceName != nil
 	kept := resp.Resources[:0]
 	for _, res := range resp.Resources {
-		prefix, ok := m.aclPrefix(res.ResourceType)
-		if !ok {
-			continue
-		}
-		if res.ResourceName, res.ResourcePatternType, ok = downACLPattern(prefix, res.ResourceName, res.ResourcePatternType, wildcard); ok {
+		if m.downACL(res.ResourceType, &res.ResourceName, &res.ResourcePatternType, wildcard) {
 			kept = append(kept, res)
 		}
 	}
@@ -196,17 +203,11 @@ func upCreateACLs(_ context.Context, m *Mapper, r *kmsg.CreateACLsRequest) error
 			c.ResourceName, c.ResourcePatternType = name, pt
 		}
 	}
-	if !rf.any {
-		return nil
-	}
-	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
-	resp.Version = r.Version
-	rf.each(func(code int16, msg *string) {
+	return answerRefused(rf, r, func(resp *kmsg.CreateACLsResponse, code int16, msg *string) {
 		res := kmsg.NewCreateACLsResponseResult()
 		res.ErrorCode, res.ErrorMessage = code, msg
 		resp.Results = append(resp.Results, res)
 	})
-	return &Answer{Response: resp}
 }
 
 // upDeleteACLs maps every filter that can be confined to the tenant's
@@ -229,17 +230,11 @@ func upDeleteACLs(_ context.Context, m *Mapper, r *kmsg.DeleteACLsRequest) error
 			rf.refuse(i, kerr.InvalidRequest, msgNotConfined)
 		}
 	}
-	if !rf.any {
-		return nil
-	}
-	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
-	resp.Version = r.Version
-	rf.each(func(code int16, msg *string) {
+	return answerRefused(rf, r, func(resp *kmsg.DeleteACLsResponse, code int16, msg *string) {
 		res := kmsg.NewDeleteACLsResponseResult()
 		res.ErrorCode, res.ErrorMessage = code, msg
 		resp.Results = append(resp.Results, res)
 	})
-	return &Answer{Response: resp}
 }
 
 // upDeleteFilterPattern is the upstream pattern of a delete filter's
@@ -267,11 +262,7 @@ func downDeleteACLs(m *Mapper, _ *kmsg.DeleteACLsRequest, resp *kmsg.DeleteACLsR
 		m.DownMessage(res.ErrorMessage)
 		kept := res.MatchingACLs[:0]
 		for _, a := range res.MatchingACLs {
-			prefix, ok := m.aclPrefix(a.ResourceType)
-			if !ok {
-				continue
-			}
-			if a.ResourceName, a.ResourcePatternType, ok = downACLPattern(prefix, a.ResourceName, a.ResourcePatternType, true); ok {
+			if m.downACL(a.ResourceType, &a.ResourceName, &a.ResourcePatternType, true) {
 				m.DownMessage(a.ErrorMessage)
 				kept = append(kept, a)
 			}
@@ -298,16 +289,23 @@ func (r *entryRefusals) refuse(i int, e *kerr.Error, msg string) {
 	r.errs[i], r.msgs[i], r.any = e, msg, true
 }
 
-// each calls add with every entry's error in order: its refusal, or for
-// an entry that was fine, that it was not run.
-func (r *entryRefusals) each(add func(code int16, msg *string)) {
+// answerRefused is nil when no entry was refused; else kproxy's answer to
+// req, add giving it every entry's error in order: its refusal, or for an
+// entry that was fine, that it was not run.
+func answerRefused[Resp kmsg.Response](r *entryRefusals, req kmsg.Request, add func(resp Resp, code int16, msg *string)) error {
+	if !r.any {
+		return nil
+	}
+	resp := req.ResponseKind().(Resp)
+	resp.SetVersion(req.GetVersion())
 	for i, e := range r.errs {
 		if e == nil {
-			add(kerr.InvalidRequest.Code, kmsg.StringPtr(msgNotRun))
+			add(resp, kerr.InvalidRequest.Code, kmsg.StringPtr(msgNotRun))
 			continue
 		}
-		add(e.Code, kmsg.StringPtr(r.msgs[i]))
+		add(resp, e.Code, kmsg.StringPtr(r.msgs[i]))
 	}
+	return &Answer{Response: resp}
 }
 
 func aclTypeName(rt kmsg.ACLResourceType) string {
