@@ -113,13 +113,13 @@ func anyPrincipal(list []principalMatcher, p *Principal) bool {
 // claims reduced to those the engine's rules match on (a token's jti, iat
 // or exp must not make every login a new entry), canonically encoded.
 type subjectKey struct {
-	user, clientID, listener, cn string
-	addr                         netip.Addr
-	claims                       string
+	user, clientID, listener, cn, virtualCluster string
+	addr                                         netip.Addr
+	claims                                       string
 }
 
 func (e *Engine) subjectKey(p *Principal) subjectKey {
-	k := subjectKey{user: p.User, clientID: p.ClientID, listener: p.Listener, cn: p.CN, addr: p.Addr}
+	k := subjectKey{user: p.User, clientID: p.ClientID, listener: p.Listener, cn: p.CN, virtualCluster: p.VirtualCluster, addr: p.Addr}
 	if len(e.claimNames) == 0 || len(p.Claims) == 0 {
 		return k
 	}
