@@ -67,7 +67,9 @@ func (p *pair) bindQuota(e *quota.Engine) error {
 	if !adm.Refuse {
 		return nil
 	}
-	p.logger().Warn().Str("quota", adm.Rule).Str("reason", adm.Reason).Str("principal", principal.String()).
+	// Debug: the close line (sampled) says why; a flood of refusals must
+	// not flood the log.
+	p.logger().Debug().Str("quota", adm.Rule).Str("reason", adm.Reason).Str("principal", principal.String()).
 		Dur("delay", adm.Delay).Msg("connection refused by a quota")
 	if adm.Delay > 0 && !p.sleep(adm.Delay) {
 		return fail(reasonClientClosed, errors.New("closed while a connection quota delayed it"))
@@ -138,7 +140,10 @@ func (p *pair) responseThrottle(owed *pending, frameLen int, now time.Time) time
 		throttle = max(throttle, b.Record(quota.Fetch, float64(frameLen), now))
 	}
 	if b.Limits(quota.Request) {
-		throttle = max(throttle, b.Record(quota.Request, threadPercent(p.requestLoopTime(owed)), now))
+		// The request loop's time is recorded already (recordRequestTime):
+		// this checks the quota, as a broker does when it sends the
+		// response.
+		throttle = max(throttle, b.Record(quota.Request, 0, now))
 	}
 	if throttle > owed.throttle { // the request loop muted for owed.throttle already
 		p.mute(throttle)
@@ -162,14 +167,14 @@ func (p *pair) throttleResponse(owed *pending, down *direction, frameLen int) (t
 	return throttle, nil
 }
 
-// requestLoopTime is the time the request loop spent on owed: from
-// reading its first byte to writing it upstream.
-func (p *pair) requestLoopTime(owed *pending) time.Duration {
-	t := &owed.timing
-	if t.Start.IsZero() || t.SentUpstream.IsZero() {
-		return 0
+// recordRequestTime counts the time the request loop spent on r, from
+// its frame's first bytes to its last written upstream, against the
+// request quota, without throttling: its response checks the quota.
+func (p *pair) recordRequestTime(r *clientRequest) {
+	if b := r.owed.quota; b.Limits(quota.Request) && !p.requestStart.IsZero() {
+		now := time.Now()
+		b.RecordNoThrottle(quota.Request, threadPercent(now.Sub(p.requestStart)), now)
 	}
-	return t.SentUpstream.Sub(t.Start)
 }
 
 // recordResponseTime counts the time the response loop spent delivering

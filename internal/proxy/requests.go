@@ -66,6 +66,9 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if err := p.forward(cr, &up, responses, r, &held); err != nil {
 			return err
 		}
+		if r.owed.quota != nil {
+			p.recordRequestTime(&r)
+		}
 	}
 }
 

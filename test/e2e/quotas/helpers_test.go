@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kproxy/kproxy/internal/auth"
@@ -41,7 +42,7 @@ type env struct {
 }
 
 // users are the SASL users every test's kproxy knows (password: NAME-secret).
-var users = []string{"alice", "bob", "carol", "dave"}
+var users = []string{"alice", "bob", "carol", "dave", "erin"}
 
 // newEnv starts a 3-broker kfake cluster with topics (3 partitions each)
 // and kproxy in front of it, terminating SASL for users, with policyYAML
@@ -66,7 +67,7 @@ listeners:
   broker_port_base: 0
   sasl:
     mode: terminate
-    mechanisms: [SCRAM-SHA-512]
+    mechanisms: [SCRAM-SHA-512, PLAIN]
     users: [%s]
 log: {level: warn}
 %s`, strings.Join(c.ListenAddrs(), `", "`), strings.Join(creds, ", "), policyYAML)
@@ -156,4 +157,26 @@ func withinRate(t *testing.T, what string, got, want float64) {
 	} else {
 		t.Logf("%s: %.2f MB/s (quota %.2f MB/s)", what, got/1e6, want/1e6)
 	}
+}
+
+// rawAs returns a raw protocol connection to kproxy with clientID,
+// authenticated as user with SASL PLAIN.
+func (e *env) rawAs(user, clientID string) *testkit.RawConn {
+	e.t.Helper()
+	c := testkit.DialRaw(e.t, e.proxy.BootstrapAddr(), clientID)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = "PLAIN"
+	resp, err := c.RoundTrip(hs)
+	if err != nil || resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+		e.t.Fatalf("SASL handshake: %v %+v", err, resp)
+	}
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(2)
+	auth.SASLAuthBytes = []byte("\x00" + user + "\x00" + user + "-secret")
+	resp, err = c.RoundTrip(auth)
+	if err != nil || resp.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
+		e.t.Fatalf("SASL PLAIN as %s: %v %+v", user, err, resp)
+	}
+	return c
 }
