@@ -49,7 +49,7 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 	for _, warning := range cfg.PolicyWarnings() {
 		log.Warn().Str("warning", warning).Msg("policy rule a client can sidestep")
 	}
-	if cfg.Policy != nil {
+	if authorizes := cfg.Policy.Authorizes(); authorizes != nil {
 		opts := []policy.Option{policy.WithLogger(log), policy.WithRegisterer(reg)}
 		if canAskUpstream(cfg) {
 			cl, err := upstreamclient.New(cfg.Upstream)
@@ -59,7 +59,7 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 			w.upstream = cl
 			opts = append(opts, policy.WithTopicResolver(cl))
 		}
-		enf, err := policy.New(cfg.Policy, cfg.Audit, opts...)
+		enf, err := policy.New(authorizes, cfg.Audit, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}

@@ -128,3 +128,22 @@ func (p *Policy) validateQuotas(bad func(key, format string, args ...any)) {
 		bad("policy.quota_audit_sample_rate", "%v: must be 0 (no audit lines) to 1 (every throttled request), default %v", *r, DefaultQuotaAuditSampleRate)
 	}
 }
+
+// QuotasOnly reports whether the policy section holds quotas and nothing
+// that authorizes or governs requests. kproxy then enforces the quotas
+// alone: without rules there is nothing to authorize, so there is no
+// default deny either (write default: deny or allow, or any rule, to
+// authorize as well).
+func (p *Policy) QuotasOnly() bool {
+	return p != nil && len(p.Quotas) > 0 && len(p.Rules) == 0 && len(p.Governance) == 0 &&
+		p.Mode == "" && p.Default == "" && p.BrokerDefaults == nil
+}
+
+// Authorizes is p, or nil when p holds quotas alone (QuotasOnly): the
+// policy the enforcer applies.
+func (p *Policy) Authorizes() *Policy {
+	if p.QuotasOnly() {
+		return nil
+	}
+	return p
+}
