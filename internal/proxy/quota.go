@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -235,10 +236,44 @@ func setFetchThrottle(down *direction, version int16, frameLen int, throttle tim
 	if err != nil || (off > protocol.FrameSizeLen+4 && head[off-1] != 0) {
 		return false
 	}
-	field := head[off : off+4]
+	raiseThrottleField(head[off:off+4], throttle)
+	return true
+}
+
+// raiseThrottleField sets an encoded throttle_time_ms to throttle, unless
+// the broker's is larger.
+func raiseThrottleField(field []byte, throttle time.Duration) {
 	ms := max(throttleMillis(throttle), int32(binary.BigEndian.Uint32(field)))
 	binary.BigEndian.PutUint32(field, uint32(ms))
-	return true
+}
+
+// relayThrottledProduce relays a Produce response that must carry
+// throttle: read whole (a Produce response holds no records, only offsets
+// and errors), its throttle_time_ms, after the topics array, found by a
+// walk and set in place, without decoding.
+func (p *pair) relayThrottledProduce(owed *pending, down *direction, frameLen int, throttle time.Duration) error {
+	if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+		return fail(reasonClientClosed, err)
+	}
+	defer p.s.budget.release(&p.budget, int64(frameLen))
+	frame := p.decodeBuffer(frameLen)
+	defer p.releaseBuffers()
+	if _, err := io.ReadFull(down.r, frame); err != nil {
+		return upstreamReadError(err)
+	}
+	body, err := protocol.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
+	off := 0
+	if err == nil {
+		off, err = protocol.ProduceThrottleOffset(owed.version, body)
+	}
+	if err != nil {
+		return fail(reasonProtocol, fmt.Errorf("upstream Produce response: %w", err))
+	}
+	raiseThrottleField(body[off:off+4], throttle)
+	if _, err := down.w.Write(frame); err != nil {
+		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+	}
+	return nil
 }
 
 // setDecodedThrottle sets a decoded response's throttle_time_ms to the
