@@ -17,9 +17,6 @@ import (
 // connection_creation_rate) refused the connection.
 const reasonQuota = "quota_refused"
 
-// anonymousUser is the user of a connection that has not authenticated,
-// as Kafka (and policy.Anonymous) name it.
-const anonymousUser = "ANONYMOUS"
 
 // WithQuotas enforces e's quota rules (docs/quotas.md) on every
 // connection. Without it no quota applies.
@@ -62,7 +59,7 @@ func (p *pair) bindQuota(e *quota.Engine) error {
 	principal := quota.Principal{User: p.conn.User, ClientID: p.conn.ClientID, Listener: p.conn.Listener,
 		CN: p.conn.CertCN, Addr: p.conn.Client.Addr().Unmap()}
 	if principal.User == "" {
-		principal.User = anonymousUser
+		principal.User = quota.Anonymous
 	}
 	adm := e.Refresh(&p.quota, p.conn.User, &principal, time.Now())
 	if !adm.Refuse {

@@ -1,6 +1,7 @@
 package quota_test
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +202,29 @@ func TestConnectionCreationRateRefusesAndUncounts(t *testing.T) {
 	}
 	if adm := at(11500 * time.Millisecond); adm.Refuse {
 		t.Errorf("refused connections were counted: a connection at 11.5 s refused: %+v", adm)
+	}
+}
+
+// TestUnauthenticatedConnectionLimitsArePerAddress: before they
+// authenticate all clients are ANONYMOUS; a "*" rule's connection limits
+// then count per address, as Kafka's connection quotas count per IP, so
+// one address opening connections cannot use up everyone's.
+func TestUnauthenticatedConnectionLimitsArePerAddress(t *testing.T) {
+	e := engine(t, "policy:\n  quotas: [{name: q, principals: [\"*\"], connection_creation_rate: 1, max_connections: 5}]\n")
+	from := func(addr string) quota.Admission {
+		p := &quota.Principal{User: quota.Anonymous, ClientID: "x", Addr: netip.MustParseAddr(addr)}
+		return e.Refresh(&quota.Conn{}, "", p, now)
+	}
+	refused := 0
+	for i := 0; i < 20; i++ {
+		if from("10.0.0.1").Refuse {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("20 connections at once from one address were all let in")
+	}
+	if adm := from("10.0.0.2"); adm.Refuse {
+		t.Errorf("another address's first connection was refused (%+v): one address used up everyone's connection limits", adm)
 	}
 }
