@@ -130,3 +130,12 @@ func BenchmarkRecordChecked(b *testing.B) {
 		r.RecordChecked(1000, 1e15, t)
 	}
 }
+
+// TestRateHugeOverageIsBounded: a request far over a tiny quota gets the
+// longest throttle, never an overflowed (negative: none) one.
+func TestRateHugeOverageIsBounded(t *testing.T) {
+	r := NewRate(kafkaWindows)
+	if th := r.RecordChecked(1<<31, 1e-9, epoch); th != MaxThrottle {
+		t.Fatalf("throttle %v, want MaxThrottle %v", th, MaxThrottle)
+	}
+}
