@@ -1,6 +1,7 @@
 package quota_test
 
 import (
+	"bytes"
 	"net/netip"
 	"strings"
 	"testing"
@@ -226,5 +227,31 @@ func TestUnauthenticatedConnectionLimitsArePerAddress(t *testing.T) {
 	}
 	if adm := from("10.0.0.2"); adm.Refuse {
 		t.Errorf("another address's first connection was refused (%+v): one address used up everyone's connection limits", adm)
+	}
+}
+
+// TestAuditLinesAreSampled: a throttled request is written as an audit
+// line at quota_audit_sample_rate: all at 1, none at 0.
+func TestAuditLinesAreSampled(t *testing.T) {
+	for _, c := range []struct {
+		rate  string
+		lines int
+	}{{"1", 5}, {"0", 0}} {
+		var out bytes.Buffer
+		p := parsePolicy(t, "policy:\n  quota_audit_sample_rate: "+c.rate+"\n  quotas: [{name: q, principals: [\"*\"], produce_bytes_per_second: 1}]\n")
+		e, err := quota.New(p, policy.QuotaMatcher, nil, zerolog.New(&out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, _ := bind(t, e, "alice", "app")
+		for i := 0; i < 5; i++ {
+			conn.Binding().Record(quota.Produce, 100, now)
+		}
+		if got := strings.Count(out.String(), `"audit":"quota"`); got != c.lines {
+			t.Errorf("sample rate %s: %d audit lines of 5 throttles, want %d:\n%s", c.rate, got, c.lines, out.String())
+		}
+		if c.lines > 0 && !strings.Contains(out.String(), `"quota":"q","kind":"produce","principal":"User:alice","client_id":"app"`) {
+			t.Errorf("audit line lacks who and what: %s", out.String())
+		}
 	}
 }
