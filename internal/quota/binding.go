@@ -76,7 +76,9 @@ func (e *Engine) Refresh(c *Conn, connUser string, p *Principal, now time.Time) 
 	if b != nil {
 		adm = b.admit(old, arrived, now)
 		if adm.Refuse {
-			e.release(b, now, false)
+			// Counted: a connection admit counted against max_connections
+			// before the connection rate refused it is uncounted here.
+			e.release(b, now, true)
 			b = nil
 		}
 	}

@@ -255,3 +255,26 @@ func TestAuditLinesAreSampled(t *testing.T) {
 		}
 	}
 }
+
+// TestRateRefusalUncountsTheConnection: a connection the connection rate
+// refuses after max_connections counted it no longer counts, so refusals
+// do not fill max_connections.
+func TestRateRefusalUncountsTheConnection(t *testing.T) {
+	e := engine(t, "policy:\n  quotas: [{name: q, principals: [\"*\"], connection_creation_rate: 1, max_connections: 11}]\n")
+	at := func(d time.Duration) quota.Admission {
+		return e.Refresh(&quota.Conn{}, "alice", &quota.Principal{User: "alice", ClientID: "app"}, now.Add(d))
+	}
+	for i := 0; i < 10; i++ { // the rate's allowance; each stays open
+		if adm := at(0); adm.Refuse {
+			t.Fatalf("connection %d refused: %+v", i+1, adm)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		if adm := at(5 * time.Second); adm.Reason != "connection_creation_rate" {
+			t.Fatalf("connection at 5 s: %+v, want refused by the rate", adm)
+		}
+	}
+	if adm := at(11500 * time.Millisecond); adm.Refuse {
+		t.Errorf("the 11th open connection refused (%+v): refused connections still count against max_connections", adm)
+	}
+}
