@@ -9,13 +9,14 @@ type Windows struct {
 	Size    time.Duration
 }
 
-// sample is one window of a Rate: Kafka's SampledStat.Sample.
+// sample is one window of a Rate: Kafka's SampledStat.Sample. Times are
+// Unix nanoseconds (integer arithmetic on the data path).
 type sample struct {
-	start, lastEvent time.Time
+	start, lastEvent int64
 	value            float64
 }
 
-func (s *sample) reset(now time.Time) { *s = sample{start: now, lastEvent: now} }
+func (s *sample) reset(now int64) { *s = sample{start: now, lastEvent: now} }
 
 // Rate is Kafka's sampled rate (org.apache.kafka.common.metrics.stats.Rate
 // over SampledStat), with its semantics:
@@ -40,23 +41,21 @@ type Rate struct {
 func NewRate(w Windows) *Rate { return &Rate{windows: w} }
 
 // Record adds value at now.
-func (r *Rate) Record(value float64, now time.Time) {
-	cur := r.currentSample(now)
-	if now.Sub(cur.start) >= r.windows.Size {
+func (r *Rate) Record(value float64, now time.Time) { r.record(value, now.UnixNano()) }
+
+func (r *Rate) record(value float64, now int64) {
+	if len(r.samples) == 0 {
+		r.samples = append(r.samples, sample{start: now, lastEvent: now})
+	}
+	cur := &r.samples[r.current]
+	if now-cur.start >= int64(r.windows.Size) {
 		cur = r.advance(now)
 	}
 	cur.value += value
 	cur.lastEvent = now
 }
 
-func (r *Rate) currentSample(now time.Time) *sample {
-	if len(r.samples) == 0 {
-		r.samples = append(r.samples, sample{start: now, lastEvent: now})
-	}
-	return &r.samples[r.current]
-}
-
-func (r *Rate) advance(now time.Time) *sample {
+func (r *Rate) advance(now int64) *sample {
 	r.current = (r.current + 1) % (r.windows.Samples + 1)
 	if r.current >= len(r.samples) {
 		r.samples = append(r.samples, sample{start: now, lastEvent: now})
@@ -66,48 +65,48 @@ func (r *Rate) advance(now time.Time) *sample {
 	return &r.samples[r.current]
 }
 
-// purge resets windows without a value for Samples×Size.
-func (r *Rate) purge(now time.Time) {
-	expire := time.Duration(r.windows.Samples) * r.windows.Size
+// purge resets windows without a value for Samples×Size, and returns the
+// sum of the windows left.
+func (r *Rate) purge(now int64) (sum float64) {
+	expire := int64(r.windows.Samples) * int64(r.windows.Size)
 	for i := range r.samples {
-		if now.Sub(r.samples[i].lastEvent) >= expire {
+		if now-r.samples[i].lastEvent >= expire {
 			r.samples[i].reset(now)
 		}
+		sum += r.samples[i].value
 	}
+	return sum
+}
+
+// span is the time the rate is measured over, once purged: since the
+// oldest window started, at least Samples-1 whole windows.
+func (r *Rate) span(now int64) time.Duration {
+	oldest := now
+	for i := range r.samples {
+		oldest = min(oldest, r.samples[i].start)
+	}
+	elapsed := time.Duration(now - oldest)
+	full := int(elapsed / r.windows.Size)
+	if minFull := r.windows.Samples - 1; full < minFull {
+		elapsed += time.Duration(minFull-full) * r.windows.Size
+	}
+	return elapsed
 }
 
 // Measure is the rate per second at now.
 func (r *Rate) Measure(now time.Time) float64 {
-	span := r.WindowSize(now) // first: it purges what sum must not count
-	return r.sum() / span.Seconds()
-}
-
-// sum is the total of the windows, once purged.
-func (r *Rate) sum() float64 {
-	var total float64
-	for i := range r.samples {
-		total += r.samples[i].value
-	}
-	return total
+	n := now.UnixNano()
+	sum := r.purge(n)
+	return sum / r.span(n).Seconds()
 }
 
 // WindowSize is the span the rate is measured over at now (Kafka's
 // Rate.windowSize): since the oldest window started, at least
 // Samples-1 whole windows.
 func (r *Rate) WindowSize(now time.Time) time.Duration {
-	r.purge(now)
-	oldest := now
-	for i := range r.samples {
-		if r.samples[i].start.Before(oldest) {
-			oldest = r.samples[i].start
-		}
-	}
-	elapsed := now.Sub(oldest)
-	full := int(elapsed / r.windows.Size)
-	if minFull := r.windows.Samples - 1; full < minFull {
-		elapsed += time.Duration(minFull-full) * r.windows.Size
-	}
-	return elapsed
+	n := now.UnixNano()
+	r.purge(n)
+	return r.span(n)
 }
 
 // RecordChecked records value at now and returns the throttle time a
@@ -116,9 +115,17 @@ func (r *Rate) WindowSize(now time.Time) time.Duration {
 // (rate - bound) / bound × WindowSize, the time it takes the average to
 // come back to the bound.
 func (r *Rate) RecordChecked(value, bound float64, now time.Time) time.Duration {
-	r.Record(value, now)
-	span := r.WindowSize(now) // what Measure divides by, computed once
-	rate := r.sum() / span.Seconds()
+	n := now.UnixNano()
+	r.record(value, n)
+	sum := r.purge(n)
+	// The span is at least Samples-1 windows: within that much of the
+	// bound, the rate is within it, and the span need not be found (the
+	// common case on the data path).
+	if sum <= bound*(time.Duration(r.windows.Samples-1)*r.windows.Size).Seconds() {
+		return 0
+	}
+	span := r.span(n)
+	rate := sum / span.Seconds()
 	if rate <= bound {
 		return 0
 	}
