@@ -36,7 +36,7 @@ func TestQuickRun(t *testing.T) {
 	pngPath := filepath.Join(dir, "out.png")
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"),
 		"-quick", "-rounds", "1", "-duration", "1s", "-warmup", "500ms", "-latency-n", "30",
-		"-brokers", "2", "-conns", "20", "-policy", "-vc", "-tls", "-tracing", "-procs", "1",
+		"-brokers", "2", "-conns", "20", "-policy", "-vc", "-quotas", "-tls", "-tracing", "-procs", "1",
 		"-kproxy-bin", filepath.Join(dir, "kproxy"),
 		"-json", jsonPath, "-md", mdPath, "-png", pngPath)
 	out, err := cmd.CombinedOutput()

@@ -114,20 +114,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 func wantedTargets(o Options) []string {
 	out := slices.Clone(o.Targets)
-	if !o.Policy {
-		out = slices.DeleteFunc(out, func(s string) bool { return s == TargetKproxyPolicy })
-	} else if !slices.Contains(out, TargetKproxyPolicy) {
-		out = append(out, TargetKproxyPolicy)
-	}
-	if !o.VirtualCluster {
-		out = slices.DeleteFunc(out, func(s string) bool { return s == TargetKproxyVC })
-	} else if !slices.Contains(out, TargetKproxyVC) {
-		out = append(out, TargetKproxyVC)
-	}
-	if !o.Tracing {
-		out = slices.DeleteFunc(out, func(s string) bool { return s == TargetKproxyTraced })
-	} else if !slices.Contains(out, TargetKproxyTraced) {
-		out = append(out, TargetKproxyTraced)
+	// Each optional target is in the run exactly when its flag is set.
+	for target, on := range map[string]bool{TargetKproxyPolicy: o.Policy, TargetKproxyVC: o.VirtualCluster,
+		TargetKproxyQuotas: o.Quotas, TargetKproxyTraced: o.Tracing} {
+		out = slices.DeleteFunc(out, func(s string) bool { return s == target })
+		if on {
+			out = append(out, target)
+		}
 	}
 	if !o.TLS {
 		out = slices.DeleteFunc(out, func(s string) bool { return slices.Contains(tlsTargets, s) })
@@ -141,7 +134,7 @@ func wantedTargets(o Options) []string {
 
 func (r *runner) needsKproxy() bool {
 	return slices.ContainsFunc(r.o.Targets, func(t string) bool {
-		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyVC || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
+		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyVC || t == TargetKproxyQuotas || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
 	}) || r.o.Conns > 0
 }
 
@@ -158,6 +151,12 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, r.policy, nil, r.workDir)
 	case TargetKproxyVC:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
+	case TargetKproxyQuotas:
+		t, err := startKproxy(ctx, &r.o, r.up, name, r.kproxy, quotasYAML(), nil, r.workDir)
+		if t != nil {
+			t.desc = fmt.Sprintf("kproxy process with %d quota rules, one matching the bench traffic with limits it never reaches", QuotaRules)
+		}
+		return t, err
 	case TargetKproxyTraced:
 		return r.startKproxyTraced(ctx)
 	case TargetKproxyTLS, TargetKproxySNI:

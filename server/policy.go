@@ -17,6 +17,7 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
@@ -50,6 +51,8 @@ type policyWiring struct {
 	// auditFile is the audit.output file every virtual cluster's enforcer
 	// writes to, opened once so that their lines do not interleave.
 	auditFile *os.File
+	// quotas are each cluster's quota engine, from its policy's quotas.
+	quotas []*quota.Engine
 }
 
 // startPolicy builds the enforcers from cfg. running is the file's
@@ -89,7 +92,16 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 			return nil, err
 		}
 		w.enfs = append(w.enfs, enf)
-		appliers[cl.Name] = policy.ReloadApplier(enf)
+		quotas, err := quota.New(cl.Config.Policy, policy.QuotaMatcher, clusterRegisterer(reg, cl.Name), clusterLogger(log, cl.Name))
+		if err != nil {
+			return nil, fmt.Errorf("policy.quotas: %w", err)
+		}
+		if n := quotas.Active(); n > 0 {
+			clog := clusterLogger(log, cl.Name)
+			clog.Info().Int("quotas", n).Msg("quotas in force")
+		}
+		w.quotas = append(w.quotas, quotas)
+		appliers[cl.Name] = quotaReloader{policy.ReloadApplier(enf), quotas}
 	}
 	w.applied = newCountedApplier(clustersApplier(appliers), cfg, proxy.NewConfigMetrics(reg, cfg))
 	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...)
@@ -100,7 +112,8 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 // (nil: none) resolves topic ids.
 func (w *policyWiring) startEnforcer(cl config.Cluster, upstream policy.Requester, log zerolog.Logger, reg prometheus.Registerer) (*policy.Enforcer, error) {
 	cfg := cl.Config
-	if cfg.Policy == nil {
+	authorizes := cfg.Policy.Authorizes() // nil: no policy, or quotas alone
+	if authorizes == nil {
 		return nil, nil
 	}
 	opts := []policy.Option{policy.WithLogger(log), policy.WithRegisterer(reg)}
@@ -116,7 +129,7 @@ func (w *policyWiring) startEnforcer(cl config.Cluster, upstream policy.Requeste
 			opts = append(opts, policy.WithAuditWriter(out))
 		}
 	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, opts...)
+	enf, err := policy.New(authorizes, cfg.Audit, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
@@ -217,14 +230,34 @@ func (c *countedApplier) ConfigRejected(err error) {
 	c.metrics.Reloaded(nil, err)
 }
 
-// options plugs cluster i's enforcer into its proxy, ahead of the
-// program's filters: a request is authorized before anything else looks
-// at it.
+// options plugs cluster i's quotas and enforcer into its proxy, ahead of
+// the program's filters: a request is authorized before anything else
+// looks at it.
 func (w *policyWiring) options(i int) []proxy.Option {
+	opts := []proxy.Option{proxy.WithQuotas(w.quotas[i])}
 	if w.enfs[i] == nil {
-		return nil
+		return opts
 	}
-	return []proxy.Option{proxy.WithFilters(w.enfs[i])}
+	return append(opts, proxy.WithFilters(w.enfs[i]))
+}
+
+// quotaReloader applies a reloaded file's quotas once the policy applier
+// accepted the file: both change together or neither does.
+type quotaReloader struct {
+	config.Applier
+	quotas *quota.Engine
+}
+
+func (q quotaReloader) ApplyConfig(cfg *config.Config, log zerolog.Logger) error {
+	if err := q.Applier.ApplyConfig(cfg, log); err != nil {
+		return err
+	}
+	if err := q.quotas.Reload(cfg.Policy); err != nil {
+		log.Error().Err(err).Msg("quota reload rejected; the quotas in force stay")
+		return err
+	}
+	log.Info().Int("quotas", q.quotas.Active()).Msg("quotas reloaded; apply to the next request on every connection")
+	return nil
 }
 
 // run reloads on each reload request and on file changes until ctx ends.

@@ -46,6 +46,9 @@ func (p *pair) forwardResponses(down *direction) error {
 		if err != nil {
 			return err
 		}
+		if owed.quota != nil {
+			p.recordResponseTime(&owed, time.Now())
+		}
 		p.owed.Add(-1)
 		p.s.metrics.inFlight.Dec()
 		p.activity.Add(1)
@@ -93,6 +96,20 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	need := responseNeedWithNames(p.responseTable().need(owed.key, owed.version), owed)
 	if owed.onResponse != nil {
 		need = filter.Decode
+	}
+	var throttle time.Duration
+	if owed.quota != nil {
+		if throttle, err = p.throttleResponse(&owed, down, frameLen); err != nil {
+			return err
+		}
+		switch {
+		case throttle == 0:
+		case owed.key == protocol.FetchKey && setFetchThrottle(down, owed.version, frameLen, throttle):
+		case owed.key == protocol.ProduceKey && owed.version >= 1 && need == filter.Stream:
+			return p.relayThrottledProduce(&owed, down, frameLen, throttle)
+		default:
+			need = filter.Decode // rare: set throttle_time_ms in the decoded response
+		}
 	}
 	p.observed.ResponseBytes = frameLen // a re-encoding below says otherwise
 	if need == filter.DropTopLevelTags {
@@ -174,6 +191,9 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		if err := h.Handle(resp); err != nil {
 			return fail(reasonRewrite, err)
 		}
+	}
+	if throttle > 0 {
+		setDecodedThrottle(resp, throttle)
 	}
 	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.s.sec.terminatesSASL() && owed.onResponse == nil {
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
