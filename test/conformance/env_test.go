@@ -127,13 +127,26 @@ func newEnv(t *testing.T, name string) *env {
 // and PLAIN for user alice) and reaches the upstream in plaintext.
 func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
 	t.Helper()
-	var creds []string
-	for _, m := range []string{auth.ScramSHA512, auth.ScramSHA256} {
-		c, err := auth.HashPassword(m, saslPass, 4096)
-		if err != nil {
-			t.Fatal(err)
+	return secureYAMLUsers(t, p, upstream, scramUser{saslUser, saslPass})
+}
+
+// scramUser is a user kproxy's secure listener knows.
+type scramUser struct{ name, password string }
+
+// secureYAMLUsers is secureYAML for the given users.
+func secureYAMLUsers(t *testing.T, p certs.Files, upstream []string, users ...scramUser) string {
+	t.Helper()
+	var entries []string
+	for _, u := range users {
+		var creds []string
+		for _, m := range []string{auth.ScramSHA512, auth.ScramSHA256} {
+			c, err := auth.HashPassword(m, u.password, 4096)
+			if err != nil {
+				t.Fatal(err)
+			}
+			creds = append(creds, strconv.Quote(c))
 		}
-		creds = append(creds, strconv.Quote(c))
+		entries = append(entries, fmt.Sprintf("{name: %s, credentials: [%s]}", u.name, strings.Join(creds, ", ")))
 	}
 	return fmt.Sprintf(`
 upstream:
@@ -145,9 +158,9 @@ listeners:
   sasl:
     mode: terminate
     mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
-    users: [{name: %s, credentials: [%s]}]
+    users: [%s]
 log: {level: warn}
-`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey, saslUser, strings.Join(creds, ", "))
+`, strings.Join(upstream, `", "`), p.ServerCert, p.ServerKey, strings.Join(entries, ", "))
 }
 
 // bootstrap is the plaintext kproxy's bootstrap address.
