@@ -15,6 +15,7 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/upstreamclient"
 )
 
@@ -38,6 +39,7 @@ type policyWiring struct {
 	reload   <-chan os.Signal
 	upstream *kgo.Client // resolves topic ids the enforcer has not seen; nil: none
 	applied  *countedApplier
+	quotas   *quota.Engine
 }
 
 // startPolicy builds the enforcer from cfg. running is the file's
@@ -47,7 +49,7 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 	for _, warning := range cfg.PolicyWarnings() {
 		log.Warn().Str("warning", warning).Msg("policy rule a client can sidestep")
 	}
-	if cfg.Policy != nil {
+	if authorizes := cfg.Policy.Authorizes(); authorizes != nil {
 		opts := []policy.Option{policy.WithLogger(log), policy.WithRegisterer(reg)}
 		if canAskUpstream(cfg) {
 			cl, err := upstreamclient.New(cfg.Upstream)
@@ -57,7 +59,7 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 			w.upstream = cl
 			opts = append(opts, policy.WithTopicResolver(cl))
 		}
-		enf, err := policy.New(cfg.Policy, cfg.Audit, opts...)
+		enf, err := policy.New(authorizes, cfg.Audit, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
@@ -65,7 +67,15 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 		_, desc := enf.Active()
 		log.Info().Str("policy", desc).Msg("policy in force; SIGHUP or a change to the configuration file reloads it")
 	}
-	w.applied = newCountedApplier(policy.ReloadApplier(w.enf), cfg, proxy.NewConfigMetrics(reg, cfg))
+	quotas, err := quota.New(cfg.Policy, policy.QuotaMatcher, reg, log)
+	if err != nil {
+		return nil, fmt.Errorf("policy.quotas: %w", err)
+	}
+	w.quotas = quotas
+	if n := quotas.Active(); n > 0 {
+		log.Info().Int("quotas", n).Msg("quotas in force")
+	}
+	w.applied = newCountedApplier(quotaReloader{policy.ReloadApplier(w.enf), quotas}, cfg, proxy.NewConfigMetrics(reg, cfg))
 	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...)
 	return w, nil
 }
@@ -109,10 +119,30 @@ func (c *countedApplier) ConfigRejected(err error) {
 // options plugs the enforcer into the proxy, ahead of the program's
 // filters: a request is authorized before anything else looks at it.
 func (w *policyWiring) options() []proxy.Option {
+	opts := []proxy.Option{proxy.WithQuotas(w.quotas)}
 	if w.enf == nil {
-		return nil
+		return opts
 	}
-	return []proxy.Option{proxy.WithFilters(w.enf)}
+	return append(opts, proxy.WithFilters(w.enf))
+}
+
+// quotaReloader applies a reloaded file's quotas once the policy applier
+// accepted the file: both change together or neither does.
+type quotaReloader struct {
+	config.Applier
+	quotas *quota.Engine
+}
+
+func (q quotaReloader) ApplyConfig(cfg *config.Config, log zerolog.Logger) error {
+	if err := q.Applier.ApplyConfig(cfg, log); err != nil {
+		return err
+	}
+	if err := q.quotas.Reload(cfg.Policy); err != nil {
+		log.Error().Err(err).Msg("quota reload rejected; the quotas in force stay")
+		return err
+	}
+	log.Info().Int("quotas", q.quotas.Active()).Msg("quotas reloaded; apply to the next request on every connection")
+	return nil
 }
 
 // run reloads on each reload request and on file changes until ctx ends.

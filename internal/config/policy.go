@@ -35,6 +35,17 @@ type Policy struct {
 	// such a topic fails every topic_changes bound on what kproxy cannot
 	// know.
 	BrokerDefaults *BrokerDefaults `yaml:"broker_defaults"`
+	// Quotas are Kafka-style client quotas (config/quota.go, docs/quotas.md).
+	Quotas []Quota `yaml:"quotas"`
+	// QuotaWindows is how quota rates are measured (Kafka's defaults when
+	// left out).
+	QuotaWindows *QuotaWindows `yaml:"quota_windows"`
+	// QuotaReplicas splits every quota across this many kproxy replicas:
+	// each enforces quota/QuotaReplicas (default 1).
+	QuotaReplicas int `yaml:"quota_replicas"`
+	// QuotaAuditSampleRate is the share (0 to 1) of throttled requests
+	// written to the audit log; default DefaultQuotaAuditSampleRate.
+	QuotaAuditSampleRate *float64 `yaml:"quota_audit_sample_rate"`
 }
 
 // BrokerDefaults are the upstream brokers' num.partitions and
@@ -393,6 +404,7 @@ func (c *Config) validatePolicy(bad func(key, format string, args ...any)) {
 			bad("policy.broker_defaults.default_replication_factor", "%d: must be the upstream's default.replication.factor (at least 1), or 0 or left out when unknown", d.DefaultReplicationFactor)
 		}
 	}
+	p.validateQuotas(bad)
 	govNames := map[string]string{}
 	for i, g := range p.Governance {
 		key := fmt.Sprintf("policy.governance[%d]", i)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/quota"
 )
 
 // Anonymous is the user of a connection that has not authenticated, as
@@ -89,6 +90,29 @@ func anyPrincipal(list []principalMatcher, p *Principal) bool {
 	}
 	for i := range list {
 		if list[i].match(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// QuotaMatcher compiles a quota rule's principals (quota.CompileMatcher):
+// quotas match principals exactly as policy rules do.
+func QuotaMatcher(list []string) (quota.Matcher, error) {
+	compiled, err := compilePrincipals(list)
+	return quotaMatcher(compiled), err
+}
+
+type quotaMatcher []principalMatcher
+
+func (m quotaMatcher) Match(q *quota.Principal) bool {
+	p := Principal{User: q.User, ClientID: q.ClientID, Addr: q.Addr, Listener: q.Listener, CN: q.CN}
+	return len(m) > 0 && anyPrincipal(m, &p)
+}
+
+func (m quotaMatcher) NamesClientIDs() bool {
+	for _, pm := range m {
+		if pm.kind == config.PrincipalClientID {
 			return true
 		}
 	}

@@ -25,17 +25,18 @@ func (a reloadApplier) ConfigRejected(error) {
 // ApplyConfig swaps in cfg's policy and logs the outcome; on error the
 // policy in force stays.
 func (a reloadApplier) ApplyConfig(cfg *config.Config, log zerolog.Logger) error {
+	authorizes := cfg.Policy.Authorizes() // nil for quotas alone (the quota engine's)
 	if a.enf == nil {
-		if cfg.Policy != nil {
+		if authorizes != nil {
 			log.Warn().Msg("policy section added, but kproxy started without one: restart to enforce it")
 		}
 		return nil
 	}
-	if err := a.enf.Reload(cfg.Policy, cfg.Audit); err != nil {
+	if err := a.enf.Reload(authorizes, cfg.Audit); err != nil {
 		log.Error().Err(err).Msg("policy reload rejected; the policy in force stays")
 		return err
 	}
-	if cfg.Policy == nil {
+	if authorizes == nil {
 		log.Warn().Msg("policy section removed: requests are forwarded unchecked (restart to stop decoding them)")
 		return nil
 	}

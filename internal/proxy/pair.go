@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/quota"
 )
 
 // Buffer sizes per connection direction. Frames larger than a buffer are
@@ -101,6 +102,11 @@ type pair struct {
 	// clientID is the last request's client id, for the close line, which
 	// may be written on any goroutine.
 	clientID atomic.Pointer[string]
+	// quota is the connection's quota binding (request loop only);
+	// mutedUntil (unix nanoseconds) is when the request loop may read the
+	// client again after a throttle (quota.go).
+	quota      quota.Conn
+	mutedUntil atomic.Int64
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
@@ -197,6 +203,7 @@ func (p *pair) run() {
 	p.wakeResponses()
 	responses.Wait() // when delivering: until every owed response is out
 	p.close(err)
+	p.releaseQuota()
 	for owed, ok := p.inflight.pop(); ok; owed, ok = p.inflight.pop() {
 		p.s.budget.release(&p.budget, owed.charged) // never answered
 	}

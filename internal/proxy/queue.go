@@ -2,8 +2,11 @@ package proxy
 
 import (
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/internal/quota"
 )
 
 // pending is one response the client is owed, in the order it asked: what
@@ -27,6 +30,11 @@ type pending struct {
 	// timing is what the request loop measured; the response loop
 	// completes it and hands it to the observers.
 	timing RequestTiming
+	// quota is the connection's quota binding when the request was read
+	// (nil: no quota applies); throttle is what its request already
+	// exceeded (a produce quota), to set in the response.
+	quota    *quota.Binding
+	throttle time.Duration
 }
 
 // deliverFunc delivers owed, reading what the upstream sends for it (if

@@ -60,8 +60,14 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if r, err = p.filterStage(h, clientID, cr, r, &held); err != nil {
 			return err
 		}
+		if err := p.quotaStage(&r); err != nil {
+			return err
+		}
 		if err := p.forward(cr, &up, responses, r, &held); err != nil {
 			return err
+		}
+		if r.owed.quota != nil {
+			p.recordRequestTime(&r)
 		}
 	}
 }
@@ -98,6 +104,11 @@ func (p *pair) filterStage(h protocol.RequestHeader, clientID []byte, cr *bufio.
 // session when that is due.
 func (p *pair) nextFrame(cr *bufio.Reader, up *direction) (int, error) {
 	for {
+		if p.quota.Binding() != nil {
+			if err := p.waitMuted(); err != nil {
+				return 0, err
+			}
+		}
 		if up != nil && p.session.reauthDue() {
 			if err := p.reauthenticateUpstream(up); err != nil {
 				return 0, err

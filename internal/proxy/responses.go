@@ -45,6 +45,9 @@ func (p *pair) forwardResponses(down *direction) error {
 		if err != nil {
 			return err
 		}
+		if owed.quota != nil {
+			p.recordResponseTime(&owed, time.Now())
+		}
 		p.owed.Add(-1)
 		p.s.metrics.inFlight.Dec()
 		p.activity.Add(1)
@@ -92,6 +95,15 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	need := p.responseTable().need(owed.key, owed.version)
 	if owed.onResponse != nil {
 		need = filter.Decode
+	}
+	var throttle time.Duration
+	if owed.quota != nil {
+		if throttle, err = p.throttleResponse(&owed, down, frameLen); err != nil {
+			return err
+		}
+		if throttle > 0 && (owed.key != protocol.FetchKey || !setFetchThrottle(down, owed.version, frameLen, throttle)) {
+			need = filter.Decode // rare: set throttle_time_ms in the decoded response
+		}
 	}
 	p.observed.ResponseBytes = frameLen // a re-encoding below says otherwise
 	if need == filter.DropTopLevelTags {
@@ -155,6 +167,9 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		if err := h.Handle(resp); err != nil {
 			return fail(reasonRewrite, err)
 		}
+	}
+	if throttle > 0 {
+		setDecodedThrottle(resp, throttle)
 	}
 	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.s.sec.terminatesSASL() && owed.onResponse == nil {
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/rewrite"
 )
 
@@ -59,7 +60,9 @@ type Server struct {
 	// proxyHeaders reads load balancers' PROXY headers (listeners.proxy_protocol).
 	proxyHeaders *proxyHeaders
 
-	sec       security
+	sec security
+	// quotas enforces policy.quotas (quota.go); nil: none.
+	quotas    *quota.Engine
 	bootstrap net.Listener // nil when listeners.port_per_broker is false
 	// sni is listeners.sni, nil if unset; sniRefused counts its refused
 	// handshakes.

@@ -1,0 +1,247 @@
+package quota
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Conn is one connection's quota state: the binding to the rules in force
+// and what it was bound for. The zero value is a connection not yet bound.
+// A Conn belongs to its connection's request loop, except Binding, which
+// the response loop may read once the request loop published it.
+type Conn struct {
+	binding  *Binding
+	gen      uint64
+	user     string
+	clientID string
+	seen     bool
+}
+
+// Binding is what the connection's principal is held to: for each kind,
+// the rule in force and the principal's shared state under it. nil: no
+// rule matches and the connection costs nothing.
+func (c *Conn) Binding() *Binding { return c.binding }
+
+// Stale reports whether c must be bound again (Refresh) before its next
+// request: never bound, the rules reloaded, or the user or client id
+// changed. It is the only quota work on the path of a request.
+func (e *Engine) Stale(c *Conn, user, clientID string) bool {
+	return !c.seen || c.gen != e.rules.Load().gen || c.user != user || c.clientID != clientID
+}
+
+// Binding ties one connection to the rules matching its principal.
+type Binding struct {
+	engine  *Engine
+	windows Windows
+	rate    [numKinds]sensor
+	// conns is the rule and entity whose max_connections the connection
+	// counts against (rule nil: none).
+	conns     sensor
+	principal string // for audit lines
+	clientID  string
+	auditRate float64
+}
+
+// sensor is one kind's rule and the principal's state under it.
+type sensor struct {
+	rule *rule
+	key  entityKey
+	ent  *entity
+}
+
+// Admission is the verdict on a connection newly bound to rules limiting
+// connections: Refuse it (after Delay, as Kafka closes a connection over
+// its IP's connection rate once the throttle time is over), or let it in.
+type Admission struct {
+	Refuse bool
+	Delay  time.Duration
+	Rule   string
+	Reason string // "max_connections" or "connection_creation_rate"
+}
+
+// Refresh binds c to the rules in force for principal p (with Stale true).
+// When the principal changed, the connection is a new arrival for the
+// connection limits of the rules it now falls under, and the verdict says
+// whether it may stay; a reload alone never refuses a connection already
+// open. A refused connection is left unbound.
+//
+// connUser is the connection's user as Stale was given it (p.User is
+// that user, or ANONYMOUS for none).
+func (e *Engine) Refresh(c *Conn, connUser string, p *Principal, now time.Time) Admission {
+	set := e.rules.Load()
+	arrived := !c.seen || c.user != connUser || c.clientID != p.ClientID
+	old := c.binding
+	b := e.bind(set, p, now)
+	var adm Admission
+	if b != nil {
+		adm = b.admit(old, arrived, now)
+		if adm.Refuse {
+			e.release(b, now, false)
+			b = nil
+		}
+	}
+	e.release(old, now, true)
+	*c = Conn{binding: b, gen: set.gen, user: connUser, clientID: p.ClientID, seen: true}
+	return adm
+}
+
+// Release gives back what c holds, when its connection closes.
+func (e *Engine) Release(c *Conn) {
+	e.release(c.binding, time.Now(), true)
+	c.binding = nil
+}
+
+func (e *Engine) bind(set *ruleSet, p *Principal, now time.Time) *Binding {
+	var b *Binding
+	for _, r := range set.rules {
+		wanted := false
+		for k := Kind(0); k < numKinds; k++ {
+			wanted = wanted || (r.limits[k] > 0 && (b == nil || b.rate[k].rule == nil))
+		}
+		wanted = wanted || (r.maxConns > 0 && (b == nil || b.conns.rule == nil))
+		if !wanted || !r.principals.Match(p) {
+			continue
+		}
+		if b == nil {
+			b = &Binding{engine: e, windows: set.windows, principal: p.String(), clientID: p.ClientID, auditRate: set.auditRate}
+		}
+		key := entityKey{rule: r.name, user: p.User, windows: set.windows}
+		if r.byClientID {
+			key.clientID = p.ClientID
+		}
+		use := func(s *sensor) { // one reference per sensor
+			*s = sensor{rule: r, key: key, ent: e.acquire(key, now)}
+		}
+		for k := Kind(0); k < numKinds; k++ {
+			if r.limits[k] > 0 && b.rate[k].rule == nil {
+				use(&b.rate[k])
+			}
+		}
+		if r.maxConns > 0 && b.conns.rule == nil {
+			use(&b.conns)
+		}
+	}
+	return b
+}
+
+// admit counts the connection against the connection limits of b and
+// says whether it may stay. old is the binding it replaces; arrived: the
+// principal changed (else only the rules did).
+func (b *Binding) admit(old *Binding, arrived bool, now time.Time) Admission {
+	if s := b.conns; s.rule != nil {
+		moved := old == nil || old.conns.ent != s.ent
+		s.ent.mu.Lock()
+		over := moved && arrived && s.ent.conns >= s.rule.maxConns
+		if !over && moved {
+			s.ent.conns++
+			s.rule.conns.Inc()
+		}
+		s.ent.mu.Unlock()
+		if over {
+			s.rule.refusedMax.Inc()
+			b.conns = sensor{} // not counted: release must not uncount it
+			b.engine.releaseEntity(s.key, s.ent, now)
+			return Admission{Refuse: true, Rule: s.rule.name, Reason: "max_connections"}
+		}
+		if !moved { // old's count moves to b
+			old.conns.rule = nil
+			b.engine.releaseEntity(old.conns.key, old.conns.ent, now)
+			old.conns.ent = nil
+		}
+	}
+	s := b.rate[ConnectionCreation]
+	if s.rule == nil || !arrived || (old != nil && old.rate[ConnectionCreation].ent == s.ent) {
+		return Admission{}
+	}
+	s.ent.mu.Lock()
+	r := s.ent.rate(ConnectionCreation, b.windows)
+	throttle := r.RecordChecked(1, s.rule.limits[ConnectionCreation], now)
+	if throttle > 0 {
+		r.Record(-1, now) // a refused connection is not counted (as Kafka unrecords it)
+	}
+	s.ent.mu.Unlock()
+	if throttle == 0 {
+		return Admission{}
+	}
+	s.rule.refusedRate.Inc()
+	return Admission{Refuse: true, Delay: min(throttle, b.windows.Size), Rule: s.rule.name, Reason: "connection_creation_rate"}
+}
+
+// release gives back b's entities; counted: b's connection is counted in
+// its max_connections entity.
+func (e *Engine) release(b *Binding, now time.Time, counted bool) {
+	if b == nil {
+		return
+	}
+	for k := range b.rate {
+		if s := b.rate[k]; s.ent != nil {
+			e.releaseEntity(s.key, s.ent, now)
+		}
+	}
+	if s := b.conns; s.ent != nil {
+		if counted {
+			s.ent.mu.Lock()
+			s.ent.conns--
+			s.ent.mu.Unlock()
+			s.rule.conns.Dec()
+		}
+		e.releaseEntity(s.key, s.ent, now)
+	}
+}
+
+// Limits reports whether b holds the connection to a rate of kind k.
+func (b *Binding) Limits(k Kind) bool { return b != nil && b.rate[k].rule != nil }
+
+// Record counts value (bytes for Produce and Fetch, percent of one
+// thread's second for Request) at now and returns the throttle time the
+// request it belongs to must carry: 0 within the quota. Kafka bounds the
+// request quota's throttle time by one window; byte quotas are not.
+func (b *Binding) Record(k Kind, value float64, now time.Time) time.Duration {
+	if b == nil {
+		return 0
+	}
+	s := b.rate[k]
+	if s.rule == nil {
+		return 0
+	}
+	s.ent.mu.Lock()
+	throttle := s.ent.rate(k, b.windows).RecordChecked(value, s.rule.limits[k], now)
+	s.ent.mu.Unlock()
+	if k == Request {
+		throttle = min(throttle, b.windows.Size)
+	} else {
+		s.rule.admitted[k].Add(value)
+	}
+	if throttle > 0 {
+		s.rule.throttled[k].Inc()
+		s.rule.throttleSecs[k].Add(throttle.Seconds())
+		b.auditThrottle(k, s.rule, throttle)
+	}
+	return throttle
+}
+
+// RecordNoThrottle counts value without checking the quota: the next
+// request pays for it (Kafka's recordNoThrottle, for the network thread's
+// share of a request's time).
+func (b *Binding) RecordNoThrottle(k Kind, value float64, now time.Time) {
+	if b == nil {
+		return
+	}
+	s := b.rate[k]
+	if s.rule == nil {
+		return
+	}
+	s.ent.mu.Lock()
+	s.ent.rate(k, b.windows).Record(value, now)
+	s.ent.mu.Unlock()
+}
+
+// auditThrottle writes a sampled audit line for a throttled request.
+func (b *Binding) auditThrottle(k Kind, r *rule, throttle time.Duration) {
+	if b.auditRate <= 0 || (b.auditRate < 1 && rand.Float64() >= b.auditRate) {
+		return
+	}
+	b.engine.audit.Info().Str("audit", "quota").Str("quota", r.name).Str("kind", k.String()).
+		Str("principal", b.principal).Str("client_id", b.clientID).
+		Dur("throttle", throttle).Float64("sample_rate", b.auditRate).Msg("quota exceeded: throttled")
+}

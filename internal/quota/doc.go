@@ -1,0 +1,13 @@
+// Package quota is kproxy's client quotas (docs/quotas.md): Kafka's
+// produce and fetch byte rates (KIP-13), request percentage (KIP-124),
+// connection creation rate (KIP-612) and a connection count per principal,
+// measured with Kafka's sampled-rate windows, with throttle times computed
+// as a broker computes them. The proxy engine applies the throttle: it
+// sets throttle_time_ms in the response that exceeded (KIP-219) and stops
+// reading from the connection for that long.
+//
+// Rules come from policy.quotas. A connection is bound to the rules that
+// match its principal when it is first seen, when its user or client id
+// changes, and after a reload; a connection no rule matches has no
+// binding and costs nothing.
+package quota
