@@ -13,6 +13,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/policy"
+	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/testkit"
 )
 
@@ -159,17 +165,41 @@ func newQuotaEnv(t *testing.T) *quotaEnv {
 		return q
 	}
 	var rules strings.Builder
-	rules.WriteString("policy:\n  default: allow\n" + quotaWindowsYAML + "  quotas:\n")
+	rules.WriteString("policy:\n" + quotaWindowsYAML + "  quotas:\n")
 	for _, cl := range quotaClients {
 		fmt.Fprintf(&rules, "    - {name: %s, principals: [\"client_id:%s\"], produce_bytes_per_second: %d, fetch_bytes_per_second: %d}\n",
 			cl, quotaClientID(cl), produceQuota, fetchQuota)
 	}
-	q.quotas = testkit.StartProxy(t, q.upstream, rules.String())
-	principals := "policy:\n  default: allow\n" + quotaWindowsYAML + "  quotas:\n" +
+	q.quotas = startQuotaProxy(t, fmt.Sprintf(`
+upstream:
+  bootstrap_servers: ["%s"]
+  dial_timeout: 5s
+listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
+log: {level: warn}
+`, strings.Join(q.upstream, `", "`))+rules.String())
+	principals := "policy:\n" + quotaWindowsYAML + "  quotas:\n" +
 		fmt.Sprintf("    - {name: alice, principals: [\"User:%s\"], produce_bytes_per_second: %d}\n", saslUser, aliceQuota) +
 		fmt.Sprintf("    - {name: bob, principals: [\"User:%s\"], produce_bytes_per_second: %d}\n", saslUser2, bobQuota)
-	q.principals = testkit.StartProxyConfig(t, secureYAMLUsers(t, q.pki, q.upstream, users...)+principals)
+	q.principals = startQuotaProxy(t, secureYAMLUsers(t, q.pki, q.upstream, users...)+principals)
 	return q
+}
+
+// startQuotaProxy starts kproxy from yaml with its policy.quotas enforced,
+// as the kproxy program wires them (server/policy.go).
+func startQuotaProxy(t *testing.T, yaml string) *testkit.Proxy {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(yaml))
+	if err != nil {
+		t.Fatalf("kproxy config: %v", err)
+	}
+	engine, err := quota.New(cfg.Policy, policy.QuotaMatcher, nil, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("policy.quotas: %v", err)
+	}
+	if engine.Active() == 0 {
+		t.Fatal("no quota rule in force")
+	}
+	return testkit.StartProxyConfig(t, yaml, proxy.WithQuotas(engine))
 }
 
 // checkBrokerWindows fails the calibration unless the brokers measure
