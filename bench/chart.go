@@ -36,6 +36,7 @@ var (
 		TargetCopy:         {44, 160, 44, 255},
 		TargetKproxy:       {214, 39, 40, 255},
 		TargetKproxyPolicy: {255, 127, 14, 255},
+		TargetKproxyQuotas: {23, 190, 207, 255},
 		TargetKproxyTraced: {188, 189, 34, 255},
 		TargetTLSRelay:     {148, 103, 189, 255},
 		TargetKproxyTLS:    {140, 86, 75, 255},

@@ -10,6 +10,8 @@
 //   - copy: bench/relay in user-space copy mode (32 KiB buffer).
 //   - kproxy: the real kproxy binary, passthrough.
 //   - kproxy-policy: kproxy with a 50-rule policy (optional).
+//   - kproxy-quotas: kproxy with quotas configured that the bench traffic
+//     matches but never reaches (optional).
 //   - kproxy-traced: kproxy with tracing at 1% sampling, exporting to an
 //     OTLP/HTTP sink in the bench process (optional).
 //   - tls-relay and kproxy-tls: bench/relay terminating client TLS, and
@@ -39,6 +41,7 @@ const (
 	TargetCopy         = "copy"
 	TargetKproxy       = "kproxy"
 	TargetKproxyPolicy = "kproxy-policy"
+	TargetKproxyQuotas = "kproxy-quotas"
 	TargetKproxyTraced = "kproxy-traced"
 	TargetTLSRelay     = "tls-relay"
 	TargetKproxyTLS    = "kproxy-tls"
@@ -46,7 +49,7 @@ const (
 )
 
 // AllTargets is every target in report order.
-var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
+var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetKproxyQuotas, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
 
 // tlsTargets are the targets a client reaches over TLS; -tls adds them.
 var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
@@ -84,6 +87,7 @@ type Options struct {
 	// Procs, when positive, sets GOMAXPROCS for every child process.
 	Procs      int
 	Policy     bool   // add the kproxy-policy target
+	Quotas     bool   // add the kproxy-quotas target
 	PolicyFile string // YAML with a top-level policy: key, replacing the generated one
 	TLS        bool   // add the tls-relay, kproxy-tls and kproxy-sni targets
 	Tracing    bool   // add the kproxy-traced target

@@ -119,6 +119,11 @@ func wantedTargets(o Options) []string {
 	} else if !slices.Contains(out, TargetKproxyPolicy) {
 		out = append(out, TargetKproxyPolicy)
 	}
+	if !o.Quotas {
+		out = slices.DeleteFunc(out, func(s string) bool { return s == TargetKproxyQuotas })
+	} else if !slices.Contains(out, TargetKproxyQuotas) {
+		out = append(out, TargetKproxyQuotas)
+	}
 	if !o.Tracing {
 		out = slices.DeleteFunc(out, func(s string) bool { return s == TargetKproxyTraced })
 	} else if !slices.Contains(out, TargetKproxyTraced) {
@@ -136,7 +141,7 @@ func wantedTargets(o Options) []string {
 
 func (r *runner) needsKproxy() bool {
 	return slices.ContainsFunc(r.o.Targets, func(t string) bool {
-		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
+		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyQuotas || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
 	}) || r.o.Conns > 0
 }
 
@@ -151,6 +156,12 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
 	case TargetKproxyPolicy:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, r.policy, nil, r.workDir)
+	case TargetKproxyQuotas:
+		t, err := startKproxy(ctx, &r.o, r.up, name, r.kproxy, quotasYAML(), nil, r.workDir)
+		if t != nil {
+			t.desc = fmt.Sprintf("kproxy process with %d quota rules, one matching the bench traffic with limits it never reaches", QuotaRules)
+		}
+		return t, err
 	case TargetKproxyTraced:
 		return r.startKproxyTraced(ctx)
 	case TargetKproxyTLS, TargetKproxySNI:

@@ -56,6 +56,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	topic := fs.String("topic", d.Topic, "topic to produce to and consume from")
 	procs := fs.Int("procs", 0, "GOMAXPROCS for every child process (relays, kproxy); 0 leaves it to the environment")
 	policy := fs.Bool("policy", false, "add the kproxy-policy target (kproxy with a 50-rule policy); skipped with a note if kproxy rejects the policy")
+	quotas := fs.Bool("quotas", false, "add the kproxy-quotas target (kproxy with quotas configured, one matching the bench traffic with limits it never reaches)")
 	tracing := fs.Bool("tracing", false, "add the kproxy-traced target (kproxy with tracing at 1% sampling, exporting to an OTLP/HTTP sink in this process)")
 	withTLS := fs.Bool("tls", false, "add the tls-relay, kproxy-tls and kproxy-sni targets: the client speaks TLS to a TLS-terminating relay, to kproxy with TLS listeners, and to kproxy's SNI listener (one port, routed by server name)")
 	policyFile := fs.String("policy-file", "", "YAML file holding a top-level policy: block to use instead of the generated 50-rule one (implies -policy)")
@@ -99,6 +100,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o.Procs = *procs
 	o.Policy = *policy || *policyFile != ""
 	o.PolicyFile = *policyFile
+	o.Quotas = *quotas
 	o.TLS = *withTLS
 	o.Tracing = *tracing
 	o.KproxyBin = *kproxyBin

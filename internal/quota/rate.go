@@ -78,12 +78,17 @@ func (r *Rate) purge(now time.Time) {
 
 // Measure is the rate per second at now.
 func (r *Rate) Measure(now time.Time) float64 {
-	span := r.WindowSize(now)
+	span := r.WindowSize(now) // first: it purges what sum must not count
+	return r.sum() / span.Seconds()
+}
+
+// sum is the total of the windows, once purged.
+func (r *Rate) sum() float64 {
 	var total float64
 	for i := range r.samples {
 		total += r.samples[i].value
 	}
-	return total / span.Seconds()
+	return total
 }
 
 // WindowSize is the span the rate is measured over at now (Kafka's
@@ -112,9 +117,10 @@ func (r *Rate) WindowSize(now time.Time) time.Duration {
 // come back to the bound.
 func (r *Rate) RecordChecked(value, bound float64, now time.Time) time.Duration {
 	r.Record(value, now)
-	rate := r.Measure(now)
+	span := r.WindowSize(now) // what Measure divides by, computed once
+	rate := r.sum() / span.Seconds()
 	if rate <= bound {
 		return 0
 	}
-	return time.Duration((rate - bound) / bound * float64(r.WindowSize(now)))
+	return time.Duration((rate - bound) / bound * float64(span))
 }
