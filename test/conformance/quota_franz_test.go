@@ -37,9 +37,10 @@ func (h *throttleHook) check(t *testing.T, c *cellCtx, what string) {
 }
 
 // franzQuotaOpts: no compression (quotas count wire bytes), the request
-// sizes of quota_test.go.
+// sizes of quota_test.go, and 8 MB buffered at most (what is buffered when
+// the window closes is flushed under the quota).
 func franzQuotaOpts(seed, clientID string) []kgo.Opt {
-	return []kgo.Opt{kgo.SeedBrokers(seed), kgo.ClientID(clientID), kgo.ProducerBatchCompression(kgo.NoCompression()),
+	return []kgo.Opt{kgo.SeedBrokers(seed), kgo.ClientID(clientID), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedBytes(8 << 20),
 		kgo.ProducerBatchMaxBytes(quotaBatchBytes), kgo.FetchMaxBytes(quotaFetchMaxBytes), kgo.FetchMaxPartitionBytes(quotaFetchPartitionBytes)}
 }
 
@@ -66,12 +67,13 @@ func (q *quotaEnv) franzProduceUnder(t *testing.T, c *cellCtx, what, topic strin
 	var firstErr atomic.Value
 	var stop atomic.Bool
 	done := make(chan struct{})
+	payloads := quotaPayloads()
 	go func() {
 		defer close(done)
 		// Produce blocks while kgo's buffer is full: that is the client
 		// going as fast as its quota lets it.
 		for i := 0; !stop.Load(); i++ {
-			cl.Produce(context.Background(), &kgo.Record{Topic: topic, Value: quotaPayload(i)}, func(_ *kgo.Record, err error) {
+			cl.Produce(context.Background(), &kgo.Record{Topic: topic, Value: payloads[i%len(payloads)]}, func(_ *kgo.Record, err error) {
 				if err != nil {
 					failed.Add(1)
 					firstErr.CompareAndSwap(nil, err)

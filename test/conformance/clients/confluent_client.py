@@ -226,9 +226,9 @@ def quota_produce(a):
     conf = base_conf(a)
     conf.update({"enable.idempotence": True, "acks": "all", "compression.type": "none",
                  "delivery.timeout.ms": 120000, "throttle_cb": throttles,
-                 # 16 MB queued at most (default 1 GB): what is queued when
+                 # 8 MB queued at most (default 1 GB): what is queued when
                  # stdin closes is flushed under the quota too.
-                 "queue.buffering.max.kbytes": 16384, "batch.size": a.batch_bytes})
+                 "queue.buffering.max.kbytes": 8192, "batch.size": a.batch_bytes})
     p = Producer(conf)
     acked, errors = [0], []
 
