@@ -1,12 +1,9 @@
 package proxy
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/quota"
@@ -15,10 +12,6 @@ import (
 // reasonQuota: a connection quota (max_connections,
 // connection_creation_rate) refused the connection.
 const reasonQuota = "quota_refused"
-
-// anonymousUser is the user of a connection that has not authenticated,
-// as Kafka (and policy.Anonymous) name it.
-const anonymousUser = "ANONYMOUS"
 
 // WithQuotas enforces e's quota rules (docs/quotas.md) on every
 // connection. Without it no quota applies.
@@ -61,7 +54,7 @@ func (p *pair) bindQuota(e *quota.Engine) error {
 	principal := quota.Principal{User: p.conn.User, ClientID: p.conn.ClientID, Listener: p.conn.Listener,
 		CN: p.conn.CertCN, Addr: p.conn.Client.Addr().Unmap()}
 	if principal.User == "" {
-		principal.User = anonymousUser
+		principal.User = quota.Anonymous
 	}
 	adm := e.Refresh(&p.quota, p.conn.User, &principal, time.Now())
 	if !adm.Refuse {
@@ -189,66 +182,3 @@ func (p *pair) recordResponseTime(owed *pending, done time.Time) {
 // threadPercent is d as a percentage of one thread's second, the unit of
 // Kafka's request quota.
 func threadPercent(d time.Duration) float64 { return d.Seconds() * 100 }
-
-// throttleMillis is d as a throttle_time_ms value.
-func throttleMillis(d time.Duration) int32 {
-	return int32(min(d.Milliseconds(), int64(1<<31-1)))
-}
-
-// clientBacksOff reports whether a client of key at version throttles
-// itself on throttle_time_ms (KIP-219: Produce v6+, Fetch v8+ and the
-// like); to older clients a broker delays the response instead.
-func clientBacksOff(key, version int16) bool {
-	resp := kmsg.ResponseForKey(key)
-	if resp == nil {
-		return false
-	}
-	resp.SetVersion(version)
-	tr, ok := resp.(kmsg.ThrottleResponse)
-	if !ok {
-		return false
-	}
-	_, after := tr.Throttle()
-	return after
-}
-
-// setFetchThrottle sets throttle_time_ms, the first field of a Fetch v1+
-// response body, to the larger of the broker's and throttle, in down's
-// read buffer before the frame is relayed: no decoding, and the frame
-// (streamed or not) keeps its size. It reports false when the header is
-// longer than it looks at (tagged fields in a flexible header, which no
-// broker sends today): the caller decodes the response then.
-func setFetchThrottle(down *direction, version int16, frameLen int, throttle time.Duration) bool {
-	if version < 1 {
-		return true // no such field: the delay is all the client gets
-	}
-	off := protocol.FrameSizeLen + 4 // size, correlation id
-	if protocol.ResponseHeaderFlexible(protocol.FetchKey, version) {
-		off++ // an empty tag section; anything else is decoded
-	}
-	if frameLen < off+4 {
-		return false // malformed: decoding says how
-	}
-	// bufio.Reader.Peek returns its buffer's bytes, which the next read
-	// hands on: changing them changes what is relayed.
-	head, err := down.r.Peek(off + 4)
-	if err != nil || (off > protocol.FrameSizeLen+4 && head[off-1] != 0) {
-		return false
-	}
-	field := head[off : off+4]
-	ms := max(throttleMillis(throttle), int32(binary.BigEndian.Uint32(field)))
-	binary.BigEndian.PutUint32(field, uint32(ms))
-	return true
-}
-
-// setDecodedThrottle sets a decoded response's throttle_time_ms to the
-// larger of the broker's and throttle.
-func setDecodedThrottle(resp kmsg.Response, throttle time.Duration) {
-	tr, ok := resp.(kmsg.ThrottleResponse)
-	if !ok {
-		return
-	}
-	if broker, _ := tr.Throttle(); broker < throttleMillis(throttle) {
-		resp.(kmsg.SetThrottleResponse).SetThrottle(throttleMillis(throttle))
-	}
-}

@@ -101,7 +101,12 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		if throttle, err = p.throttleResponse(&owed, down, frameLen); err != nil {
 			return err
 		}
-		if throttle > 0 && (owed.key != protocol.FetchKey || !setFetchThrottle(down, owed.version, frameLen, throttle)) {
+		switch {
+		case throttle == 0:
+		case owed.key == protocol.FetchKey && setFetchThrottle(down, owed.version, frameLen, throttle):
+		case owed.key == protocol.ProduceKey && owed.version >= 1 && need == filter.Stream:
+			return p.relayThrottledProduce(&owed, down, frameLen, throttle)
+		default:
 			need = filter.Decode // rare: set throttle_time_ms in the decoded response
 		}
 	}

@@ -109,16 +109,27 @@ func (e *Engine) bind(set *ruleSet, p *Principal, now time.Time) *Binding {
 		if r.byClientID {
 			key.clientID = p.ClientID
 		}
-		use := func(s *sensor) { // one reference per sensor
+		// Connection limits of unauthenticated connections are per address,
+		// as Kafka's connection quotas are per IP: else anyone could use up
+		// a "*" rule's connections for every client still to authenticate.
+		connKey := key
+		if p.User == Anonymous {
+			connKey.addr = p.Addr
+		}
+		use := func(s *sensor, key entityKey) { // one reference per sensor
 			*s = sensor{rule: r, key: key, ent: e.acquire(key, now)}
 		}
 		for k := Kind(0); k < numKinds; k++ {
 			if r.limits[k] > 0 && b.rate[k].rule == nil {
-				use(&b.rate[k])
+				rateKey := key
+				if k == ConnectionCreation {
+					rateKey = connKey
+				}
+				use(&b.rate[k], rateKey)
 			}
 		}
 		if r.maxConns > 0 && b.conns.rule == nil {
-			use(&b.conns)
+			use(&b.conns, connKey)
 		}
 	}
 	return b

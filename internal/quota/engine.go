@@ -19,10 +19,13 @@ import (
 // reset a rate); beyond it, such state is dropped at once.
 const maxIdleEntities = 100_000
 
+// Anonymous is the user of a connection that has not authenticated.
+const Anonymous = "ANONYMOUS"
+
 // Principal is who a connection is, as quota rules match it: the
 // attributes policy rules match on.
 type Principal struct {
-	// User is the authenticated user, "ANONYMOUS" without one (as Kafka
+	// User is the authenticated user, Anonymous without one (as Kafka
 	// and the policy name it).
 	User, ClientID, Listener, CN string
 	Addr                         netip.Addr
@@ -150,6 +153,7 @@ func compile(p *config.Policy, gen uint64, compileMatcher CompileMatcher, m *met
 // entityKey names the quota state of one principal under one rule.
 type entityKey struct {
 	rule, user, clientID string
+	addr                 netip.Addr // unauthenticated connections' connection limits only
 	windows              Windows
 }
 

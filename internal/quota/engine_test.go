@@ -1,6 +1,8 @@
 package quota_test
 
 import (
+	"bytes"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +203,55 @@ func TestConnectionCreationRateRefusesAndUncounts(t *testing.T) {
 	}
 	if adm := at(11500 * time.Millisecond); adm.Refuse {
 		t.Errorf("refused connections were counted: a connection at 11.5 s refused: %+v", adm)
+	}
+}
+
+// TestUnauthenticatedConnectionLimitsArePerAddress: before they
+// authenticate all clients are ANONYMOUS; a "*" rule's connection limits
+// then count per address, as Kafka's connection quotas count per IP, so
+// one address opening connections cannot use up everyone's.
+func TestUnauthenticatedConnectionLimitsArePerAddress(t *testing.T) {
+	e := engine(t, "policy:\n  quotas: [{name: q, principals: [\"*\"], connection_creation_rate: 1, max_connections: 5}]\n")
+	from := func(addr string) quota.Admission {
+		p := &quota.Principal{User: quota.Anonymous, ClientID: "x", Addr: netip.MustParseAddr(addr)}
+		return e.Refresh(&quota.Conn{}, "", p, now)
+	}
+	refused := 0
+	for i := 0; i < 20; i++ {
+		if from("10.0.0.1").Refuse {
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("20 connections at once from one address were all let in")
+	}
+	if adm := from("10.0.0.2"); adm.Refuse {
+		t.Errorf("another address's first connection was refused (%+v): one address used up everyone's connection limits", adm)
+	}
+}
+
+// TestAuditLinesAreSampled: a throttled request is written as an audit
+// line at quota_audit_sample_rate: all at 1, none at 0.
+func TestAuditLinesAreSampled(t *testing.T) {
+	for _, c := range []struct {
+		rate  string
+		lines int
+	}{{"1", 5}, {"0", 0}} {
+		var out bytes.Buffer
+		p := parsePolicy(t, "policy:\n  quota_audit_sample_rate: "+c.rate+"\n  quotas: [{name: q, principals: [\"*\"], produce_bytes_per_second: 1}]\n")
+		e, err := quota.New(p, policy.QuotaMatcher, nil, zerolog.New(&out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, _ := bind(t, e, "alice", "app")
+		for i := 0; i < 5; i++ {
+			conn.Binding().Record(quota.Produce, 100, now)
+		}
+		if got := strings.Count(out.String(), `"audit":"quota"`); got != c.lines {
+			t.Errorf("sample rate %s: %d audit lines of 5 throttles, want %d:\n%s", c.rate, got, c.lines, out.String())
+		}
+		if c.lines > 0 && !strings.Contains(out.String(), `"quota":"q","kind":"produce","principal":"User:alice","client_id":"app"`) {
+			t.Errorf("audit line lacks who and what: %s", out.String())
+		}
 	}
 }

@@ -122,5 +122,11 @@ func (r *Rate) RecordChecked(value, bound float64, now time.Time) time.Duration 
 	if rate <= bound {
 		return 0
 	}
-	return time.Duration((rate - bound) / bound * float64(span))
+	return time.Duration(min((rate-bound)/bound*float64(span), float64(MaxThrottle)))
 }
+
+// MaxThrottle is the longest throttle a rate asks for: what
+// throttle_time_ms (int32 milliseconds) can say, about 24.8 days. Only a
+// tiny quota reaches it; the bound keeps the float-to-duration conversion
+// from overflowing into a negative (no) throttle.
+const MaxThrottle = time.Duration(1<<31-1) * time.Millisecond

@@ -34,18 +34,23 @@ func TestRateBurst(t *testing.T) {
 	}
 }
 
+// twiceTheQuota is a rate after 30 s of 2 × quota per second, in 100 ms
+// steps that ignore the throttles: when it ended, and its last throttle.
+func twiceTheQuota(quota float64) (r *Rate, end time.Time, throttle time.Duration) {
+	r = NewRate(kafkaWindows)
+	for i := 0; i < 300; i++ {
+		end = epoch.Add(time.Duration(i) * 100 * time.Millisecond)
+		throttle = r.RecordChecked(quota/5, quota, end)
+	}
+	return r, end, throttle
+}
+
 // TestRateSteadyOverage: a client sending at twice the quota, ignoring
 // throttles, is measured at twice the quota once the windows are full,
 // and told to wait one whole span each time ((2q-q)/q × span).
 func TestRateSteadyOverage(t *testing.T) {
-	r := NewRate(kafkaWindows)
 	const quota = 1000.0
-	var th time.Duration
-	now := epoch
-	for i := 0; i < 300; i++ { // 30 s at 2000/s, in 100 ms steps
-		now = epoch.Add(time.Duration(i) * 100 * time.Millisecond)
-		th = r.RecordChecked(200, quota, now)
-	}
+	r, now, th := twiceTheQuota(quota)
 	if got := r.Measure(now); !near(got, 2*quota, 0.1*quota) {
 		t.Fatalf("steady rate measured %v, want about %v", got, 2*quota)
 	}
@@ -65,14 +70,8 @@ func TestRateSteadyOverage(t *testing.T) {
 // its last value (Kafka's formula assumes a span that would grow by the
 // throttle time, so such a client is throttled once more before that).
 func TestRateRecovery(t *testing.T) {
-	r := NewRate(kafkaWindows)
 	const quota = 1000.0
-	var th time.Duration
-	now := epoch
-	for i := 0; i < 300; i++ { // 30 s at twice the quota
-		now = epoch.Add(time.Duration(i) * 100 * time.Millisecond)
-		th = r.RecordChecked(200, quota, now)
-	}
+	r, now, th := twiceTheQuota(quota)
 	after := now.Add(th)
 	if got := r.Measure(after); got > quota {
 		t.Fatalf("after waiting the throttle time %v the rate is %v, still over %v", th, got, quota)
@@ -129,5 +128,14 @@ func BenchmarkRecordChecked(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		t = t.Add(time.Microsecond)
 		r.RecordChecked(1000, 1e15, t)
+	}
+}
+
+// TestRateHugeOverageIsBounded: a request far over a tiny quota gets the
+// longest throttle, never an overflowed (negative: none) one.
+func TestRateHugeOverageIsBounded(t *testing.T) {
+	r := NewRate(kafkaWindows)
+	if th := r.RecordChecked(1<<31, 1e-9, epoch); th != MaxThrottle {
+		t.Fatalf("throttle %v, want MaxThrottle %v", th, MaxThrottle)
 	}
 }

@@ -11,19 +11,20 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 )
 
-// requestPolicy: dave may use 1% of one thread's time (10 ms a second)
-// of kproxy's connection loops; erin's produce quota is tiny, for a client
+// requestPolicy: dave may use 0.005% of one thread's time (50 µs a
+// second) of kproxy's connection loops, which any client sending requests
+// back to back exceeds however slow the machine; erin's produce quota is tiny, for a client
 // too old to throttle itself.
 const requestPolicy = `
 policy:
   default: allow
   quotas:
-    - {name: dave-requests, principals: ["User:dave"], request_percentage: 1}
+    - {name: dave-requests, principals: ["User:dave"], request_percentage: 0.005}
     - {name: old-client, principals: ["client_id:old-client"], produce_bytes_per_second: 150}
 `
 
 // TestRequestPercentage: a client sending requests back to back spends
-// more than 1% of a thread's time in kproxy and is throttled by the
+// more than 0.005% of a thread's time in kproxy and is throttled by the
 // request quota (franz-go's hook reports it, the metric counts it), and
 // no request fails.
 func TestRequestPercentage(t *testing.T) {
@@ -39,7 +40,7 @@ func TestRequestPercentage(t *testing.T) {
 		}
 	}
 	if hook.count.Load() == 0 {
-		t.Errorf("%d produce requests in 3 s: franz-go reported no throttle under request_percentage 1", requests)
+		t.Errorf("%d produce requests in 3 s: franz-go reported no throttle under request_percentage 0.005", requests)
 	}
 	if n := testkit.MetricValue(t, e.reg, "kproxy_quota_throttled_requests_total", "quota", "dave-requests", "kind", "request"); n == 0 {
 		t.Error("no request counted as throttled by the request quota")
