@@ -14,9 +14,14 @@ func register(client, scenario string, fn cellFn) {
 	cellFns[[2]string{client, scenario}] = fn
 }
 
+// runsAfter are the scenarios TestConformance leaves to tests of their
+// own, run after it.
+var runsAfter = map[string]bool{"rolling-restart": true, "quota-produce": true, "quota-fetch": true, "quota-principals": true}
+
 // TestConformance runs every cell against kfake and, if configured, the
 // real cluster. Cells run in parallel (go test -parallel bounds them);
-// the rolling restart runs alone afterwards (TestRollingRestart).
+// the quota cells (TestQuotas) and the rolling restart (TestRollingRestart)
+// run afterwards.
 func TestConformance(t *testing.T) {
 	for _, u := range upstreams {
 		t.Run(u, func(t *testing.T) {
@@ -24,7 +29,7 @@ func TestConformance(t *testing.T) {
 			e := newEnv(t, u)
 			for _, client := range clients {
 				for _, scenario := range scenarios {
-					if scenario == "rolling-restart" {
+					if runsAfter[scenario] {
 						continue
 					}
 					fn := cellFns[[2]string{client, scenario}]

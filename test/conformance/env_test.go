@@ -152,20 +152,33 @@ func secureYAML(t *testing.T, p certs.Files, upstream []string) string {
 // YAML lines indented by two spaces), such as upstream.tls and .sasl.
 func secureYAMLWith(t *testing.T, p certs.Files, upstream []string, upstreamKeys string) string {
 	t.Helper()
-	var creds []string
-	for _, m := range []string{auth.ScramSHA512, auth.ScramSHA256} {
-		c, err := auth.HashPassword(m, saslPass, 4096)
-		if err != nil {
-			t.Fatal(err)
+	return secureYAMLUsers(t, p, upstream, upstreamKeys, scramUser{saslUser, saslPass})
+}
+
+// scramUser is a user kproxy's secure listener knows.
+type scramUser struct{ name, password string }
+
+// secureYAMLUsers is secureYAMLWith for the given users.
+func secureYAMLUsers(t *testing.T, p certs.Files, upstream []string, upstreamKeys string, users ...scramUser) string {
+	t.Helper()
+	var entries []string
+	for _, u := range users {
+		var creds []string
+		for _, m := range []string{auth.ScramSHA512, auth.ScramSHA256} {
+			c, err := auth.HashPassword(m, u.password, 4096)
+			if err != nil {
+				t.Fatal(err)
+			}
+			creds = append(creds, strconv.Quote(c))
 		}
-		creds = append(creds, strconv.Quote(c))
+		entries = append(entries, fmt.Sprintf("{name: %s, credentials: [%s]}", u.name, strings.Join(creds, ", ")))
 	}
 	return tlsListenerYAML(p, upstream, upstreamKeys) + fmt.Sprintf(`  sasl:
     mode: terminate
     mechanisms: [SCRAM-SHA-512, SCRAM-SHA-256, PLAIN]
-    users: [{name: %s, credentials: [%s]}]
+    users: [%s]
 log: {level: warn}
-`, saslUser, strings.Join(creds, ", "))
+`, strings.Join(entries, ", "))
 }
 
 // tlsListenerYAML begins a kproxy configuration that reaches upstream

@@ -13,7 +13,7 @@ import (
 // The matrix's axes, in the order they are printed.
 var (
 	clients   = []string{"franz-go", "sarama", "kafka-go", "kcat", "confluent-kafka", "java"}
-	scenarios = []string{"produce-consume", "resume", "protocol-versions", "kip848", "share-group", "admin", "transactions", "addresses", "tls-scram", "sni", "virtual-cluster", "oauth", "upstream-scram-tls", "upstream-oauth", "rolling-restart"}
+	scenarios = []string{"produce-consume", "resume", "protocol-versions", "kip848", "share-group", "admin", "transactions", "addresses", "tls-scram", "sni", "virtual-cluster", "oauth", "upstream-scram-tls", "upstream-oauth", "rolling-restart", "quota-produce", "quota-fetch", "quota-principals"}
 	upstreams = []string{"kfake", "kafka"}
 )
 
@@ -48,7 +48,25 @@ var notCovered = map[[2]string]string{
 	{"kcat", "protocol-versions"}:            negotiatesVersions,
 	{"confluent-kafka", "protocol-versions"}: negotiatesVersions,
 	{"java", "protocol-versions"}:            negotiatesVersions,
+	{"sarama", "quota-produce"}:              quotaClientsCovered,
+	{"sarama", "quota-fetch"}:                quotaClientsCovered,
+	{"kafka-go", "quota-produce"}:            quotaClientsCovered,
+	{"kafka-go", "quota-fetch"}:              quotaClientsCovered,
+	{"kcat", "quota-produce"}:                quotaClientsCovered,
+	{"kcat", "quota-fetch"}:                  quotaClientsCovered,
+	{"sarama", "quota-principals"}:           quotaPrincipalsCovered,
+	{"kafka-go", "quota-principals"}:         quotaPrincipalsCovered,
+	{"kcat", "quota-principals"}:             quotaPrincipalsCovered,
+	{"confluent-kafka", "quota-principals"}:  quotaPrincipalsCovered,
+	{"java", "quota-principals"}:             quotaPrincipalsCovered,
 }
+
+// Why only some clients run the quota scenarios (each is a 20 s
+// measurement, on CPU the clients share).
+const (
+	quotaClientsCovered    = "the quota scenarios run franz-go, Kafka's perf tools (Java) and librdkafka through confluent-kafka (kcat is the same librdkafka)"
+	quotaPrincipalsCovered = "two principals at once is a property of kproxy's quota rules, not of the client: franz-go runs it"
+)
 
 // negotiatesVersions is why only sarama runs protocol-versions.
 const negotiatesVersions = "the client uses the newest versions it and the broker support (ApiVersions), as every other cell exercises; sarama is configured for a Kafka version, so it is the client run at older ones"
@@ -58,7 +76,12 @@ var notOnUpstream = map[[2]string]string{
 	{"kfake", "rolling-restart"}:     "kfake's brokers live in the test process and cannot be restarted",
 	{"kfake", scenarioUpstreamSCRAM}: upstreamSecurityNA,
 	{"kfake", scenarioUpstreamOAuth}: upstreamSecurityNA,
+	{"kfake", "quota-produce"}:       quotaOnKfake,
+	{"kfake", "quota-fetch"}:         quotaOnKfake,
+	{"kfake", "quota-principals"}:    quotaOnKfake,
 }
+
+const quotaOnKfake = "the quota cells measure real clients against the real cluster; kproxy's quotas in front of kfake are test/e2e/quotas"
 
 // notOnUpstreamCell says why one client cannot do a scenario against one
 // upstream (a limitation of that upstream, reproduced without kproxy).

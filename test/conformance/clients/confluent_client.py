@@ -16,6 +16,12 @@ Commands (each prints one JSON object on stdout; exit 1 on any error):
              stdin closes; prints the acked values
   stream-consume  consume with group --group until SIGTERM, printing one
              JSON line per record as it arrives
+  quota-produce  produce --size-byte records (no compression, acks=all,
+             idempotent) as fast as the client can until stdin closes;
+             prints the acks, errors and what throttle_cb reported
+  quota-consume  consume --count N records from the start of every
+             partition (no group); prints a trace of [time, bytes] and what
+             throttle_cb reported
   admin      create/describe/alter-config/add-partitions/delete a topic,
              describe and delete a group; prints what it saw
   metadata   list_topics, describe_cluster and the coordinator of --group:
@@ -43,7 +49,7 @@ NUM_KEYS = 24
 
 
 def base_conf(a):
-    conf = {"bootstrap.servers": a.bootstrap, "client.id": "kproxy-conformance-confluent"}
+    conf = {"bootstrap.servers": a.bootstrap, "client.id": a.client_id}
     if a.security:
         ca, user, password = a.security.split(":", 2)
         conf.update({"security.protocol": "SASL_SSL", "ssl.ca.location": ca,
@@ -210,6 +216,85 @@ def stream_consume(a):
     return {"closed": True}
 
 
+class Throttles:
+    """What librdkafka's throttle_cb reported (served by poll/consume)."""
+
+    def __init__(self):
+        self.events, self.total_ms, self.max_ms = 0, 0.0, 0.0
+
+    def __call__(self, ev):
+        ms = ev.throttle_time * 1000
+        self.events += 1
+        self.total_ms += ms
+        self.max_ms = max(self.max_ms, ms)
+
+    def report(self):
+        return {"throttle_events": self.events, "throttle_total_ms": round(self.total_ms), "throttle_max_ms": round(self.max_ms)}
+
+
+def quota_produce(a):
+    """Produces --size-byte records as fast as it can until stdin closes."""
+    import os
+    import threading
+    throttles = Throttles()
+    conf = base_conf(a)
+    conf.update({"enable.idempotence": True, "acks": "all", "compression.type": "none",
+                 "delivery.timeout.ms": 120000, "throttle_cb": throttles,
+                 # 8 MB queued at most (default 1 GB): what is queued when
+                 # stdin closes is flushed under the quota too.
+                 "queue.buffering.max.kbytes": 8192, "batch.size": a.batch_bytes})
+    p = Producer(conf)
+    acked, errors = [0], []
+
+    def report(err, msg):
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acked[0] += 1
+
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    payloads = [os.urandom(a.size) for _ in range(64)]  # incompressible
+    i = 0
+    while not stop.is_set():
+        try:
+            p.produce(a.topic, value=payloads[i % len(payloads)], on_delivery=report)
+            i += 1
+        except BufferError:  # the client's queue is full: it is being throttled
+            p.poll(0.05)
+        p.poll(0)
+    left = p.flush(120)
+    out = {"sent": i, "acked": acked[0], "errors": errors[:20], "error_count": len(errors), "unflushed": left}
+    out.update(throttles.report())
+    return out
+
+
+def quota_consume(a):
+    """Consumes --count records from the start of every partition."""
+    throttles = Throttles()
+    conf = base_conf(a)
+    conf.update({"group.id": "unused-" + str(time.time()), "enable.auto.commit": False,
+                 "throttle_cb": throttles, "fetch.max.bytes": a.fetch_bytes,
+                 "max.partition.fetch.bytes": a.partition_fetch_bytes,
+                 "message.max.bytes": min(a.fetch_bytes, 1000000)})  # librdkafka: fetch.max.bytes >= message.max.bytes
+    c = Consumer(conf)
+    parts = c.list_topics(a.topic, timeout=20).topics[a.topic].partitions
+    c.assign([TopicPartition(a.topic, p, confluent_kafka.OFFSET_BEGINNING) for p in parts])
+    seen, size, trace = set(), 0, [[time.time(), 0]]
+    deadline = time.time() + a.timeout
+    while len(seen) < a.count and time.time() < deadline:
+        for m in c.consume(num_messages=500, timeout=0.2):
+            if m.error():
+                raise KafkaException(m.error())
+            seen.add((m.partition(), m.offset()))
+            size += len(m.value())
+        trace.append([time.time(), size])
+    c.close()
+    out = {"consumed": len(seen), "bytes": size, "trace": trace}
+    out.update(throttles.report())
+    return out
+
+
 def admin(a):
     ad = AdminClient(base_conf(a))
     t, g = a.topic, a.group
@@ -283,7 +368,7 @@ def wait(futures):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["roundtrip", "produce", "consume", "share", "stream-produce", "stream-consume", "admin", "metadata", "version"])
+    ap.add_argument("command", choices=["roundtrip", "produce", "consume", "share", "stream-produce", "stream-consume", "quota-produce", "quota-consume", "admin", "metadata", "version"])
     ap.add_argument("--bootstrap", default="")
     ap.add_argument("--topic", default="")
     ap.add_argument("--group", default="")
@@ -297,6 +382,11 @@ def main():
     ap.add_argument("--end", default="commit", choices=["commit", "abort"])
     ap.add_argument("--timeout", type=float, default=90)
     ap.add_argument("--rate", type=int, default=300)
+    ap.add_argument("--size", type=int, default=1000)
+    ap.add_argument("--batch-bytes", type=int, default=1000000)
+    ap.add_argument("--fetch-bytes", type=int, default=52428800)
+    ap.add_argument("--partition-fetch-bytes", type=int, default=1048576)
+    ap.add_argument("--client-id", default="kproxy-conformance-confluent")
     ap.add_argument("--security", default="")
     ap.add_argument("--oauth", nargs=4, metavar=("CA_FILE", "TOKEN_URL", "CLIENT_ID", "CLIENT_SECRET"))
     ap.add_argument("--allow-errors", action="store_true")
@@ -319,6 +409,10 @@ def main():
         out = stream_produce(a)
     elif a.command == "stream-consume":
         out = stream_consume(a)
+    elif a.command == "quota-produce":
+        out = quota_produce(a)
+    elif a.command == "quota-consume":
+        out = quota_consume(a)
     elif a.command == "share":
         out = share(a, a.count)
     elif a.command == "admin":
