@@ -2,7 +2,9 @@
 // process (server.Run, as the kproxy command runs it) serving two tenants
 // in front of one kfake cluster, franz-go clients whose only seed is their
 // tenant's bootstrap listener, and checks of what reached the cluster
-// asked of kfake directly.
+// asked of kfake directly. With KPROXY_KAFKA_BOOTSTRAP set (test/kafka's
+// cluster.sh start prints it; CI sets it) the two-tenant scenario runs in
+// front of that real Kafka cluster too.
 package e2etenants
 
 import (
@@ -15,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
@@ -28,7 +29,7 @@ var tenants = []string{"team-a", "team-b"}
 // env is one test's kfake cluster and the kproxy serving both tenants.
 type env struct {
 	t       *testing.T
-	cluster *kfake.Cluster
+	brokers []string // the upstream's bootstrap addresses
 	kp      *testkit.Binary
 	path    string // the configuration file
 	audit   string // the audit.output file
@@ -67,9 +68,27 @@ virtual_clusters:
 // policies.
 func newEnv(t *testing.T, brokers int, policies ...string) *env {
 	t.Helper()
-	e := &env{t: t, cluster: testkit.Cluster(t, brokers), reload: make(chan os.Signal, 1)}
+	return newEnvOn(t, testkit.Cluster(t, brokers).ListenAddrs(), policies...)
+}
+
+// realKafka is the real cluster's bootstrap addresses from
+// KPROXY_KAFKA_BOOTSTRAP; the test skips without it.
+func realKafka(t *testing.T) []string {
+	t.Helper()
+	v := strings.TrimSpace(os.Getenv("KPROXY_KAFKA_BOOTSTRAP"))
+	if v == "" {
+		t.Skip("no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it; CI sets it)")
+	}
+	return strings.Split(v, ",")
+}
+
+// newEnvOn starts kproxy serving both tenants with policies in front of
+// the cluster at brokers.
+func newEnvOn(t *testing.T, brokers []string, policies ...string) *env {
+	t.Helper()
+	e := &env{t: t, brokers: brokers, reload: make(chan os.Signal, 1)}
 	e.audit = filepath.Join(t.TempDir(), "audit.log")
-	e.path = testkit.WriteConfig(t, tenantConfig(e.cluster.ListenAddrs()[0], e.audit, policies...))
+	e.path = testkit.WriteConfig(t, tenantConfig(brokers[0], e.audit, policies...))
 	e.kp = testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
 		return server.Run(ctx, server.Options{ConfigPath: e.path, LogOutput: log, Reload: e.reload})
 	})
@@ -87,10 +106,10 @@ func (e *env) client(tenant string, opts ...kgo.Opt) *kgo.Client {
 	return newClient(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.kp.VirtualClusterBootstrap(tenant))}, opts...)...)
 }
 
-// upstream is a client of kfake itself, bypassing kproxy.
+// upstream is a client of the cluster itself, bypassing kproxy.
 func (e *env) upstream() *kgo.Client {
 	e.t.Helper()
-	return newClient(e.t, kgo.SeedBrokers(e.cluster.ListenAddrs()...))
+	return newClient(e.t, kgo.SeedBrokers(e.brokers...))
 }
 
 // newClient is a franz-go client closed when the test ends.
@@ -121,7 +140,9 @@ func (e *env) auditLines() []string {
 // createTopic creates topic with partitions through tenant's listener.
 func (e *env) createTopic(ctx context.Context, tenant, topic string, partitions int32) {
 	e.t.Helper()
-	resp, err := kadm.NewClient(e.client(tenant)).CreateTopic(ctx, partitions, 1, nil, topic)
+	// -1: the cluster's default replication factor (3 on test/kafka's,
+	// whose min.insync.replicas 2 refuses acks=all to one replica).
+	resp, err := kadm.NewClient(e.client(tenant)).CreateTopic(ctx, partitions, -1, nil, topic)
 	if err == nil {
 		err = resp.Err
 	}
