@@ -22,8 +22,8 @@ func (s *sample) reset(now int64) { *s = sample{start: now, lastEvent: now} }
 // over SampledStat), with its semantics:
 //   - values go to the current window; a window is complete once Size has
 //     passed since it started, and the next value starts a new one,
-//     reusing the oldest of Samples+1 windows (one extra: the window that
-//     overlaps the start of the measured span);
+//     reusing the oldest of the Samples windows (as SampledStat.advance
+//     does: current = (current + 1) % samples);
 //   - a window with no value for Samples×Size is reset (purged);
 //   - the rate is the sum of all windows over the time since the oldest
 //     window started, that span counted as at least Samples-1 whole
@@ -33,7 +33,7 @@ func (s *sample) reset(now int64) { *s = sample{start: now, lastEvent: now} }
 // A Rate is not safe for concurrent use; its entity's lock guards it.
 type Rate struct {
 	windows Windows
-	samples []sample // at most Samples+1
+	samples []sample // at most Samples
 	current int
 }
 
@@ -56,7 +56,7 @@ func (r *Rate) record(value float64, now int64) {
 }
 
 func (r *Rate) advance(now int64) *sample {
-	r.current = (r.current + 1) % (r.windows.Samples + 1)
+	r.current = (r.current + 1) % r.windows.Samples
 	if r.current >= len(r.samples) {
 		r.samples = append(r.samples, sample{start: now, lastEvent: now})
 	} else {

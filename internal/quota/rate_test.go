@@ -139,3 +139,22 @@ func TestRateHugeOverageIsBounded(t *testing.T) {
 		t.Fatalf("throttle %v, want MaxThrottle %v", th, MaxThrottle)
 	}
 }
+
+// TestRateKeepsSamplesWindows: as Kafka's SampledStat, a rate of Samples
+// windows reuses the oldest when the next starts, so a value older than
+// Samples windows no longer counts. With 2 windows of 1 s, 50 at 0 s and
+// 0.9 s (too recent to be purged at 2 s), then 100 at 1 s and 2 s, the
+// window of 0 s is reused at 2 s: 200 over the 1 s since the oldest window
+// left started, 200/s (an extra window would keep all 300 over 2 s:
+// 150/s).
+func TestRateKeepsSamplesWindows(t *testing.T) {
+	start := time.Unix(1000, 0)
+	r := NewRate(Windows{Samples: 2, Size: time.Second})
+	r.Record(50, start)
+	r.Record(50, start.Add(900*time.Millisecond))
+	r.Record(100, start.Add(time.Second))
+	r.Record(100, start.Add(2*time.Second))
+	if got := r.Measure(start.Add(2 * time.Second)); got != 200 {
+		t.Fatalf("rate at 2 s: %v/s, want 200/s", got)
+	}
+}
