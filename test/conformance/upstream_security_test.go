@@ -44,7 +44,7 @@ func init() {
 }
 
 // upstreamSecurityNA is why the scenarios do not run on kfake.
-const upstreamSecurityNA = "the scenario is about the real broker's SASL_SSL listener: kfake has no OAUTHBEARER (kproxy's upstream TLS and SCRAM against kfake are test/e2e/security's)"
+const upstreamSecurityNA = "the scenario is about the real broker's SASL_SSL listener, which kfake does not have (kproxy's upstream TLS, SCRAM and OAUTHBEARER against kfake are test/e2e/security's)"
 
 // securityEnv is the real cluster's SASL_SSL listener, from cluster.sh env.
 type securityEnv struct {
