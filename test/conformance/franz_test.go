@@ -272,16 +272,25 @@ func franzTransactions(t *testing.T, c *cellCtx, e *env) {
 	e.checkTxnWritten(t, topic, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	dt, err := e.admin(t).DescribeTransactions(ctx, name(c, "txn"))
-	if err != nil {
-		t.Fatalf("describe transactions: %v", err)
-	}
-	switch d := dt[name(c, "txn")]; {
-	case d.State == "CompleteCommit":
-	case !e.real && d.State == "Empty":
-		c.note("a finished transaction is described as Empty (Kafka: CompleteCommit)")
-	default:
-		t.Errorf("transaction state %q, want CompleteCommit", d.State)
+	// EndTxn returns once the coordinator has written PrepareCommit; it
+	// writes the markers and CompleteCommit after that (KIP-890's
+	// transaction.version 2 included), so PrepareCommit is waited out.
+	for {
+		dt, err := e.admin(t).DescribeTransactions(ctx, name(c, "txn"))
+		if err != nil {
+			t.Fatalf("describe transactions: %v", err)
+		}
+		switch d := dt[name(c, "txn")]; {
+		case d.State == "CompleteCommit":
+		case !e.real && d.State == "Empty":
+			c.note("a finished transaction is described as Empty (Kafka: CompleteCommit)")
+		case d.State == "PrepareCommit" && ctx.Err() == nil:
+			time.Sleep(100 * time.Millisecond)
+			continue
+		default:
+			t.Errorf("transaction state %q, want CompleteCommit", d.State)
+		}
+		return
 	}
 }
 
