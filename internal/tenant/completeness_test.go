@@ -171,9 +171,20 @@ func checkRequestMapping(t *testing.T, ctx context.Context, m *Mapper, a api, na
 	if _, err := m.MapRequest(ctx, req); err != nil {
 		t.Fatalf("%s v%d request: %v", name, v, err)
 	}
-	after := fieldValues("req", reflect.ValueOf(req))
+	checkEveryFieldChanged(t, a, name, v, "req.", before, fieldValues("req", reflect.ValueOf(req)))
+	if a.rawRequest != nil && a.rawRequestFor(v) {
+		raw, _, err := m.MapRawRequest(ctx, a.key, v, body, nil)
+		checkRawMatchesDecoded(t, name+" request", v, body, raw, err, req)
+	}
+	return req
+}
+
+// checkEveryFieldChanged fails for each value of a handled field (those of
+// a.fields under prefix, "req." or "resp.") that mapping left in place.
+func checkEveryFieldChanged(t *testing.T, a api, name string, v int16, prefix string, before, after map[string][]string) {
+	t.Helper()
 	for _, path := range a.fields {
-		if !strings.HasPrefix(path, "req.") {
+		if !strings.HasPrefix(path, prefix) {
 			continue
 		}
 		for _, was := range before[path] {
@@ -182,19 +193,21 @@ func checkRequestMapping(t *testing.T, ctx context.Context, m *Mapper, a api, na
 			}
 		}
 	}
-	if a.rawRequest != nil && a.rawRequestFor(v) {
-		raw, _, err := m.MapRawRequest(ctx, a.key, v, body, nil)
-		if err != nil {
-			t.Fatalf("%s v%d raw request: %v", name, v, err)
-		}
-		if raw == nil { // no change
-			raw = body
-		}
-		if want := req.AppendTo(nil); !bytes.Equal(raw, want) {
-			t.Errorf("%s v%d: raw mapping differs from the decoded one:\n raw %x\nwant %x", name, v, raw, want)
-		}
+}
+
+// checkRawMatchesDecoded fails unless the raw mapping of body (raw, nil
+// for no change, and its err) gives the bytes of the decoded mapping.
+func checkRawMatchesDecoded(t *testing.T, what string, v int16, body, raw []byte, err error, decoded interface{ AppendTo([]byte) []byte }) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s v%d raw: %v", what, v, err)
 	}
-	return req
+	if raw == nil { // no change
+		raw = body
+	}
+	if want := decoded.AppendTo(nil); !bytes.Equal(raw, want) {
+		t.Errorf("%s v%d: raw mapping differs from the decoded one:\n raw %x\nwant %x", what, v, raw, want)
+	}
 }
 
 // checkResponseMapping: sent is the request as mapped (nil for an entry
@@ -246,29 +259,14 @@ func checkResponseMapping(t *testing.T, m *Mapper, a api, name string, v int16, 
 		t.Fatalf("%s v%d response: %v", name, v, err)
 	}
 	after := fieldValues("resp", reflect.ValueOf(resp))
+	checkEveryFieldChanged(t, a, name, v, "resp.", before, after)
 	for _, path := range a.fields {
-		if !strings.HasPrefix(path, "resp.") {
-			continue
-		}
-		for _, was := range before[path] {
-			if slices.Contains(after[path], was) {
-				t.Errorf("%s v%d: %s still %q after mapping", name, v, path, was)
-			}
-		}
-		if len(before[path]) > 0 && len(after[path]) == 0 {
+		if strings.HasPrefix(path, "resp.") && len(before[path]) > 0 && len(after[path]) == 0 {
 			t.Errorf("%s v%d: %s removed by mapping, want it kept as the tenant's", name, v, path)
 		}
 	}
 	if a.rawResponse != nil && a.rawResponseFor(v) {
 		raw, err := m.MapRawResponse(a.key, v, body, nil)
-		if err != nil {
-			t.Fatalf("%s v%d raw response: %v", name, v, err)
-		}
-		if raw == nil { // no change
-			raw = body
-		}
-		if want := resp.AppendTo(nil); !bytes.Equal(raw, want) {
-			t.Errorf("%s v%d: raw mapping differs from the decoded one:\n raw %x\nwant %x", name, v, raw, want)
-		}
+		checkRawMatchesDecoded(t, name+" response", v, body, raw, err, resp)
 	}
 }
