@@ -253,7 +253,7 @@ func (p *pair) startTiming(r *clientRequest) {
 	}
 	t := &r.owed.timing
 	t.Key, t.Version, t.CorrelationID = r.owed.key, r.owed.version, r.owed.correlationID
-	t.ClientID, t.Principal = p.conn.ClientID, p.conn.User
+	t.ClientID, t.Principal, t.VirtualCluster = p.conn.ClientID, p.conn.User, p.conn.VirtualCluster
 	t.RequestBytes, t.Start, t.Local = r.frameLen, p.requestStart, r.owed.local != nil
 }
 
@@ -380,9 +380,11 @@ type requestCharge struct{ afterWrite, afterResponse int64 }
 // again, and gives recycle (when not nil) back to the frame pool once the
 // frame is written.
 //
-// The frame (as its bytes arrive), its decoding and a re-encoding are each
-// charged to limits.max_buffered_bytes before they are allocated (waiting
-// for room); the caller releases charge, also when err is set.
+// The frame (as its bytes arrive), its decoding, the name mapper's copy
+// and a re-encoding are each charged to limits.max_buffered_bytes (waiting
+// for room) before they are allocated, the copy of a changed request
+// right after it is encoded; the caller releases charge, also when err is
+// set.
 func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler, mapNeed tenant.Need) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
 	reserve := func(n int) error {
 		if err := p.s.budget.acquire(&p.budget, int64(n), p.closed); err != nil {
@@ -471,7 +473,14 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 			if !modified {
 				return decodeBody(body)
 			}
-			return decodeBody(filtered.AppendTo(nil))
+			// A filter changed it: the copy is decoded from its encoding,
+			// which the copy aliases (record batches) and so holds as
+			// long as the frame. Its size is known only once encoded.
+			encoded := filtered.AppendTo(nil)
+			if err := reserve(len(encoded)); err != nil {
+				return nil, err
+			}
+			return decodeBody(encoded)
 		}
 		mapped, err := p.mapDecodedRequest(h, req, len(hooks) > 0, copyForMapper, owed)
 		if err != nil || owed.local != nil {
