@@ -19,7 +19,10 @@ type RequestTiming struct {
 	// ClientID is the request's client.id; Principal the filter.Conn user,
 	// "" if anonymous.
 	ClientID, Principal string
-	Client              netip.AddrPort
+	// VirtualCluster is the virtual cluster the listener serves, "" for
+	// none.
+	VirtualCluster string
+	Client         netip.AddrPort
 	// RequestBytes and ResponseBytes are the frames' sizes, size prefix
 	// included, as the client sent and received them; ResponseBytes is 0
 	// when no response is owed (acks=0) or a stage delivered it itself

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,5 +101,22 @@ func TestLatencySplitAddsUpToRoundTrip(t *testing.T) {
 	}
 	if total > clientRoundTrip.Seconds() {
 		t.Errorf("kproxy's round trip %.6fs exceeds the client's %v", total, clientRoundTrip)
+	}
+}
+
+// A virtual cluster's requests are observed with its name, which the
+// tracer puts on their spans (kproxy.virtual_cluster).
+func TestTimingNamesTheVirtualCluster(t *testing.T) {
+	cluster := testkit.Cluster(t, 1)
+	obs := &recordingObserver{}
+	kp := testkit.StartProxyWith(t, cluster.ListenAddrs(), "", proxy.WithRequestObservers(obs), proxy.WithVirtualCluster("team-a", &atomic.Uint64{}))
+	c := dialRaw(t, kp.BootstrapAddr())
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(9)
+	if _, err := c.recv(req, c.send(req)); err != nil {
+		t.Fatal(err)
+	}
+	if got := obs.last(t, int16(kmsg.Metadata)); got.VirtualCluster != "team-a" {
+		t.Errorf("observed virtual cluster %q, want team-a", got.VirtualCluster)
 	}
 }

@@ -14,19 +14,20 @@ import (
 
 // kproxy's own span attributes, beside the messaging conventions.
 const (
-	attrAPIKey        = attribute.Key("kafka.api.key")
-	attrAPIName       = attribute.Key("kafka.api.name")
-	attrAPIVersion    = attribute.Key("kafka.api.version")
-	attrCorrelationID = attribute.Key("kafka.correlation_id")
-	attrErrorCode     = attribute.Key("kafka.error_code")
-	attrListener      = attribute.Key("kproxy.listener")
-	attrNodeID        = attribute.Key("kproxy.node_id")
-	attrPrincipal     = attribute.Key("kproxy.principal")
-	attrRequestBytes  = attribute.Key("kproxy.request.bytes")
-	attrResponseBytes = attribute.Key("kproxy.response.bytes")
-	attrLocal         = attribute.Key("kproxy.local")
-	attrInProxyUs     = attribute.Key("kproxy.in_proxy_us")
-	attrUpstreamUs    = attribute.Key("kproxy.upstream_us")
+	attrAPIKey         = attribute.Key("kafka.api.key")
+	attrAPIName        = attribute.Key("kafka.api.name")
+	attrAPIVersion     = attribute.Key("kafka.api.version")
+	attrCorrelationID  = attribute.Key("kafka.correlation_id")
+	attrErrorCode      = attribute.Key("kafka.error_code")
+	attrListener       = attribute.Key("kproxy.listener")
+	attrNodeID         = attribute.Key("kproxy.node_id")
+	attrPrincipal      = attribute.Key("kproxy.principal")
+	attrVirtualCluster = attribute.Key("kproxy.virtual_cluster")
+	attrRequestBytes   = attribute.Key("kproxy.request.bytes")
+	attrResponseBytes  = attribute.Key("kproxy.response.bytes")
+	attrLocal          = attribute.Key("kproxy.local")
+	attrInProxyUs      = attribute.Key("kproxy.in_proxy_us")
+	attrUpstreamUs     = attribute.Key("kproxy.upstream_us")
 )
 
 // operation is a request's messaging operation: its name and, for the
@@ -96,6 +97,9 @@ func attributes(t *proxy.RequestTiming) []attribute.KeyValue {
 	}
 	if t.Principal != "" {
 		attrs = append(attrs, attrPrincipal.String(t.Principal))
+	}
+	if t.VirtualCluster != "" {
+		attrs = append(attrs, attrVirtualCluster.String(t.VirtualCluster))
 	}
 	if t.Client.IsValid() {
 		attrs = append(attrs, semconv.ClientAddress(t.Client.Addr().String()), semconv.ClientPort(int(t.Client.Port())))

@@ -133,7 +133,7 @@ func TestSpanFromRequestTiming(t *testing.T) {
 	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	rt := proxy.RequestTiming{
 		Key: protocol.ProduceKey, Version: 9, CorrelationID: 42, NodeID: 2, Listener: "node-2",
-		ClientID: "billing", Principal: "alice", Client: netip.MustParseAddrPort("127.0.0.7:40000"),
+		ClientID: "billing", Principal: "alice", VirtualCluster: "team-a", Client: netip.MustParseAddrPort("127.0.0.7:40000"),
 		RequestBytes: 1100, ResponseBytes: 90,
 		Start:             start,
 		SentUpstream:      start.Add(100 * time.Microsecond),
@@ -183,6 +183,7 @@ func TestSpanFromRequestTiming(t *testing.T) {
 		"kproxy.listener":            attribute.StringValue("node-2"),
 		"kproxy.node_id":             attribute.Int64Value(2),
 		"kproxy.principal":           attribute.StringValue("alice"),
+		"kproxy.virtual_cluster":     attribute.StringValue("team-a"),
 		"kproxy.request.bytes":       attribute.Int64Value(1100),
 		"kproxy.response.bytes":      attribute.Int64Value(90),
 		"kproxy.local":               attribute.BoolValue(false),
