@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
 // Limits of a JWKS document: far above any identity provider's (they
@@ -37,6 +39,10 @@ type JWKSOptions struct {
 	// Client fetches URL; nil means a client whose timeout is Timeout,
 	// using the HTTPS_PROXY/NO_PROXY environment like other Go tools.
 	Client *http.Client
+	// CAFile is a PEM bundle of the CAs trusted for URL instead of the
+	// system roots (an identity provider behind a private CA); empty: the
+	// system roots. Only for the default client (Client nil).
+	CAFile string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// OnFetch, when set, is told the outcome of every fetch: the keys now
@@ -70,14 +76,27 @@ func NewKeySet(opts JWKSOptions) (*KeySet, error) {
 	if opts.Timeout <= 0 {
 		return nil, fmt.Errorf("JWKS: timeout %s must be positive", opts.Timeout)
 	}
+	if opts.CAFile != "" && (opts.URL == "" || opts.Client != nil) {
+		return nil, errors.New("JWKS: a CA file is only for a URL fetched with the default client")
+	}
 	if opts.Client == nil {
-		opts.Client = &http.Client{Timeout: opts.Timeout, Transport: &http.Transport{
+		tr := &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
 			ResponseHeaderTimeout: opts.Timeout,
 			TLSHandshakeTimeout:   opts.Timeout,
 			MaxIdleConns:          2,
 			IdleConnTimeout:       time.Minute,
-		}}
+			// Setting TLSClientConfig would otherwise turn HTTP/2 off.
+			ForceAttemptHTTP2: true,
+		}
+		if opts.CAFile != "" {
+			tc, err := tlsconfig.ClientConfig(opts.CAFile, "", "", "", false)
+			if err != nil {
+				return nil, fmt.Errorf("JWKS %s: %w", opts.URL, err)
+			}
+			tr.TLSClientConfig = tc
+		}
+		opts.Client = &http.Client{Timeout: opts.Timeout, Transport: tr}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

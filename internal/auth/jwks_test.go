@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
 )
 
@@ -238,5 +240,54 @@ func TestParseJWKSKeepsOnlyPublicSignatureKeys(t *testing.T) {
 	}
 	if _, err := parseJWKS([]byte(`{"keys":[` + strings.Repeat(pub+",", maxJWKSKeys) + pub + `]}`)); err == nil {
 		t.Fatal("too many keys accepted")
+	}
+}
+
+// TestKeySetCAFile: a JWKS served over HTTPS by a provider behind a private
+// CA is fetched, and its keys verify tokens, when CAFile names that CA;
+// with the system roots the fetch fails on the certificate and no key is
+// held.
+func TestKeySetCAFile(t *testing.T) {
+	pki := certs.New(t)
+	p, err := idp.Start(idp.Options{Audience: "kafka", TLSCA: pki.CA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	token := p.Mint(map[string]any{"sub": "alice"})
+
+	ks, err := NewKeySet(JWKSOptions{URL: p.JWKSURL(), CAFile: pki.CAFile, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.Refresh(context.Background()); err != nil {
+		t.Fatalf("fetch from %s trusting the test CA: %v", p.JWKSURL(), err)
+	}
+	if _, err := newTestValidator(t, p, ks, nil).Validate(context.Background(), token); err != nil {
+		t.Fatalf("token verified with keys fetched over https: %v", err)
+	}
+
+	roots, err := NewKeySet(JWKSOptions{URL: p.JWKSURL(), Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = roots.Refresh(context.Background())
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("fetch with the system roots: %v, want x509.UnknownAuthorityError", err)
+	}
+	if n, _, _ := roots.Status(); n != 0 {
+		t.Fatalf("%d keys held after a failed fetch", n)
+	}
+
+	for _, bad := range []JWKSOptions{
+		{File: pki.CAFile, CAFile: pki.CAFile},                             // a file is not fetched
+		{URL: p.JWKSURL(), CAFile: pki.CAFile, Client: http.DefaultClient}, // a given client has its own roots
+		{URL: p.JWKSURL(), CAFile: filepath.Join(t.TempDir(), "none.pem")},
+	} {
+		bad.Timeout = time.Second
+		if _, err := NewKeySet(bad); err == nil {
+			t.Errorf("NewKeySet(%+v) accepted", bad)
+		}
 	}
 }

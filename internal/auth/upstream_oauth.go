@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
 // A cached token is used until tokenRefreshPercent of its lifetime has
@@ -51,6 +53,10 @@ type ClientCredentials struct {
 	Scopes []string
 	// Timeout bounds one token request; 0: DefaultTokenTimeout.
 	Timeout time.Duration
+	// CAFile is a PEM bundle of the CAs trusted for TokenURL instead of
+	// the system roots (an identity provider behind a private CA); empty:
+	// the system roots.
+	CAFile string
 	// Observe, if set, is told of every token request, from the
 	// goroutine of the login that made it.
 	Observe func(TokenEvent)
@@ -103,6 +109,21 @@ func NewTokenSource(c ClientCredentials) (*TokenSource, error) {
 	if timeout <= 0 {
 		timeout = DefaultTokenTimeout
 	}
+	// nil: http.DefaultTransport, as without a CA file.
+	var transport http.RoundTripper
+	if c.CAFile != "" {
+		tc, err := tlsconfig.ClientConfig(c.CAFile, "", "", "", false)
+		if err != nil {
+			return nil, fmt.Errorf("upstream OAUTHBEARER: token endpoint %s: %w", c.TokenURL, err)
+		}
+		base, ok := http.DefaultTransport.(*http.Transport)
+		if !ok {
+			return nil, errors.New("upstream OAUTHBEARER: http.DefaultTransport is not an *http.Transport")
+		}
+		tr := base.Clone() // the default's proxy, dial and idle settings
+		tr.TLSClientConfig = tc
+		transport = tr
+	}
 	return &TokenSource{
 		cfg: clientcredentials.Config{
 			ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.TokenURL, Scopes: c.Scopes,
@@ -111,7 +132,8 @@ func NewTokenSource(c ClientCredentials) (*TokenSource, error) {
 			AuthStyle: oauth2.AuthStyleAutoDetect,
 		},
 		http: &http.Client{
-			Timeout: timeout,
+			Timeout:   timeout,
+			Transport: transport,
 			// A redirect would resend the form (with the secret, for
 			// client_secret_post) to wherever it points: refused.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return errTokenRedirect },

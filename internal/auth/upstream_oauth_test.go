@@ -2,15 +2,19 @@ package auth
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
 )
 
@@ -263,5 +267,43 @@ func TestTokenSourceRefusesRedirects(t *testing.T) {
 	}
 	if n := p.TokensIssued(); n != 0 {
 		t.Fatalf("the redirect was followed: %d tokens issued", n)
+	}
+}
+
+// TestTokenSourceCAFile: a token endpoint served over HTTPS behind a
+// private CA gives a token when CAFile names that CA; with the system
+// roots the request fails on the certificate and never reaches the
+// endpoint. The error names the endpoint, not the secret.
+func TestTokenSourceCAFile(t *testing.T) {
+	pki := certs.New(t)
+	p, err := idp.Start(idp.Options{Audience: "kafka",
+		Clients: map[string]idp.Client{"kproxy": {Secret: testClientSecret, Subject: "svc-kproxy"}}, TLSCA: pki.CA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	ctx := context.Background()
+
+	s := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret, CAFile: pki.CAFile})
+	tok, err := s.Token(ctx)
+	if err != nil {
+		t.Fatalf("token from %s trusting the test CA: %v", p.TokenURL(), err)
+	}
+	if c := claimsOf(t, tok); c["sub"] != "svc-kproxy" {
+		t.Fatalf("claims %v", c)
+	}
+
+	roots := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret})
+	_, err = roots.Token(ctx)
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(err, &unknown) || !strings.Contains(err.Error(), p.TokenURL()) || strings.Contains(err.Error(), testClientSecret) {
+		t.Fatalf("token with the system roots: %v, want x509.UnknownAuthorityError naming the endpoint", err)
+	}
+	if n := p.TokensIssued(); n != 1 {
+		t.Fatalf("the endpoint issued %d tokens, want 1", n)
+	}
+	if _, err := NewTokenSource(ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret,
+		CAFile: filepath.Join(t.TempDir(), "none.pem")}); err == nil {
+		t.Fatal("a missing CA file accepted")
 	}
 }

@@ -28,6 +28,9 @@ type OAuthBearer struct {
 	// public signing keys (a JSON Web Key Set).
 	JWKSURL  string `yaml:"jwks_url"`
 	JWKSFile string `yaml:"jwks_file"`
+	// JWKSCAFile is a PEM bundle of the CAs trusted for jwks_url instead
+	// of the system roots (an identity provider behind a private CA).
+	JWKSCAFile string `yaml:"jwks_ca_file"`
 	// Issuer must equal the token's iss claim exactly.
 	Issuer string `yaml:"issuer"`
 	// Audience, when set, must be one of the token's aud values.
@@ -69,6 +72,15 @@ func (o *OAuthBearer) applyDefaults() {
 	}
 }
 
+// urlScheme is s's scheme, lower case ("" if s does not parse).
+func urlScheme(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme
+}
+
 // validate checks o after applyDefaults; key is its full key.
 func (o *OAuthBearer) validate(key string) []error {
 	var errs []error
@@ -83,6 +95,18 @@ func (o *OAuthBearer) validate(key string) []error {
 	case o.JWKSURL != "":
 		if u, err := url.Parse(o.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			bad("jwks_url", "%q: must be an absolute https:// (or http://) URL", o.JWKSURL)
+		}
+	}
+	if o.JWKSCAFile != "" {
+		switch {
+		case o.JWKSFile != "":
+			bad("jwks_ca_file", "only with jwks_url (jwks_file is read from disk, not fetched over https); remove it or use jwks_url")
+		case urlScheme(o.JWKSURL) == "http":
+			bad("jwks_ca_file", "only with an https:// jwks_url (%q is plain http, no certificate is verified)", o.JWKSURL)
+		default:
+			if err := validCAFile(o.JWKSCAFile); err != nil {
+				bad("jwks_ca_file", "%v", err)
+			}
 		}
 	}
 	if o.Issuer == "" {

@@ -2,12 +2,28 @@ package config
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
+
+// caFiles writes a test CA's certificate (good) and a file holding no PEM
+// certificate (junk), for the *_ca_file keys; missing does not exist.
+func caFiles(t *testing.T) (good, junk, missing string) {
+	t.Helper()
+	good = certs.New(t).CAFile
+	dir := t.TempDir()
+	junk = filepath.Join(dir, "junk.pem")
+	if err := os.WriteFile(junk, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return good, junk, filepath.Join(dir, "missing.pem")
+}
 
 func oauthSecurity(t *testing.T, sasl string) []error {
 	t.Helper()
@@ -48,6 +64,7 @@ listeners:
 
 func TestOAuthBearerValidationNamesKeys(t *testing.T) {
 	const good = "      jwks_url: https://idp/jwks\n      issuer: https://idp/\n"
+	caGood, caJunk, caMissing := caFiles(t)
 	for _, tc := range []struct{ sasl, want string }{
 		{"    mechanisms: [OAUTHBEARER]\n", "listeners.sasl.oauthbearer: required when mechanisms lists OAUTHBEARER"},
 		{"    mechanisms: [SCRAM-SHA-512]\n    users: [{name: a, credentials: [x]}]\n    oauthbearer:\n" + good, "listeners.sasl.oauthbearer: set but mechanisms does not list OAUTHBEARER"},
@@ -64,6 +81,14 @@ func TestOAuthBearerValidationNamesKeys(t *testing.T) {
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      required_scopes: [\"a b\"]\n", "listeners.sasl.oauthbearer.required_scopes[0]"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_refresh_interval: 10ms\n", "listeners.sasl.oauthbearer.jwks_refresh_interval: 10ms: must be at least 1s"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_timeout: 2m\n", "listeners.sasl.oauthbearer.jwks_timeout: 2m0s: must be positive and at most 1m0s"},
+		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_ca_file: " + caMissing + "\n",
+			"listeners.sasl.oauthbearer.jwks_ca_file: load CA file: open " + caMissing + ": no such file or directory; want a readable PEM file of the CA certificates to trust"},
+		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_ca_file: " + caJunk + "\n",
+			"listeners.sasl.oauthbearer.jwks_ca_file: load CA file " + caJunk + ": no PEM certificate in it; want a readable PEM file"},
+		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n      jwks_file: /x\n      issuer: i\n      jwks_ca_file: " + caGood + "\n",
+			"listeners.sasl.oauthbearer.jwks_ca_file: only with jwks_url (jwks_file is read from disk, not fetched over https); remove it or use jwks_url"},
+		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n      jwks_url: http://127.0.0.1:1/jwks\n      issuer: i\n      jwks_ca_file: " + caGood + "\n",
+			`listeners.sasl.oauthbearer.jwks_ca_file: only with an https:// jwks_url ("http://127.0.0.1:1/jwks" is plain http, no certificate is verified)`},
 	} {
 		err := errors.Join(oauthSecurity(t, tc.sasl)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -73,6 +98,9 @@ func TestOAuthBearerValidationNamesKeys(t *testing.T) {
 	// OAUTHBEARER alone needs no users; with SCRAM it still does.
 	if errs := oauthSecurity(t, "    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n"+good); len(errs) > 0 {
 		t.Fatalf("OAUTHBEARER alone: %v", errs)
+	}
+	if errs := oauthSecurity(t, "    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n"+good+"      jwks_ca_file: "+caGood+"\n"); len(errs) > 0 {
+		t.Fatalf("jwks_ca_file naming a CA certificate: %v", errs)
 	}
 	if err := errors.Join(oauthSecurity(t, "    mechanisms: [OAUTHBEARER, SCRAM-SHA-512]\n    oauthbearer:\n"+good)...); err == nil || !strings.Contains(err.Error(), "listeners.sasl.users: required") {
 		t.Fatalf("SCRAM without users: %v", err)

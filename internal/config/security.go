@@ -107,6 +107,9 @@ type UpstreamSASL struct {
 	Scope string `yaml:"scope"`
 	// TokenTimeout bounds one token request; default 10s.
 	TokenTimeout time.Duration `yaml:"token_timeout"`
+	// TokenEndpointCAFile is a PEM bundle of the CAs trusted for
+	// token_endpoint instead of the system roots.
+	TokenEndpointCAFile string `yaml:"token_endpoint_ca_file"`
 }
 
 // OAuth reports whether kproxy logs in with OAUTHBEARER.
@@ -159,7 +162,8 @@ func (s *Security) applyDefaults() {
 
 // validate checks every security key, after applyDefaults, and returns one
 // error per problem, each starting with the key it is about. It reads no
-// files: those are read, with errors naming them, at start-up.
+// files but the OAuth CA bundles (see validCAFile); the others are read,
+// with errors naming them, at start-up.
 func (s *Security) validate() []error {
 	var errs []error
 	if t := s.ListenerTLS; t != nil {
@@ -328,6 +332,15 @@ func (u *UpstreamSASL) validate(key string) []error {
 		errs = append(errs, fmt.Errorf("%s: set exactly one of password, password_file, password_env (%d set)", key, n))
 	}
 	return errs
+}
+
+// validCAFile loads a CA bundle at load time: a wrong one would otherwise
+// only show when the identity provider is first asked, as failed logins.
+func validCAFile(file string) error {
+	if _, err := tlsconfig.LoadCertPool(file); err != nil {
+		return fmt.Errorf("%w; want a readable PEM file of the CA certificates to trust", err)
+	}
+	return nil
 }
 
 // countSet counts the non-empty values: a secret must be given one way.

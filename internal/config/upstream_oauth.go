@@ -37,6 +37,13 @@ func (u *UpstreamSASL) validateOAuth(key string) []error {
 	if u.TokenTimeout < 0 {
 		bad("token_timeout", "%s: must be positive", u.TokenTimeout)
 	}
+	if u.TokenEndpointCAFile != "" {
+		if urlScheme(u.TokenEndpoint) == "http" {
+			bad("token_endpoint_ca_file", "only with an https:// token_endpoint (%q is plain http, no certificate is verified)", u.TokenEndpoint)
+		} else if err := validCAFile(u.TokenEndpointCAFile); err != nil {
+			bad("token_endpoint_ca_file", "%v", err)
+		}
+	}
 	return errs
 }
 
@@ -78,7 +85,8 @@ func isLoopbackHost(h string) bool {
 func (u *UpstreamSASL) oauthKeysSet() []string {
 	var set []string
 	for _, k := range []struct{ name, v string }{{"token_endpoint", u.TokenEndpoint}, {"client_id", u.ClientID}, {"client_secret", u.ClientSecret},
-		{"client_secret_file", u.ClientSecretFile}, {"client_secret_env", u.ClientSecretEnv}, {"scope", u.Scope}} {
+		{"client_secret_file", u.ClientSecretFile}, {"client_secret_env", u.ClientSecretEnv}, {"scope", u.Scope},
+		{"token_endpoint_ca_file", u.TokenEndpointCAFile}} {
 		if k.v != "" {
 			set = append(set, k.name)
 		}

@@ -22,6 +22,7 @@ func validateUpstreamSASL(t *testing.T, text string) (*UpstreamSASL, string) {
 }
 
 func TestUpstreamOAuthValid(t *testing.T) {
+	caGood, _, _ := caFiles(t)
 	for _, endpoint := range []string{"https://idp.example.com/oauth2/token", "http://127.0.0.1:8080/token", "http://localhost/token", "http://[::1]:9/t"} {
 		u, errs := validateUpstreamSASL(t, `
 upstream:
@@ -32,17 +33,28 @@ upstream:
     client_secret_file: /run/secrets/kproxy-oauth
     scope: kafka kafka.write
     token_timeout: 3s
-`)
+`+caKey(endpoint, caGood))
 		if errs != "" {
 			t.Fatalf("%s: %s", endpoint, errs)
 		}
-		if !u.OAuth() || u.ClientID != "kproxy" || u.Scope != "kafka kafka.write" || u.TokenTimeout != 3*time.Second {
+		if !u.OAuth() || u.ClientID != "kproxy" || u.Scope != "kafka kafka.write" || u.TokenTimeout != 3*time.Second ||
+			(strings.HasPrefix(endpoint, "https:") && u.TokenEndpointCAFile != caGood) {
 			t.Fatalf("decoded %+v", u)
 		}
 	}
 }
 
+// caKey is a token_endpoint_ca_file line for an https endpoint, which
+// alone can use one.
+func caKey(endpoint, caFile string) string {
+	if !strings.HasPrefix(endpoint, "https:") {
+		return ""
+	}
+	return "    token_endpoint_ca_file: " + caFile + "\n"
+}
+
 func TestUpstreamOAuthValidateNamesKeys(t *testing.T) {
+	caGood, caJunk, caMissing := caFiles(t)
 	for _, tc := range []struct {
 		name, yaml string
 		want       []string
@@ -83,6 +95,22 @@ upstream:
   sasl: {mechanism: SCRAM-SHA-512, username: u, password_env: P, token_endpoint: "https://i/t", client_id: k, client_secret: s3cr3t-value, scope: kafka, token_timeout: 1s}`,
 			[]string{`upstream.sasl.token_endpoint: only for mechanism OAUTHBEARER (mechanism is "SCRAM-SHA-512")`, "upstream.sasl.client_id: only for",
 				"upstream.sasl.client_secret: only for", "upstream.sasl.scope: only for", "upstream.sasl.token_timeout: only for"}, "s3cr3t-value"},
+		{"CA file missing", `
+upstream:
+  sasl: {mechanism: OAUTHBEARER, token_endpoint: "https://i/t", client_id: k, client_secret_env: X, token_endpoint_ca_file: ` + caMissing + `}`,
+			[]string{"upstream.sasl.token_endpoint_ca_file: load CA file: open " + caMissing + ": no such file or directory; want a readable PEM file of the CA certificates to trust"}, ""},
+		{"CA file without a certificate", `
+upstream:
+  sasl: {mechanism: OAUTHBEARER, token_endpoint: "https://i/t", client_id: k, client_secret_env: X, token_endpoint_ca_file: ` + caJunk + `}`,
+			[]string{"upstream.sasl.token_endpoint_ca_file: load CA file " + caJunk + ": no PEM certificate in it; want a readable PEM file"}, ""},
+		{"CA file with a plain http endpoint", `
+upstream:
+  sasl: {mechanism: OAUTHBEARER, token_endpoint: "http://127.0.0.1:1/t", client_id: k, client_secret_env: X, token_endpoint_ca_file: ` + caGood + `}`,
+			[]string{`upstream.sasl.token_endpoint_ca_file: only with an https:// token_endpoint ("http://127.0.0.1:1/t" is plain http, no certificate is verified)`}, ""},
+		{"CA file with SCRAM", `
+upstream:
+  sasl: {mechanism: SCRAM-SHA-512, username: u, password_env: P, token_endpoint_ca_file: ` + caGood + `}`,
+			[]string{`upstream.sasl.token_endpoint_ca_file: only for mechanism OAUTHBEARER (mechanism is "SCRAM-SHA-512")`}, ""},
 		{"lower-case mechanism", `
 upstream:
   sasl: {mechanism: oauthbearer, token_endpoint: "https://i/t", client_id: k, client_secret_env: X}`,

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 )
 
 const twoTenants = `
@@ -61,6 +63,43 @@ func TestVirtualClustersInherit(t *testing.T) {
 	}
 }
 
+// TestVirtualClustersInheritOAuthCAFiles: the CA files of the top level's
+// listeners.sasl.oauthbearer and upstream.sasl reach a virtual cluster that
+// leaves those sections out, and one that sets its own uses its own.
+func TestVirtualClustersInheritOAuthCAFiles(t *testing.T) {
+	top, own := certs.New(t).CAFile, certs.New(t).CAFile
+	cfg, err := Parse(strings.NewReader(`
+upstream:
+  bootstrap_servers: ["127.0.0.1:9092"]
+  sasl: {mechanism: OAUTHBEARER, token_endpoint: "https://idp/token", client_id: k, client_secret_env: X, token_endpoint_ca_file: ` + top + `}
+listeners:
+  sasl: {mechanisms: [OAUTHBEARER], oauthbearer: {jwks_url: "https://idp/jwks", issuer: i, jwks_ca_file: ` + top + `}}
+virtual_clusters:
+  - {name: a, listeners: {bootstrap_port: 19092, broker_port_base: 19100}, topic_prefix: a.}
+  - name: b
+    listeners:
+      bootstrap_port: 19192
+      broker_port_base: 19200
+      sasl: {mechanisms: [OAUTHBEARER], oauthbearer: {jwks_url: "https://other/jwks", issuer: o, jwks_ca_file: ` + own + `}}
+    upstream:
+      bootstrap_servers: ["127.0.0.1:9093"]
+      sasl: {mechanism: OAUTHBEARER, token_endpoint: "https://other/token", client_id: k, client_secret_env: X, token_endpoint_ca_file: ` + own + `}
+    topic_prefix: b.
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{top, own} {
+		c := cfg.Clusters()[i].Config
+		if got := c.Listeners.SASL.OAuthBearer.JWKSCAFile; got != want {
+			t.Errorf("%s: jwks_ca_file %q, want %q", cfg.VirtualClusters[i].Name, got, want)
+		}
+		if got := c.Upstream.SASL.TokenEndpointCAFile; got != want {
+			t.Errorf("%s: token_endpoint_ca_file %q, want %q", cfg.VirtualClusters[i].Name, got, want)
+		}
+	}
+}
+
 // TestSingleClusterIsOneCluster: a file without virtual_clusters is served
 // as it always was, as one unnamed cluster.
 func TestSingleClusterIsOneCluster(t *testing.T) {
@@ -114,6 +153,12 @@ virtual_clusters: [{name: a, listeners: {}}]`, "listeners.bootstrap_port: not se
 			"virtual_clusters[0].upstream.embedded: not supported in a virtual cluster"},
 		{"its own sasl", base + `virtual_clusters: [{name: a, listeners: {sasl: {mode: sideways}}}]`,
 			`virtual_clusters[0].listeners.sasl.mode: "sideways"`},
+		{"its own jwks_ca_file", base + `virtual_clusters: [{name: a, listeners: {sasl: {mechanisms: [OAUTHBEARER],
+    oauthbearer: {jwks_url: "https://idp/jwks", issuer: i, jwks_ca_file: /nonexistent/ca.pem}}}}]`,
+			"virtual_clusters[0].listeners.sasl.oauthbearer.jwks_ca_file: load CA file: open /nonexistent/ca.pem: no such file or directory"},
+		{"its own token_endpoint_ca_file", base + `virtual_clusters: [{name: a, listeners: {}, upstream: {bootstrap_servers: ["127.0.0.1:9092"],
+    sasl: {mechanism: PLAIN, username: u, password_env: P, token_endpoint_ca_file: /x.pem}}}]`,
+			`virtual_clusters[0].upstream.sasl.token_endpoint_ca_file: only for mechanism OAUTHBEARER (mechanism is "PLAIN")`},
 		{"unknown key", base + `virtual_clusters: [{name: a, listeners: {}, topic_prefx: a.}]`, `unknown key "topic_prefx"`},
 	}
 	for _, tt := range tests {

@@ -35,6 +35,7 @@ func (s *Server) setupOAuthBearer(o *config.OAuthBearer) error {
 		},
 		URL:                o.JWKSURL,
 		File:               o.JWKSFile,
+		CAFile:             o.JWKSCAFile,
 		Timeout:            o.JWKSTimeout,
 		RefreshInterval:    o.JWKSRefreshInterval,
 		MinRefreshInterval: min(o.JWKSRefreshInterval, maxUnknownKIDRefreshInterval),

@@ -53,6 +53,14 @@ func StartProxyConfigLog(t testing.TB, yaml string, w io.Writer, level zerolog.L
 	return start(t, yaml, startOptions{wait: true, opts: opts, log: w, level: level})
 }
 
+// StartProxyConfigLogUnready is StartProxyConfigLog without waiting for
+// readiness, for a kproxy that is not meant to become ready (its upstream
+// login fails, say).
+func StartProxyConfigLogUnready(t testing.TB, yaml string, w io.Writer, level zerolog.Level, opts ...proxy.Option) *Proxy {
+	t.Helper()
+	return start(t, yaml, startOptions{opts: opts, log: w, level: level})
+}
+
 // startOptions say how a test kproxy starts; the zero value logs warnings
 // to the test and does not wait for readiness.
 type startOptions struct {

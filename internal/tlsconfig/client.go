@@ -20,7 +20,7 @@ func ClientConfig(caFile, serverName, certFile, keyFile string, insecureSkipVeri
 		InsecureSkipVerify: insecureSkipVerify, //nolint:gosec // opt-in, documented as for tests
 	}
 	if caFile != "" {
-		pool, err := loadCertPool(caFile)
+		pool, err := LoadCertPool(caFile)
 		if err != nil {
 			return nil, fmt.Errorf("client TLS: %w", err)
 		}

@@ -26,9 +26,10 @@ func loadKeyPair(certFile, keyFile string) (*tls.Certificate, error) {
 	return &pair, nil
 }
 
-// loadCertPool reads a PEM bundle of CA certificates; it must hold at
-// least one.
-func loadCertPool(file string) (*x509.CertPool, error) {
+// LoadCertPool reads a PEM bundle of CA certificates; it must hold at
+// least one. It is the one CA-bundle loader: listeners, the upstream
+// client, the configuration's checks and the OAuth HTTPS clients use it.
+func LoadCertPool(file string) (*x509.CertPool, error) {
 	pemData, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("load CA file: %w", err)

@@ -48,7 +48,7 @@ func newReloader(certFile, keyFile, caFile string) (*Reloader, error) {
 	r.cert = cert
 	if caFile != "" {
 		r.caStamp = stampFiles(caFile)
-		if r.pool, err = loadCertPool(caFile); err != nil {
+		if r.pool, err = LoadCertPool(caFile); err != nil {
 			return nil, err
 		}
 	}
@@ -121,7 +121,7 @@ func (r *Reloader) load(force bool) error {
 	if r.caFile != "" {
 		if stamp := stampFiles(r.caFile); force || !sameStamps(stamp, r.caStamp) {
 			r.caStamp = stamp
-			if pool, err := loadCertPool(r.caFile); err != nil {
+			if pool, err := LoadCertPool(r.caFile); err != nil {
 				if firstErr == nil {
 					firstErr = err
 				}

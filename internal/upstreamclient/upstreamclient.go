@@ -47,7 +47,7 @@ func NewSecurity(u config.Upstream, observe func(auth.TokenEvent)) (Security, er
 		}
 		ts, err := auth.NewTokenSource(auth.ClientCredentials{
 			TokenURL: s.TokenEndpoint, ClientID: s.ClientID, ClientSecret: secret,
-			Scopes: strings.Fields(s.Scope), Timeout: s.TokenTimeout, Observe: observe,
+			Scopes: strings.Fields(s.Scope), Timeout: s.TokenTimeout, CAFile: s.TokenEndpointCAFile, Observe: observe,
 		})
 		if err != nil {
 			return Security{}, fmt.Errorf("upstream.sasl: %w", err)

@@ -1,6 +1,6 @@
 // Package idp is a small but real OpenID Connect provider for tests: it
 // serves discovery, a JWKS and a client-credentials token endpoint over HTTP
-// on loopback, and signs RS256 JWTs with a key id. Keys can be rotated (the
+// (or HTTPS, with Options.TLSCA) on loopback, and signs RS256 JWTs with a key id. Keys can be rotated (the
 // previous key stays published until RetireOld), and Mint issues arbitrary,
 // deliberately broken tokens for rejection tests.
 //
@@ -11,6 +11,8 @@ package idp
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,6 +22,8 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/kproxy/kproxy/internal/testpki"
 )
 
 // Options configures a provider. Zero values take the documented defaults.
@@ -35,6 +39,10 @@ type Options struct {
 	TokenLifetime time.Duration
 	// Clients are the registered clients by client id.
 	Clients map[string]Client
+	// TLSCA, when set, makes the provider serve HTTPS with a certificate
+	// for 127.0.0.1, ::1 and localhost (testpki.ServerLeaf) issued by this
+	// CA, as a provider behind a private CA does; nil: plain HTTP.
+	TLSCA *testpki.CA
 }
 
 // Client is one registered OAuth client.
@@ -61,6 +69,7 @@ type IdP struct {
 	issuer string
 	ln     net.Listener
 	srv    *http.Server
+	client *http.Client // trusts the provider's certificate
 
 	mu           sync.Mutex
 	current      signingKey
@@ -81,11 +90,22 @@ func Start(opts Options) (*IdP, error) {
 	if err != nil {
 		return nil, err
 	}
+	scheme, client := "http", http.DefaultClient
+	var tlsCfg *tls.Config
+	if opts.TLSCA != nil {
+		if tlsCfg, client, err = serverTLS(opts.TLSCA); err != nil {
+			return nil, err
+		}
+		scheme = "https"
+	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("idp: listen on %s: %w", opts.Addr, err)
 	}
-	p := &IdP{opts: opts, ln: ln, url: "http://" + ln.Addr().String(), current: key}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	p := &IdP{opts: opts, ln: ln, url: scheme + "://" + ln.Addr().String(), current: key, client: client}
 	p.issuer = opts.Issuer
 	if p.issuer == "" {
 		p.issuer = p.url
@@ -99,8 +119,30 @@ func Start(opts Options) (*IdP, error) {
 	return p, nil
 }
 
-// URL is the provider's base URL, e.g. http://127.0.0.1:41234.
+// serverTLS issues the provider's certificate from ca and returns the
+// server configuration with it and a client trusting only ca.
+func serverTLS(ca *testpki.CA) (*tls.Config, *http.Client, error) {
+	certPEM, keyPEM, err := ca.Issue(testpki.ServerLeaf())
+	if err != nil {
+		return nil, nil, fmt.Errorf("idp: server certificate: %w", err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, nil, fmt.Errorf("idp: server certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, client, nil
+}
+
+// URL is the provider's base URL, e.g. http://127.0.0.1:41234 (https://
+// with Options.TLSCA).
 func (p *IdP) URL() string { return p.url }
+
+// HTTPClient is a client for the provider's endpoints: one trusting its
+// certificate with Options.TLSCA, else http.DefaultClient.
+func (p *IdP) HTTPClient() *http.Client { return p.client }
 
 // Issuer is the iss claim of its tokens.
 func (p *IdP) Issuer() string { return p.issuer }
@@ -155,6 +197,9 @@ func (p *IdP) RetireOld() {
 
 // Close stops serving.
 func (p *IdP) Close() error {
+	if p.client != http.DefaultClient {
+		p.client.CloseIdleConnections()
+	}
 	if err := p.srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

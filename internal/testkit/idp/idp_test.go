@@ -1,7 +1,9 @@
 package idp
 
 import (
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,11 +12,18 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/kproxy/kproxy/internal/testpki"
 )
 
-func startTestIdP(t *testing.T) *IdP {
+func startTestIdP(t *testing.T) *IdP { t.Helper(); return startTestIdPTLS(t, nil) }
+
+// startTestIdPTLS is startTestIdP serving HTTPS with a certificate of ca
+// (nil: plain HTTP).
+func startTestIdPTLS(t *testing.T, ca *testpki.CA) *IdP {
 	t.Helper()
 	p, err := Start(Options{
+		TLSCA:         ca,
 		Audience:      "kafka",
 		TokenLifetime: 5 * time.Minute,
 		Clients: map[string]Client{
@@ -28,9 +37,9 @@ func startTestIdP(t *testing.T) *IdP {
 	return p
 }
 
-func getJSON(t *testing.T, u string, v any) {
+func getJSON(t *testing.T, p *IdP, u string, v any) {
 	t.Helper()
-	resp, err := http.Get(u)
+	resp, err := p.HTTPClient().Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +57,7 @@ func getJSON(t *testing.T, u string, v any) {
 func verify(t *testing.T, p *IdP, token string) (map[string]any, error) {
 	t.Helper()
 	var set jose.JSONWebKeySet
-	getJSON(t, p.JWKSURL(), &set)
+	getJSON(t, p, p.JWKSURL(), &set)
 	parsed, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.RS256})
 	if err != nil {
 		return nil, err
@@ -72,7 +81,7 @@ func requestToken(t *testing.T, p *IdP, basic bool, secret string) (*http.Respon
 	if basic {
 		req.SetBasicAuth("app", secret)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := p.HTTPClient().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +91,23 @@ func requestToken(t *testing.T, p *IdP, basic bool, secret string) (*http.Respon
 	return resp, body
 }
 
+// TestDiscoveryAndClientCredentials: the provider's endpoints work alike
+// over HTTP and, with a CA, over HTTPS.
 func TestDiscoveryAndClientCredentials(t *testing.T) {
-	p := startTestIdP(t)
+	ca, err := testpki.NewCA("idp-test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("http", func(t *testing.T) { testDiscoveryAndClientCredentials(t, startTestIdP(t), "http://") })
+	t.Run("https", func(t *testing.T) { testDiscoveryAndClientCredentials(t, startTestIdPTLS(t, ca), "https://") })
+}
+
+func testDiscoveryAndClientCredentials(t *testing.T, p *IdP, scheme string) {
+	if !strings.HasPrefix(p.URL(), scheme) || !strings.HasPrefix(p.TokenURL(), scheme) || !strings.HasPrefix(p.JWKSURL(), scheme) {
+		t.Fatalf("URLs %s, %s, %s: want %s", p.URL(), p.TokenURL(), p.JWKSURL(), scheme)
+	}
 	var disco map[string]any
-	getJSON(t, p.URL()+"/.well-known/openid-configuration", &disco)
+	getJSON(t, p, p.URL()+"/.well-known/openid-configuration", &disco)
 	if disco["issuer"] != p.Issuer() || disco["token_endpoint"] != p.TokenURL() || disco["jwks_uri"] != p.JWKSURL() {
 		t.Fatalf("discovery = %v", disco)
 	}
@@ -115,6 +137,28 @@ func TestDiscoveryAndClientCredentials(t *testing.T) {
 	}
 	if p.TokensIssued() != 2 {
 		t.Fatalf("TokensIssued = %d", p.TokensIssued())
+	}
+}
+
+// TestHTTPSNeedsTheCA: over HTTPS the provider's certificate verifies
+// against its CA only, so clients with the system roots refuse it.
+func TestHTTPSNeedsTheCA(t *testing.T) {
+	ca, err := testpki.NewCA("idp-test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startTestIdPTLS(t, ca)
+	if p.HTTPClient() == http.DefaultClient {
+		t.Fatal("HTTPClient is the default client over HTTPS")
+	}
+	resp, err := http.Get(p.JWKSURL())
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("GET %s with the system roots: %s, want a certificate error", p.JWKSURL(), resp.Status)
+	}
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("GET %s with the system roots: %v, want x509.UnknownAuthorityError", p.JWKSURL(), err)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package e2eoauth drives kproxy's OAUTHBEARER termination end to end: a
 // real OIDC provider (internal/testkit/idp) issuing signed tokens over
-// HTTP, a real kproxy validating them against the provider's JWKS with the
+// HTTP (or HTTPS behind a test CA), a real kproxy validating them against the provider's JWKS with the
 // policy enforcer plugged in, a kfake cluster behind it, and franz-go
 // clients authenticating with its sasl/oauth mechanism.
 package e2eoauth
@@ -64,7 +64,15 @@ type env struct {
 // extraOAuth added to listeners.sasl.oauthbearer.
 func newEnv(t *testing.T, tokenLifetime time.Duration, extraOAuth string) *env {
 	t.Helper()
-	p, err := idp.Start(idp.Options{Audience: "kafka", TokenLifetime: tokenLifetime, Clients: clients})
+	return newEnvWith(t, idp.Options{TokenLifetime: tokenLifetime}, extraOAuth)
+}
+
+// newEnvWith is newEnv with the provider's options (its audience and
+// clients are the tests' own), for one serving HTTPS.
+func newEnvWith(t *testing.T, opts idp.Options, extraOAuth string) *env {
+	t.Helper()
+	opts.Audience, opts.Clients = "kafka", clients
+	p, err := idp.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +122,7 @@ func fetchToken(ctx context.Context, p *idp.IdP, clientID string) (string, error
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth(clientID, clients[clientID].Secret)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := p.HTTPClient().Do(req)
 	if err != nil {
 		return "", err
 	}

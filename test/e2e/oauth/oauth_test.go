@@ -3,6 +3,7 @@ package e2eoauth
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
 )
 
@@ -208,4 +210,54 @@ func TestKeyRotationMidRun(t *testing.T) {
 		t.Fatalf("a token of the retired key: %v, want SASL_AUTHENTICATION_FAILED", err)
 	}
 	t.Logf("%d records, %d logins over %s", produced, logins.Load(), 4*lifetime)
+}
+
+// TestJWKSCAFile: the provider serves HTTPS with a certificate of a
+// private CA. With jwks_ca_file naming that CA, kproxy fetches the keys
+// and a client holding one of the provider's tokens logs in and produces;
+// without it, kproxy's fetch fails on the certificate, so the same kind
+// of login is refused with SASL_AUTHENTICATION_FAILED and kproxy's log
+// names the certificate problem, never the token.
+func TestJWKSCAFile(t *testing.T) {
+	pki := certs.New(t)
+	t.Run("trusted", func(t *testing.T) {
+		e := newEnvWith(t, idp.Options{TLSCA: pki.CA}, "jwks_ca_file: "+pki.CAFile)
+		if !strings.HasPrefix(e.idp.JWKSURL(), "https://") {
+			t.Fatalf("provider at %s, want https", e.idp.JWKSURL())
+		}
+		ctx := testkit.Context(t, 30*time.Second)
+		cl := e.client(tokenLogin(e.idp, "payments-app", nil), kgo.DefaultProduceTopic("payments"))
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("over https")}).FirstErr(); err != nil {
+			t.Fatalf("produce with a token whose keys came over https: %v", err)
+		}
+		if n := testkit.MetricValue(t, e.proxy.Registry, "kproxy_oauth_jwks_fetches_total", "result", "failure"); n != 0 {
+			t.Errorf("%v JWKS fetches failed", n)
+		}
+	})
+	t.Run("system roots", func(t *testing.T) {
+		e := newEnvWith(t, idp.Options{TLSCA: pki.CA}, "")
+		ctx := testkit.Context(t, 30*time.Second)
+		token, err := fetchToken(ctx, e.idp, "payments-app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(e.log.Bytes())
+		cl := e.client(kgo.SASL(oauth.Auth{Token: token}.AsMechanism()))
+		if err := cl.Ping(ctx); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			t.Fatalf("login without jwks_ca_file: %v, want SASL_AUTHENTICATION_FAILED", err)
+		}
+		cl.Close()
+		logged := e.waitLog(t, before, `"reason":"sasl_failed"`)
+		if !slices.ContainsFunc(strings.Split(logged, "\n"), func(l string) bool {
+			return strings.Contains(l, "sasl_failed") && strings.Contains(l, "x509: certificate signed by unknown authority")
+		}) {
+			t.Fatalf("no log line says the login failed on the provider's certificate:\n%s", logged)
+		}
+		if strings.Contains(logged, token) || strings.Contains(logged, strings.Split(token, ".")[1]) {
+			t.Fatal("kproxy logged the token")
+		}
+		if n := testkit.MetricValue(t, e.proxy.Registry, "kproxy_oauth_jwks_fetches_total", "result", "success"); n != 0 {
+			t.Errorf("%v JWKS fetches succeeded with the system roots", n)
+		}
+	})
 }

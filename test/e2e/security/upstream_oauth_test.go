@@ -2,14 +2,18 @@ package e2esecurity
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // oauthTokenLifetime is the test identity provider's token lifetime: the
@@ -124,4 +128,78 @@ log: {level: warn}
 		t.Errorf("token expiry gauge %v is in the past", expiry)
 	}
 	t.Logf("%d records, %v re-authentications on %v upstream connections, %d tokens", n+1, reauths, upstreamConnections, tokens)
+}
+
+// TestUpstreamOAuthTokenEndpointCAFile: the identity provider serves HTTPS
+// with a certificate of a private CA. With token_endpoint_ca_file naming
+// that CA, kproxy gets its token and logs in upstream (a second kproxy
+// validating the token against the provider's JWKS, fetched with
+// jwks_ca_file), so a client produces through it; without it, kproxy's
+// token request fails on the certificate, the provider issues nothing, the
+// client's produce fails and kproxy's log names the certificate problem.
+func TestUpstreamOAuthTokenEndpointCAFile(t *testing.T) {
+	const topic = "oauth-ca"
+	pki := certs.New(t)
+	provider, err := idp.Start(idp.Options{Audience: "kafka", TLSCA: pki.CA,
+		Clients: map[string]idp.Client{"kproxy": {Secret: "kproxy-oauth-secret"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { provider.Close() })
+	t.Setenv("KPROXY_TEST_OAUTH_SECRET", "kproxy-oauth-secret")
+
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
+	upstream := testkit.StartProxyConfig(t, fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q]}
+listeners:
+  bind_host: 127.0.0.1
+  sasl:
+    mode: terminate
+    mechanisms: [OAUTHBEARER]
+    oauthbearer: {jwks_url: %q, jwks_ca_file: %q, issuer: %q, audience: kafka}
+log: {level: warn}
+`, cluster.ListenAddrs()[0], provider.JWKSURL(), pki.CAFile, provider.Issuer()))
+	config := func(caLine string) string {
+		return fmt.Sprintf(`
+upstream:
+  bootstrap_servers: [%q]
+  sasl: {mechanism: OAUTHBEARER, token_endpoint: %q, client_id: kproxy, client_secret_env: KPROXY_TEST_OAUTH_SECRET%s}
+listeners: {bind_host: 127.0.0.1}
+log: {level: warn}
+`, upstream.BootstrapAddr(), provider.TokenURL(), caLine)
+	}
+
+	ctx := testkit.Context(t, 30*time.Second)
+	trusted := testkit.StartProxyConfig(t, config(fmt.Sprintf(", token_endpoint_ca_file: %q", pki.CAFile)))
+	producer := newClient(t, kgo.SeedBrokers(trusted.BootstrapAddr()), kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0))
+	if err := producer.ProduceSync(ctx, &kgo.Record{Value: []byte("r0")}).FirstErr(); err != nil {
+		t.Fatalf("produce through kproxy trusting the provider's CA: %v", err)
+	}
+	if n := provider.TokensIssued(); n != 1 {
+		t.Fatalf("the provider issued %d tokens, want 1", n)
+	}
+
+	// Without the CA kproxy's own start-up discovery cannot log in either,
+	// so it never becomes ready; its bootstrap listener is open all the
+	// same.
+	log := &logbuf.Buffer{}
+	roots := testkit.StartProxyConfigLogUnready(t, config(""), log, zerolog.WarnLevel)
+	refused := newClient(t, kgo.SeedBrokers(roots.BootstrapAddr()), kgo.DefaultProduceTopic(topic),
+		kgo.RequestRetries(0), kgo.RecordRetries(1), kgo.RecordDeliveryTimeout(5*time.Second))
+	if err := refused.ProduceSync(ctx, &kgo.Record{Value: []byte("r1")}).FirstErr(); err == nil {
+		t.Fatal("produce through kproxy with the system roots succeeded")
+	}
+	if n := provider.TokensIssued(); n != 1 {
+		t.Fatalf("the provider issued %d tokens, want still 1", n)
+	}
+	if roots.Server.Ready() {
+		t.Error("kproxy with the system roots became ready")
+	}
+	if got := log.String(); !strings.Contains(got, "upstream OAuth token request failed") || !strings.Contains(got, "x509: certificate signed by unknown authority") ||
+		strings.Contains(got, "kproxy-oauth-secret") {
+		t.Fatalf("kproxy's log should name the certificate problem, not the secret:\n%s", got)
+	}
+	if n := testkit.MetricValue(t, roots.Registry, "kproxy_upstream_oauth_token_requests_total", "result", "failure"); n < 1 {
+		t.Errorf("kproxy_upstream_oauth_token_requests_total{result=failure} = %v, want at least 1", n)
+	}
 }
