@@ -21,6 +21,38 @@ import (
 // lifetime, so a few seconds span several sessions and tokens.
 const oauthTokenLifetime = 5 * time.Second
 
+// oauthUpstream starts the test identity provider (opts, with kproxy as
+// its client, secret in KPROXY_TEST_OAUTH_SECRET), kfake holding topic, and
+// the upstream kproxy's OAUTHBEARER login meets: a second kproxy in front
+// of kfake validating tokens against the provider's JWKS (fetched trusting
+// jwksCAFile, when set).
+func oauthUpstream(t *testing.T, topic string, opts idp.Options, jwksCAFile string) (*idp.IdP, *testkit.Proxy) {
+	t.Helper()
+	opts.Audience, opts.Clients = "kafka", map[string]idp.Client{"kproxy": {Secret: "kproxy-oauth-secret"}}
+	provider, err := idp.Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { provider.Close() })
+	t.Setenv("KPROXY_TEST_OAUTH_SECRET", "kproxy-oauth-secret")
+	caKey := ""
+	if jwksCAFile != "" {
+		caKey = fmt.Sprintf(", jwks_ca_file: %q", jwksCAFile)
+	}
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
+	upstream := testkit.StartProxyConfig(t, fmt.Sprintf(`
+upstream: {bootstrap_servers: [%q]}
+listeners:
+  bind_host: 127.0.0.1
+  sasl:
+    mode: terminate
+    mechanisms: [OAUTHBEARER]
+    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka%s}
+log: {level: warn}
+`, cluster.ListenAddrs()[0], provider.JWKSURL(), provider.Issuer(), caKey))
+	return provider, upstream
+}
+
 // TestUpstreamOAuthReauthenticatesWithFreshTokens: kproxy logs in to its
 // upstream with OAUTHBEARER, holding a token of its own from the test
 // identity provider (client-credentials grant). The upstream (kfake has no
@@ -35,25 +67,7 @@ const oauthTokenLifetime = 5 * time.Second
 // (Real Kafka: conformance scenario upstream-oauth.)
 func TestUpstreamOAuthReauthenticatesWithFreshTokens(t *testing.T) {
 	const topic = "oauth-reauth"
-	provider, err := idp.Start(idp.Options{Audience: "kafka", TokenLifetime: oauthTokenLifetime,
-		Clients: map[string]idp.Client{"kproxy": {Secret: "kproxy-oauth-secret"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { provider.Close() })
-	t.Setenv("KPROXY_TEST_OAUTH_SECRET", "kproxy-oauth-secret")
-
-	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
-	upstream := testkit.StartProxyConfig(t, fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners:
-  bind_host: 127.0.0.1
-  sasl:
-    mode: terminate
-    mechanisms: [OAUTHBEARER]
-    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka}
-log: {level: warn}
-`, cluster.ListenAddrs()[0], provider.JWKSURL(), provider.Issuer()))
+	provider, upstream := oauthUpstream(t, topic, idp.Options{TokenLifetime: oauthTokenLifetime}, "")
 	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
@@ -140,25 +154,7 @@ log: {level: warn}
 func TestUpstreamOAuthTokenEndpointCAFile(t *testing.T) {
 	const topic = "oauth-ca"
 	pki := certs.New(t)
-	provider, err := idp.Start(idp.Options{Audience: "kafka", TLSCA: pki.CA,
-		Clients: map[string]idp.Client{"kproxy": {Secret: "kproxy-oauth-secret"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { provider.Close() })
-	t.Setenv("KPROXY_TEST_OAUTH_SECRET", "kproxy-oauth-secret")
-
-	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
-	upstream := testkit.StartProxyConfig(t, fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners:
-  bind_host: 127.0.0.1
-  sasl:
-    mode: terminate
-    mechanisms: [OAUTHBEARER]
-    oauthbearer: {jwks_url: %q, jwks_ca_file: %q, issuer: %q, audience: kafka}
-log: {level: warn}
-`, cluster.ListenAddrs()[0], provider.JWKSURL(), pki.CAFile, provider.Issuer()))
+	provider, upstream := oauthUpstream(t, topic, idp.Options{TLSCA: pki.CA}, pki.CAFile)
 	config := func(caLine string) string {
 		return fmt.Sprintf(`
 upstream:
