@@ -49,7 +49,11 @@ func TestOneProcessServesEveryVirtualCluster(t *testing.T) {
 		t.Fatalf("team-b produce under its no-writes policy: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 
+	// Audit lines are written off the request path: wait for team-b's.
 	var sawB bool
+	testkit.WaitFor(5*time.Second, func() bool {
+		return strings.Contains(strings.Join(e.auditLines(), "\n"), `"rule":"no-writes"`)
+	})
 	for _, line := range e.auditLines() {
 		var l map[string]any
 		if err := json.Unmarshal([]byte(line), &l); err != nil {
