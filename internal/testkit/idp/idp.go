@@ -1,8 +1,9 @@
 // Package idp is a small but real OpenID Connect provider for tests: it
 // serves discovery, a JWKS and a client-credentials token endpoint over HTTP
-// (or HTTPS, with Options.TLSCA) on loopback, and signs RS256 JWTs with a key id. Keys can be rotated (the
-// previous key stays published until RetireOld), and Mint issues arbitrary,
-// deliberately broken tokens for rejection tests.
+// (or HTTPS, with Options.TLSCA) on loopback, and signs RS256 JWTs with a
+// key id. Keys can be rotated (the previous key stays published until
+// RetireOld), and Mint issues arbitrary, deliberately broken tokens for
+// rejection tests.
 //
 // Tokens are signed with github.com/go-jose/go-jose/v4, the library kproxy's
 // own OAUTHBEARER validation uses.

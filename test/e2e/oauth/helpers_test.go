@@ -1,8 +1,9 @@
 // Package e2eoauth drives kproxy's OAUTHBEARER termination end to end: a
 // real OIDC provider (internal/testkit/idp) issuing signed tokens over
-// HTTP (or HTTPS behind a test CA), a real kproxy validating them against the provider's JWKS with the
-// policy enforcer plugged in, a kfake cluster behind it, and franz-go
-// clients authenticating with its sasl/oauth mechanism.
+// HTTP (or HTTPS behind a test CA), a real kproxy validating them against
+// the provider's JWKS with the policy enforcer plugged in, a kfake cluster
+// behind it, and franz-go clients authenticating with its sasl/oauth
+// mechanism.
 package e2eoauth
 
 import (
