@@ -191,7 +191,7 @@ func (p *pair) run() {
 		p.close(err)
 		return
 	}
-	p.client.SetReadDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
+	p.armReadDeadline(time.Now().Add(p.s.cfg.Limits.IdleTimeout))
 
 	var responses sync.WaitGroup
 	err := p.forwardRequests(&responses)
@@ -263,6 +263,19 @@ func (p *pair) drain() {
 	p.raw.SetReadDeadline(time.Now())
 }
 
+// armReadDeadline sets the client's read deadline to t (the idle timeout,
+// or the session's re-authentication) unless the pair is draining: drain
+// runs on Shutdown's goroutine at any moment, and a deadline armed just
+// after its own would keep the pair reading until the idle timeout. drain
+// stores draining before setting its deadline, so whichever of the two
+// runs second leaves the deadline in the past.
+func (p *pair) armReadDeadline(t time.Time) {
+	p.client.SetReadDeadline(t)
+	if p.draining.Load() {
+		p.raw.SetReadDeadline(time.Now())
+	}
+}
+
 // connect opens the upstream connection, starts the response loop, and
 // returns the client-to-upstream direction that reads through cr. Request
 // loop only, and only for a request that must reach the upstream (see
@@ -290,11 +303,11 @@ func (p *pair) connect(cr *bufio.Reader, responses *sync.WaitGroup) (*direction,
 	}
 	p.logger().Debug().Str("upstream", conn.RemoteAddr().String()).Msg("upstream connected")
 	if p.session.reauthenticates() {
-		p.client.SetReadDeadline(p.readDeadline())
+		p.armReadDeadline(p.readDeadline())
 	}
 
 	up := newDirection(cr, p.client, conn)
-	up.onReadTimeout = func() { p.client.SetReadDeadline(p.midFrameDeadline()) }
+	up.onReadTimeout = p.armMidFrameDeadline
 	down := newDirection(bufio.NewReaderSize(conn, readBufSize), conn, p.client)
 	responses.Add(1)
 	go func() {
@@ -344,7 +357,7 @@ func (r clientReader) Read(b []byte) (int, error) {
 			p.client.SetReadDeadline(time.Now().Add(drainPoll))
 		case p.activity.Load() != p.idleSeen || p.owed.Load() > 0:
 			p.idleSeen = p.activity.Load()
-			p.client.SetReadDeadline(p.readDeadline())
+			p.armReadDeadline(p.readDeadline())
 		default:
 			return 0, errIdle
 		}

@@ -131,7 +131,7 @@ func (p *pair) reauthenticateUpstream(up *direction) error {
 		return fail(reasonDial, fmt.Errorf("upstream SASL re-authentication (KIP-368): %w", err))
 	}
 	p.session.begin(upstreamLogin{began: start, session: session})
-	p.client.SetReadDeadline(p.readDeadline())
+	p.armReadDeadline(p.readDeadline())
 	p.logger().Debug().Dur("took", time.Since(start)).Dur("session_lifetime", session.Lifetime).Msg("upstream SASL session re-authenticated")
 	return nil
 }

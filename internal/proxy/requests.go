@@ -549,6 +549,16 @@ func (p *pair) midFrameDeadline() time.Time {
 	return p.readDeadline()
 }
 
+// armMidFrameDeadline sets midFrameDeadline, and polls after all if drain
+// ran meanwhile (as armReadDeadline, but mid-frame a past deadline would
+// spin).
+func (p *pair) armMidFrameDeadline() {
+	p.client.SetReadDeadline(p.midFrameDeadline())
+	if p.draining.Load() {
+		p.client.SetReadDeadline(time.Now().Add(drainPoll))
+	}
+}
+
 func unsupportedAPIVersionsFrame(correlationID int32) []byte {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.SetVersion(0)

@@ -84,6 +84,9 @@ func (s *Server) setupSecurity() error {
 func (p *pair) handshakeTLS(cfg *tls.Config, principalFrom string) error {
 	tc := tls.Server(p.client, cfg)
 	tc.SetDeadline(time.Now().Add(p.s.cfg.Limits.HandshakeTimeout))
+	if p.draining.Load() { // drained before the handshake began: nothing to finish
+		p.raw.SetDeadline(time.Now())
+	}
 	if err := tc.Handshake(); err != nil {
 		p.s.metrics.tlsFailures.WithLabelValues("client").Inc()
 		return fail(reasonTLS, fmt.Errorf("TLS handshake: %w", err))

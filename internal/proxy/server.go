@@ -388,11 +388,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		busy := 0
 		for _, p := range pairs {
+			select {
+			case <-p.closed:
+				continue // ended, finishing up
+			default:
+			}
+			busy++
 			p.close(fail("shutdown_timeout", errors.New("in-flight requests not answered within limits.shutdown_timeout")))
 		}
 		<-done
-		return fmt.Errorf("shutdown: %d connections still busy: %w", len(pairs), ctx.Err())
+		return fmt.Errorf("shutdown: %d of %d connections still busy: %w", busy, len(pairs), ctx.Err())
 	}
 }
 
