@@ -53,6 +53,8 @@ type policyWiring struct {
 	auditFile *os.File
 	// quotas are each cluster's quota engine, from its policy's quotas.
 	quotas []*quota.Engine
+	// auditLogs write the throttle lines of clusters without an enforcer.
+	auditLogs []*policy.AuditLog
 }
 
 // startPolicy builds the enforcers from cfg. running is the file's
@@ -92,7 +94,11 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 			return nil, err
 		}
 		w.enfs = append(w.enfs, enf)
-		quotas, err := quota.New(cl.Config.Policy, policy.QuotaMatcher, clusterRegisterer(reg, cl.Name), clusterLogger(log, cl.Name))
+		auditor, err := w.quotaAuditor(cl, enf, clusterRegisterer(reg, cl.Name))
+		if err != nil {
+			return nil, err
+		}
+		quotas, err := quota.New(cl.Config.Policy, policy.QuotaMatcher, clusterRegisterer(reg, cl.Name), auditor)
 		if err != nil {
 			return nil, fmt.Errorf("policy.quotas: %w", err)
 		}
@@ -136,6 +142,31 @@ func (w *policyWiring) startEnforcer(cl config.Cluster, upstream policy.Requeste
 	_, desc := enf.Active()
 	log.Info().Str("policy", desc).Msg("policy in force; SIGHUP or a change to the configuration file reloads it")
 	return enf, nil
+}
+
+// quotaAuditor is where cl's quota engine writes its throttle lines: the
+// enforcer's audit log, or, for a cluster without one, an audit log of
+// its own on the same audit.output (started by its first line).
+func (w *policyWiring) quotaAuditor(cl config.Cluster, enf *policy.Enforcer, reg prometheus.Registerer) (quota.Auditor, error) {
+	if enf != nil {
+		return enf, nil
+	}
+	opts := []policy.Option{policy.WithRegisterer(reg)}
+	if cl.Name != "" {
+		out, err := w.sharedAuditOutput(cl.Config.Audit)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil {
+			opts = append(opts, policy.WithAuditWriter(out))
+		}
+	}
+	a, err := policy.NewAuditLog(cl.Config.Audit, opts...)
+	if err != nil {
+		return nil, err
+	}
+	w.auditLogs = append(w.auditLogs, a)
+	return a, nil
 }
 
 // sharedAuditOutput opens audit.output once for every virtual cluster's
@@ -290,6 +321,9 @@ func (w *policyWiring) close() {
 		if enf != nil {
 			enf.Close()
 		}
+	}
+	for _, a := range w.auditLogs {
+		a.Close()
 	}
 	if w.auditFile != nil {
 		w.auditFile.Close()

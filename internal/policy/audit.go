@@ -2,12 +2,17 @@ package policy
 
 import (
 	"bufio"
+	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/quota"
 )
 
 // Audit decisions, as the "decision" field writes them.
@@ -16,6 +21,7 @@ const (
 	DecisionDeny      = "deny"
 	DecisionAuditDeny = "audit_deny" // audit mode: would be denied, forwarded
 	DecisionHide      = "hide"       // left out of a listing
+	DecisionThrottle  = "throttle"   // a quota throttled the request (sampled)
 )
 
 // auditEvent is one audit log line, captured on the data path and
@@ -36,35 +42,44 @@ type auditEvent struct {
 	decision       string
 	rule           string
 	reason         string
+	// throttle is set for DecisionThrottle, whose line names the quota
+	// instead of an API and a resource.
+	throttle *quota.Throttle
 }
 
-// auditLog writes audit events as JSON lines from a background goroutine.
-// emit never blocks: when the bounded queue is full the event is dropped
-// and counted, because an audit log must not slow the data path down.
+// auditLog writes audit events as JSON lines from a background goroutine,
+// started by the first event (a cluster that is never audited costs no
+// queue). emit never blocks: when the bounded queue is full the event is
+// dropped and counted, because an audit log must not slow the data path
+// down.
 type auditLog struct {
-	queue   chan auditEvent
-	dropped prometheus.Counter
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	out      io.Writer
+	buffered bool
+	size     int
+	dropped  prometheus.Counter
+
+	start     sync.Once
+	queue     chan auditEvent // nil until started; stays nil if closed first
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
-// newAuditLog starts the writer. Unbuffered, each line is written with one
+// newAuditLog makes the writer. Unbuffered, each line is written with one
 // Write call, so lines never interleave with other writers of out (kproxy's
 // own log on stdout); buffered (a file of its own), lines are flushed
 // whenever the queue runs empty.
 func newAuditLog(out io.Writer, buffered bool, size int, dropped prometheus.Counter) *auditLog {
-	a := &auditLog{
-		queue:   make(chan auditEvent, size),
-		dropped: dropped,
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
-	}
-	go a.run(out, buffered)
-	return a
+	return &auditLog{out: out, buffered: buffered, size: size, dropped: dropped}
 }
 
 func (a *auditLog) emit(ev auditEvent) {
+	a.start.Do(func() {
+		a.queue = make(chan auditEvent, a.size)
+		a.stop = make(chan struct{})
+		a.done = make(chan struct{})
+		go a.run()
+	})
 	select {
 	case a.queue <- ev:
 	default:
@@ -72,10 +87,11 @@ func (a *auditLog) emit(ev auditEvent) {
 	}
 }
 
-func (a *auditLog) run(out io.Writer, buffered bool) {
+func (a *auditLog) run() {
 	defer close(a.done)
+	out := a.out
 	var flush func() error
-	if buffered {
+	if a.buffered {
 		bw := bufio.NewWriterSize(out, 64<<10)
 		out, flush = bw, bw.Flush
 	}
@@ -89,6 +105,15 @@ func (a *auditLog) run(out io.Writer, buffered bool) {
 			Str("listener", ev.listener)
 		if ev.virtualCluster != "" {
 			e = e.Str("virtual_cluster", ev.virtualCluster)
+		}
+		if t := ev.throttle; t != nil {
+			e.Str("decision", DecisionThrottle).
+				Str("quota", t.Quota).
+				Str("kind", t.Kind.String()).
+				Float64("throttle_ms", float64(t.Throttle)/float64(time.Millisecond)).
+				Float64("sample_rate", t.SampleRate).
+				Send()
+			return
 		}
 		e = e.Str("api", ev.api).
 			Str("operation", ev.operation).
@@ -124,8 +149,99 @@ func (a *auditLog) run(out io.Writer, buffered bool) {
 	}
 }
 
-// close writes what is queued and stops the writer.
+// close writes what is queued and stops the writer. Events emitted after
+// close are dropped.
 func (a *auditLog) close() {
-	a.once.Do(func() { close(a.stop) })
-	<-a.done
+	a.closeOnce.Do(func() {
+		a.start.Do(func() {}) // never started: stays stopped
+		if a.queue != nil {
+			close(a.stop)
+			<-a.done
+		}
+	})
 }
+
+// throttleEvent is the audit line of a throttled request.
+func throttleEvent(t quota.Throttle) auditEvent {
+	client := ""
+	if t.Client.IsValid() {
+		client = t.Client.String()
+	}
+	return auditEvent{
+		time: t.Time, principal: t.Principal, client: client, clientID: t.ClientID,
+		listener: t.Listener, virtualCluster: t.VirtualCluster, throttle: &t,
+	}
+}
+
+// openAuditOutput makes the writer of audit.output: w when set (a file
+// already opened for several clusters), else standard output or the
+// file, which the returned closer closes (nil for the others).
+func openAuditOutput(a *config.Audit, w io.Writer, dropped prometheus.Counter) (*auditLog, io.Closer, error) {
+	size := config.DefaultAuditBufferSize
+	if a != nil && a.BufferSize > 0 {
+		size = a.BufferSize
+	}
+	if w != nil {
+		return newAuditLog(w, false, size, dropped), nil, nil
+	}
+	if a == nil || a.Output == "" || a.Output == config.AuditStdout {
+		return newAuditLog(os.Stdout, false, size, dropped), nil, nil
+	}
+	f, err := os.OpenFile(a.Output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit.output: %w", err)
+	}
+	return newAuditLog(f, true, size, dropped), f, nil
+}
+
+// AuditLog is audit.output for a cluster without an Enforcer (its policy
+// holds quotas alone, or nothing until a reload brings quotas): it writes
+// the quota engine's throttle lines. With an Enforcer, the Enforcer is
+// the quota engine's Auditor, so that one writer serves both.
+type AuditLog struct {
+	log  *auditLog
+	file io.Closer
+}
+
+var (
+	_ quota.Auditor = (*AuditLog)(nil)
+	_ quota.Auditor = (*Enforcer)(nil)
+)
+
+// NewAuditLog opens audit.output as New would (WithAuditWriter and
+// WithRegisterer apply; its dropped lines count in
+// kproxy_policy_audit_dropped_total). Close stops it.
+func NewAuditLog(a *config.Audit, opts ...Option) (*AuditLog, error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.reg == nil {
+		o.reg = prometheus.NewRegistry()
+	}
+	dropped := newAuditDropped()
+	if err := o.reg.Register(dropped); err != nil {
+		return nil, fmt.Errorf("audit metrics: %w", err)
+	}
+	log, file, err := openAuditOutput(a, o.audit, dropped)
+	if err != nil {
+		return nil, err
+	}
+	return &AuditLog{log: log, file: file}, nil
+}
+
+// AuditThrottle queues the audit line of a throttled request.
+func (l *AuditLog) AuditThrottle(t quota.Throttle) { l.log.emit(throttleEvent(t)) }
+
+// Close writes the queued lines and stops the writer.
+func (l *AuditLog) Close() error {
+	l.log.close()
+	if l.file != nil {
+		return l.file.Close()
+	}
+	return nil
+}
+
+// AuditThrottle queues the audit line of a throttled request, beside the
+// policy's decisions.
+func (e *Enforcer) AuditThrottle(t quota.Throttle) { e.audit.emit(throttleEvent(t)) }

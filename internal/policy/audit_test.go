@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"io"
 	"net/netip"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
@@ -135,4 +137,59 @@ func counterValue(c prometheus.Counter) float64 {
 		panic(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestThrottleAuditLine: a quota's throttle line, written by the
+// enforcer's audit log beside its decisions and by the audit log of a
+// cluster without an enforcer, names who was throttled, by which quota
+// and for how long.
+func TestThrottleAuditLine(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	throttle := quota.Throttle{
+		Time: at, Quota: "payments", Kind: quota.Produce, Principal: "User:svc-payments", ClientID: "billing",
+		Listener: "bootstrap", VirtualCluster: "team-a", Client: netip.MustParseAddr("10.1.2.3"),
+		Throttle: 812400 * time.Microsecond, SampleRate: 0.25,
+	}
+	want := `{"time":"2026-12-01T10:00:00Z","principal":"User:svc-payments","client":"10.1.2.3","client_id":"billing",` +
+		`"listener":"bootstrap","virtual_cluster":"team-a","decision":"throttle","quota":"payments","kind":"produce",` +
+		`"throttle_ms":812.4,"sample_rate":0.25}` + "\n"
+
+	var fromEnforcer logbuf.Buffer
+	enf := newTestEnforcer(t, "policy: {default: allow}", &fromEnforcer)
+	enf.AuditThrottle(throttle)
+	enf.Close()
+	if got := fromEnforcer.String(); got != want {
+		t.Errorf("enforcer's throttle line:\n%s\nwant\n%s", got, want)
+	}
+
+	var alone logbuf.Buffer
+	log, err := NewAuditLog(nil, WithAuditWriter(&alone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.AuditThrottle(throttle)
+	log.Close()
+	if got := alone.String(); got != want {
+		t.Errorf("audit log's throttle line:\n%s\nwant\n%s", got, want)
+	}
+	log.AuditThrottle(throttle) // after Close: dropped, not a panic
+}
+
+// TestAuditLogStartsWithItsFirstLine: an audit log that is never written
+// to starts no writer, and closing it is immediate.
+func TestAuditLogStartsWithItsFirstLine(t *testing.T) {
+	log, err := NewAuditLog(nil, WithAuditWriter(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log.log.queue != nil {
+		t.Error("the writer started before any line")
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log.AuditThrottle(quota.Throttle{Quota: "q"})
+	if log.log.queue != nil {
+		t.Error("a line after Close started the writer")
+	}
 }

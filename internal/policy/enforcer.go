@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -85,22 +84,9 @@ func New(p *config.Policy, a *config.Audit, opts ...Option) (*Enforcer, error) {
 	}
 	e.table = tableByKey(operationTable())
 
-	out, buffered := o.audit, false
-	size := config.DefaultAuditBufferSize
-	if a != nil && a.BufferSize > 0 {
-		size = a.BufferSize
+	if e.audit, e.auditTo, err = openAuditOutput(a, o.audit, e.metrics.auditDropped); err != nil {
+		return nil, err
 	}
-	if out == nil {
-		out = os.Stdout
-		if a != nil && a.Output != "" && a.Output != config.AuditStdout {
-			f, err := os.OpenFile(a.Output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
-			if err != nil {
-				return nil, fmt.Errorf("audit.output: %w", err)
-			}
-			out, buffered, e.auditTo = f, true, f
-		}
-	}
-	e.audit = newAuditLog(out, buffered, size, e.metrics.auditDropped)
 	e.cur.Store(st)
 	return e, nil
 }

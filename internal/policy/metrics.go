@@ -68,10 +68,7 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "kproxy_policy_decisions_total",
 			Help: "Policy decisions, by result: allowed, denied, audit_denied (audit mode: would be denied, forwarded), hidden (left out of a listing).",
 		}, []string{"result"}),
-		auditDropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "kproxy_policy_audit_dropped_total",
-			Help: "Audit log lines dropped because the writer fell behind (audit.buffer_size).",
-		}),
+		auditDropped: newAuditDropped(),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_policy_reloads_total",
 			Help: "Policy reloads, by result: success or failure (the old policy stays in force).",
@@ -90,4 +87,12 @@ func newMetrics(reg prometheus.Registerer) *Metrics {
 	m.reloadOK = m.reloads.WithLabelValues("success")
 	m.reloadFailed = m.reloads.WithLabelValues("failure")
 	return m
+}
+
+// newAuditDropped counts the audit lines a writer dropped.
+func newAuditDropped() prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "kproxy_policy_audit_dropped_total",
+		Help: "Audit log lines dropped because the writer fell behind (audit.buffer_size).",
+	})
 }

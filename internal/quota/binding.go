@@ -1,7 +1,6 @@
 package quota
 
 import (
-	"math/rand/v2"
 	"time"
 )
 
@@ -36,9 +35,11 @@ type Binding struct {
 	rate    [numKinds]sensor
 	// conns is the rule and entity whose max_connections the connection
 	// counts against (rule nil: none).
-	conns     sensor
-	principal string // for audit lines
-	clientID  string
+	conns sensor
+	// principal and who name the connection in audit lines (who without
+	// the claims, which no line writes).
+	principal string
+	who       Principal
 	auditRate float64
 }
 
@@ -105,7 +106,9 @@ func (e *Engine) bind(set *ruleSet, p *Principal, now time.Time) *Binding {
 			continue
 		}
 		if b == nil {
-			b = &Binding{engine: e, windows: set.windows, principal: p.String(), clientID: p.ClientID, auditRate: set.auditRate}
+			who := *p
+			who.Claims = nil
+			b = &Binding{engine: e, windows: set.windows, principal: p.String(), who: who, auditRate: set.auditRate}
 		}
 		key := entityKey{rule: r.name, user: p.User, windows: set.windows}
 		if r.byClientID {
@@ -228,7 +231,7 @@ func (b *Binding) Record(k Kind, value float64, now time.Time) time.Duration {
 	if throttle > 0 {
 		s.rule.throttled[k].Inc()
 		s.rule.throttleSecs[k].Add(throttle.Seconds())
-		b.auditThrottle(k, s.rule, throttle)
+		b.auditThrottle(k, s.rule, throttle, now)
 	}
 	return throttle
 }
@@ -247,14 +250,4 @@ func (b *Binding) RecordNoThrottle(k Kind, value float64, now time.Time) {
 	s.ent.mu.Lock()
 	s.ent.rate(k, b.windows).Record(value, now)
 	s.ent.mu.Unlock()
-}
-
-// auditThrottle writes a sampled audit line for a throttled request.
-func (b *Binding) auditThrottle(k Kind, r *rule, throttle time.Duration) {
-	if b.auditRate <= 0 || (b.auditRate < 1 && rand.Float64() >= b.auditRate) {
-		return
-	}
-	b.engine.audit.Info().Str("audit", "quota").Str("quota", r.name).Str("kind", k.String()).
-		Str("principal", b.principal).Str("client_id", b.clientID).
-		Dur("throttle", throttle).Float64("sample_rate", b.auditRate).Msg("quota exceeded: throttled")
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/internal/config"
 )
@@ -58,7 +57,7 @@ type CompileMatcher func(principals []string) (Matcher, error)
 type Engine struct {
 	rules   atomic.Pointer[ruleSet]
 	metrics *metrics
-	audit   zerolog.Logger
+	audit   Auditor // nil: no audit lines
 	compile CompileMatcher
 
 	mu        sync.Mutex
@@ -69,8 +68,9 @@ type Engine struct {
 
 // New builds an engine from the policy's quotas (p may be nil: no quotas,
 // until a reload brings some), whose principals compile compiles. Metrics
-// go to reg (may be nil); audit lines of throttled requests to audit.
-func New(p *config.Policy, compile CompileMatcher, reg prometheus.Registerer, audit zerolog.Logger) (*Engine, error) {
+// go to reg (may be nil); sampled audit lines of throttled requests to
+// audit (nil: none).
+func New(p *config.Policy, compile CompileMatcher, reg prometheus.Registerer, audit Auditor) (*Engine, error) {
 	e := &Engine{metrics: newMetrics(reg), audit: audit, compile: compile, entities: map[entityKey]*entity{}}
 	if err := e.Reload(p); err != nil {
 		return nil, err

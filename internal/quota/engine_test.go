@@ -1,13 +1,10 @@
 package quota_test
 
 import (
-	"bytes"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
@@ -19,7 +16,7 @@ var now = time.Unix(1_700_000_000, 0)
 // engine builds an engine from a policy section's YAML.
 func engine(t *testing.T, yaml string) *quota.Engine {
 	t.Helper()
-	e, err := quota.New(parsePolicy(t, yaml), policy.QuotaMatcher, nil, zerolog.Nop())
+	e, err := quota.New(parsePolicy(t, yaml), policy.QuotaMatcher, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,28 +227,45 @@ func TestUnauthenticatedConnectionLimitsArePerAddress(t *testing.T) {
 	}
 }
 
-// TestAuditLinesAreSampled: a throttled request is written as an audit
-// line at quota_audit_sample_rate: all at 1, none at 0.
+// throttles records what the engine hands its auditor.
+type throttles struct{ got []quota.Throttle }
+
+func (a *throttles) AuditThrottle(t quota.Throttle) { a.got = append(a.got, t) }
+
+// TestAuditLinesAreSampled: a throttled request goes to the auditor at
+// quota_audit_sample_rate (all at 1, none at 0), naming the rule, the
+// kind, the throttle time and who was throttled.
 func TestAuditLinesAreSampled(t *testing.T) {
 	for _, c := range []struct {
 		rate  string
 		lines int
 	}{{"1", 5}, {"0", 0}} {
-		var out bytes.Buffer
+		audit := &throttles{}
 		p := parsePolicy(t, "policy:\n  quota_audit_sample_rate: "+c.rate+"\n  quotas: [{name: q, principals: [\"*\"], produce_bytes_per_second: 1}]\n")
-		e, err := quota.New(p, policy.QuotaMatcher, nil, zerolog.New(&out))
+		e, err := quota.New(p, policy.QuotaMatcher, nil, audit)
 		if err != nil {
 			t.Fatal(err)
 		}
-		conn, _ := bind(t, e, "alice", "app")
+		var conn quota.Conn
+		who := &quota.Principal{User: "alice", ClientID: "app", Listener: "bootstrap", VirtualCluster: "team-a",
+			Addr: netip.MustParseAddr("10.1.2.3"), Claims: map[string][]string{"sub": {"alice"}}}
+		if adm := e.Refresh(&conn, "alice", who, now); adm.Refuse {
+			t.Fatalf("refused: %+v", adm)
+		}
+		var throttled []time.Duration
 		for i := 0; i < 5; i++ {
-			conn.Binding().Record(quota.Produce, 100, now)
+			throttled = append(throttled, conn.Binding().Record(quota.Produce, 100, now))
 		}
-		if got := strings.Count(out.String(), `"audit":"quota"`); got != c.lines {
-			t.Errorf("sample rate %s: %d audit lines of 5 throttles, want %d:\n%s", c.rate, got, c.lines, out.String())
+		if len(audit.got) != c.lines {
+			t.Fatalf("sample rate %s: %d audit lines of 5 throttles, want %d", c.rate, len(audit.got), c.lines)
 		}
-		if c.lines > 0 && !strings.Contains(out.String(), `"quota":"q","kind":"produce","principal":"User:alice","client_id":"app"`) {
-			t.Errorf("audit line lacks who and what: %s", out.String())
+		for i, got := range audit.got {
+			want := quota.Throttle{Time: now, Quota: "q", Kind: quota.Produce, Principal: "User:alice", ClientID: "app",
+				Listener: "bootstrap", VirtualCluster: "team-a", Client: netip.MustParseAddr("10.1.2.3"),
+				Throttle: throttled[i], SampleRate: 1}
+			if got != want || got.Throttle <= 0 {
+				t.Errorf("audit line %d: %+v, want %+v", i, got, want)
+			}
 		}
 	}
 }

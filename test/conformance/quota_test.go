@@ -13,8 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/rs/zerolog"
-
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/proxy"
@@ -194,7 +192,7 @@ func startQuotaProxy(t *testing.T, yaml string) *testkit.Proxy {
 	if err != nil {
 		t.Fatalf("kproxy config: %v", err)
 	}
-	engine, err := quota.New(cfg.Policy, policy.QuotaMatcher, nil, zerolog.Nop())
+	engine, err := quota.New(cfg.Policy, policy.QuotaMatcher, nil, nil)
 	if err != nil {
 		t.Fatalf("policy.quotas: %v", err)
 	}

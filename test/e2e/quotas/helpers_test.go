@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -39,6 +38,8 @@ type env struct {
 	quotas  *quota.Engine
 	reg     *prometheus.Registry // the quota metrics
 	audit   *logbuf.Buffer       // the quota audit lines
+	// auditLog writes them (asynchronously: Close before reading audit).
+	auditLog *policy.AuditLog
 }
 
 // users are the SASL users every test's kproxy knows (password: NAME-secret).
@@ -76,7 +77,12 @@ log: {level: warn}
 		t.Fatalf("config: %v", err)
 	}
 	e := &env{t: t, cluster: c, reg: prometheus.NewRegistry(), audit: &logbuf.Buffer{}}
-	e.quotas, err = quota.New(cfg.Policy, policy.QuotaMatcher, e.reg, zerolog.New(e.audit))
+	// The audit log kproxy gives a policy of quotas alone.
+	if e.auditLog, err = policy.NewAuditLog(cfg.Audit, policy.WithAuditWriter(e.audit), policy.WithRegisterer(e.reg)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.auditLog.Close() })
+	e.quotas, err = quota.New(cfg.Policy, policy.QuotaMatcher, e.reg, e.auditLog)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,8 @@ func TestProduceAndFetchQuotas(t *testing.T) {
 			t.Errorf("kproxy_quota_admitted_bytes_total{quota=%q} = %v", c.rule, n)
 		}
 	}
-	if !bytes.Contains(e.audit.Bytes(), []byte(`"quota":"bob-produce"`)) {
+	e.auditLog.Close() // writes the queued lines
+	if !bytes.Contains(e.audit.Bytes(), []byte(`"decision":"throttle","quota":"bob-produce","kind":"produce"`)) {
 		t.Errorf("no audit line for bob's throttled requests at sample rate 1")
 	}
 }
