@@ -99,6 +99,12 @@ func (r *Reloader) Watch(ctx context.Context, interval time.Duration) {
 		r.mu.Lock()
 		changed := st != r.stamp
 		r.mu.Unlock()
+		if changed && st.size == 0 {
+			// Truncated and not yet rewritten (os.WriteFile, many editors):
+			// no configuration is empty, so wait for the next look rather
+			// than reject it. SIGHUP still reloads, and rejects, an empty file.
+			continue
+		}
 		if changed {
 			r.Reload("file change")
 		}

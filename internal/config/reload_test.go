@@ -145,6 +145,40 @@ func TestReloaderWatchReloadsChangedFile(t *testing.T) {
 	}
 }
 
+// TestReloaderWatchWaitsOutAnEmptyFile: a file caught between truncation
+// and its new contents is neither applied nor rejected; the contents that
+// follow are applied.
+func TestReloaderWatchWaitsOutAnEmptyFile(t *testing.T) {
+	f := newReloadFixture(t, "policy: {default: deny}\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { f.r.Watch(ctx, 10*time.Millisecond); close(done) }()
+	if err := os.WriteFile(f.path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-f.apply.rejected:
+		t.Fatalf("Watch rejected the file while it was empty: %v", err)
+	case cfg := <-f.apply.applied:
+		t.Fatalf("Watch applied an empty file: %+v", cfg)
+	case <-time.After(200 * time.Millisecond): // 20 looks at it
+	}
+	f.write(t, "policy: {default: allow}\n")
+	select {
+	case cfg := <-f.apply.applied:
+		if cfg.Policy.Default != PolicyDefaultAllow {
+			t.Errorf("Watch applied %+v", cfg.Policy)
+		}
+	case err := <-f.apply.rejected:
+		t.Fatalf("Watch rejected the rewritten file: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Watch did not apply the rewritten file")
+	}
+	cancel()
+	<-done
+}
+
 func TestRestartNeeded(t *testing.T) {
 	parse := func(body string) *Config {
 		t.Helper()
