@@ -179,7 +179,8 @@ func TestKeySetRunRefreshesOnSchedule(t *testing.T) {
 	}
 	p.RetireOld()
 	for {
-		if n, _, _ := ks.Status(); n == 1 {
+		// OnFetch is called after the keys are stored: wait for both.
+		if n, _, _ := ks.Status(); n == 1 && fetches.Load() >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -125,27 +125,29 @@ func TestRefreshAfter(t *testing.T) {
 	}
 }
 
-// After half of its 2 s lifetime a token is replaced: a login then gets a
-// new one.
+// After half of its 6 s lifetime a token is replaced: a login then gets a
+// new one. The checks sit 2.5 s clear of the refresh and of the expiry, so
+// a slow machine does not move them across either.
 func TestTokenSourceRefreshesBeforeExpiry(t *testing.T) {
-	p := startTokenIdP(t, 2*time.Second)
+	p := startTokenIdP(t, 6*time.Second)
 	s := newSource(t, ClientCredentials{TokenURL: p.TokenURL(), ClientID: "kproxy", ClientSecret: testClientSecret})
 	ctx := context.Background()
+	fetched := time.Now()
 	first, err := s.Token(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
 	if again, _ := s.Token(ctx); again != first || p.TokensIssued() != 1 {
-		t.Fatalf("a token at a quarter of its lifetime was not reused (issued %d)", p.TokensIssued())
+		t.Fatalf("a token at a twelfth of its lifetime was not reused (issued %d)", p.TokensIssued())
 	}
-	time.Sleep(700 * time.Millisecond) // 1.2 s: past half of 2 s, before expiry
+	time.Sleep(time.Until(fetched.Add(3500 * time.Millisecond))) // past half of 6 s, before expiry
 	second, err := s.Token(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if second == first || p.TokensIssued() != 2 {
-		t.Fatalf("no new token at 60%% of the first one's lifetime (issued %d)", p.TokensIssued())
+		t.Fatalf("no new token at 58%% of the first one's lifetime (issued %d)", p.TokensIssued())
 	}
 }
 

@@ -92,7 +92,10 @@ func TestShutdownAnswersInFlightRequestsThenCloses(t *testing.T) {
 	c := dialRaw(t, addr)
 	fetch := longPollFetch("quiet", 1500*time.Millisecond)
 	corr := c.send(fetch)
-	time.Sleep(200 * time.Millisecond) // the fetch is now parked upstream
+	// Shutdown must find the fetch forwarded, parked upstream.
+	if !testkit.WaitFor(5*time.Second, func() bool { return testkit.MetricValue(t, p.Registry, "kproxy_requests_in_flight") == 1 }) {
+		t.Fatal("the fetch never counted as in flight")
+	}
 
 	start := time.Now()
 	shutdownDone := make(chan error, 1)
