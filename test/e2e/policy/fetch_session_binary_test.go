@@ -82,7 +82,19 @@ func TestBinaryFetchSessionEndsAtAuditToEnforce(t *testing.T) {
 
 	write("enforce")
 	kp.WaitLog("reload on file change", testkit.MessagePrefix("policy reloaded"))
-	time.Sleep(3 * maxWait) // fetches waiting at the broker finish under the old policy
+	// Fetches waiting at the broker finish under the old policy. The
+	// consumer has one fetch out at a time: once one is denied, those
+	// have ended.
+	if !testkit.WaitFor(10*time.Second, func() bool {
+		for _, l := range strings.Split(get(t, "http://"+kp.Admin+"/metrics"), "\n") {
+			if v, ok := strings.CutPrefix(l, `kproxy_policy_decisions_total{result="denied"} `); ok && v != "0" {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("no fetch denied within 10 s of the reload")
+	}
 	produce("enforce")
 	got, errs := consumeFor(ctx, consumer, 2*time.Second)
 	if len(got["t"]) > 0 {

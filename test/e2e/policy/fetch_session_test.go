@@ -176,8 +176,13 @@ func TestFetchSessionEndsWhenReloadDenies(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A fetch already waiting at the broker finishes under the
-			// policy it started with, as in Kafka: let those end.
-			time.Sleep(3 * maxWait)
+			// policy it started with, as in Kafka. The consumer has one
+			// fetch out at a time: once one is denied, those have ended.
+			if !testkit.WaitFor(10*time.Second, func() bool {
+				return testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "result", "denied") > 0
+			}) {
+				t.Fatal("no fetch denied within 10 s of the reload")
+			}
 			e.produceDirect(ctx, "secret.t", "after", 6)
 			got, errs := consumeFor(ctx, cl, 2*time.Second)
 			if len(got["secret.t"]) > 0 {
