@@ -195,6 +195,13 @@ func (b *Binary) Stop() ([]LogLine, error) {
 	}()
 	select {
 	case r := <-done:
+		if r.err != nil {
+			// What kproxy said while shutting down, for the failure's log:
+			// the lines of connections it gave up on name them and why.
+			for _, l := range r.lines[max(0, len(r.lines)-20):] {
+				b.t.Logf("kproxy log after the signal: %v", map[string]any(l))
+			}
+		}
 		return r.lines, r.err
 	case <-time.After(40 * time.Second):
 		b.t.Fatal("kproxy did not exit within 40s of SIGTERM")
