@@ -162,7 +162,10 @@ func TestKeyRotationMidRun(t *testing.T) {
 	e := newEnv(t, lifetime, "jwks_refresh_interval: 1s")
 	ctx := testkit.Context(t, 60*time.Second)
 	var logins atomic.Int64
-	producer := e.client(tokenLogin(e.idp, "payments-app", &logins), kgo.DefaultProduceTopic("payments"))
+	// The checks below count connections: kgo must not close its idle
+	// seed connection (after 20 s by default) on a slow run.
+	producer := e.client(tokenLogin(e.idp, "payments-app", &logins), kgo.DefaultProduceTopic("payments"),
+		kgo.ConnIdleTimeout(time.Minute))
 	produced := 0
 	produce := func() {
 		t.Helper()

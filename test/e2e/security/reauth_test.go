@@ -89,9 +89,12 @@ log: {level: warn}
 `, bootstrap, listeners))
 			clientOpts[0] = kgo.SeedBrokers(px.BootstrapAddr())
 
-			producer := newClient(t, append(clientOpts, kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0))...)
+			// The checks below count connections: kgo must not close its
+			// idle seed connection (after 20 s by default) on a slow run.
+			keepIdle := kgo.ConnIdleTimeout(time.Minute)
+			producer := newClient(t, append(clientOpts, kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0), keepIdle)...)
 			consumer := newClient(t, append(clientOpts, kgo.ConsumeTopics(topic),
-				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond), kgo.RequestRetries(0))...)
+				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond), kgo.RequestRetries(0), keepIdle)...)
 			ctx := testkit.Context(t, 60*time.Second)
 
 			// Warm up: every connection either client will use is open.
