@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
+	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
 )
 
 // fakeClock is a settable time source for upstreamHealth.
@@ -143,12 +144,7 @@ func TestHealthLogsAggregated(t *testing.T) {
 // it once per backoff interval (no faster, whatever the clients do), tells
 // the listeners when it goes down and when a probe finds it back.
 func TestHealthProbesUntilBack(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // the port now refuses, as a dead broker's does
+	addr, release := tcppeer.Refusing(t) // as a dead broker's port
 
 	var probes atomic.Int32
 	var mu sync.Mutex
@@ -181,6 +177,7 @@ func TestHealthProbesUntilBack(t *testing.T) {
 		t.Errorf("%d probes in %s, want one per backoff interval", n, elapsed)
 	}
 
+	release()
 	back, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("relisten on %s: %v", addr, err)

@@ -6,6 +6,9 @@ package tcppeer
 
 import (
 	"net"
+	"strconv"
+	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -32,4 +35,28 @@ func Serve(tb testing.TB, serve func(net.Conn)) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// Refusing returns a 127.0.0.1 address whose connections are refused at
+// once, as a dead broker's port refuses them. Its port is bound without
+// listening, so, unlike a closed listener's, no other test can take it
+// while it is held. release frees the port (for a test that brings the
+// address back with net.Listen); the test's end releases it too.
+func Refusing(tb testing.TB) (addr string, release func()) {
+	tb.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { syscall.Close(fd) }) }
+	tb.Cleanup(release)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		tb.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port)), release
 }

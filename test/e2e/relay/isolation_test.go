@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
 )
 
 // TestLongPollDoesNotDelayOthers: a consumer long-polling an empty topic
@@ -113,13 +114,8 @@ func TestUpstreamUnreachable(t *testing.T) {
 	const dialTimeout = 2 * time.Second
 	t.Run("refused", func(t *testing.T) {
 		t.Parallel()
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		closed := ln.Addr().String()
-		ln.Close()
-		took := unreachable(t, closed, dialTimeout)
+		refusing, _ := tcppeer.Refusing(t)
+		took := unreachable(t, refusing, dialTimeout)
 		if took > dialTimeout {
 			t.Errorf("close took %v, longer than the %v dial timeout", took, dialTimeout)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
 	"github.com/kproxy/kproxy/server"
 )
 
@@ -186,14 +186,10 @@ virtual_clusters:
 	}
 }
 
-// closedAddr is a loopback address nothing listens on.
+// closedAddr is a loopback address nothing listens on, held until the
+// test ends.
 func closedAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr, _ := tcppeer.Refusing(t)
 	return addr
 }
