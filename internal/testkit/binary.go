@@ -3,6 +3,7 @@ package testkit
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -22,23 +23,40 @@ import (
 func BuildKproxy(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kproxy")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kproxy")
-	build.Dir = moduleRoot(t)
-	out, err := build.CombinedOutput()
-	if err != nil {
+	if out, err := GoBuild(bin); err != nil {
 		t.Fatalf("go build kproxy: %v\n%s", err, out)
 	}
 	return bin
 }
 
+// GoBuild builds cmd/kproxy to bin, returning go build's output on error.
+func GoBuild(bin string) (string, error) {
+	root, err := sourceRoot()
+	if err != nil {
+		return "", err
+	}
+	build := exec.Command("go", "build", "-o", bin, "./cmd/kproxy")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	return string(out), err
+}
+
 // moduleRoot is the directory of kproxy's root module: two up from this
 // file's (internal/testkit).
 func moduleRoot(t testing.TB) string {
+	root, err := sourceRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func sourceRoot() (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok || !filepath.IsAbs(file) {
-		t.Fatalf("testkit: cannot tell where kproxy's source is (built with -trimpath?): %q", file)
+		return "", fmt.Errorf("testkit: cannot tell where kproxy's source is (built with -trimpath?): %q", file)
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", ".."), nil
 }
 
 // LogLine is one line of kproxy's JSON log.
