@@ -9,6 +9,8 @@
 //   - splice: bench/relay in splice mode (io.Copy between TCP conns).
 //   - copy: bench/relay in user-space copy mode (32 KiB buffer).
 //   - kproxy: the real kproxy binary, passthrough.
+//   - kproxy-base: another kproxy binary (an earlier build), passthrough,
+//     to compare before and after a change in one run (optional).
 //   - kproxy-policy: kproxy with a 50-rule policy (optional).
 //   - kproxy-quotas: kproxy with quotas configured that the bench traffic
 //     matches but never reaches (optional).
@@ -40,6 +42,7 @@ const (
 	TargetSplice       = "splice"
 	TargetCopy         = "copy"
 	TargetKproxy       = "kproxy"
+	TargetKproxyBase   = "kproxy-base"
 	TargetKproxyPolicy = "kproxy-policy"
 	TargetKproxyVC     = "kproxy-vc"
 	TargetKproxyQuotas = "kproxy-quotas"
@@ -50,7 +53,7 @@ const (
 )
 
 // AllTargets is every target in report order.
-var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy, TargetKproxyVC, TargetKproxyQuotas, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
+var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyBase, TargetKproxyPolicy, TargetKproxyVC, TargetKproxyQuotas, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
 
 // tlsTargets are the targets a client reaches over TLS; -tls adds them.
 var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
@@ -96,10 +99,13 @@ type Options struct {
 	TLS            bool   // add the tls-relay, kproxy-tls and kproxy-sni targets
 	Tracing        bool   // add the kproxy-traced target
 	KproxyBin      string // prebuilt kproxy; empty builds ./cmd/kproxy
-	Conns          int    // idle connection pairs for the RSS-per-pair measurement; 0 skips it
-	Targets        []string
-	Loads          []string
-	Quick          bool
+	// KproxyBaseBin adds the kproxy-base target: this binary, passthrough,
+	// compared with kproxy as mb_per_s_vs_kproxy and cpu_per_gib_vs_kproxy.
+	KproxyBaseBin string
+	Conns         int // idle connection pairs for the RSS-per-pair measurement; 0 skips it
+	Targets       []string
+	Loads         []string
+	Quick         bool
 	// Self is the command that runs this tool's hidden subcommands
 	// ("relay", "backend") as child processes: an executable and any
 	// leading arguments. Empty means this executable.

@@ -37,7 +37,7 @@ func TestQuickRun(t *testing.T) {
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"),
 		"-quick", "-rounds", "1", "-duration", "1s", "-warmup", "500ms", "-latency-n", "30",
 		"-brokers", "2", "-conns", "20", "-policy", "-vc", "-quotas", "-tls", "-tracing", "-procs", "1",
-		"-kproxy-bin", filepath.Join(dir, "kproxy"),
+		"-kproxy-bin", filepath.Join(dir, "kproxy"), "-kproxy-base", filepath.Join(dir, "kproxy"),
 		"-json", jsonPath, "-md", mdPath, "-png", pngPath)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -77,7 +77,7 @@ func TestQuickRun(t *testing.T) {
 		}
 		measured = append(measured, name)
 	}
-	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetKproxyVC, bench.TargetKproxyTraced, bench.TargetTLSRelay, bench.TargetKproxyTLS, bench.TargetKproxySNI} {
+	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetKproxyBase, bench.TargetKproxyVC, bench.TargetKproxyTraced, bench.TargetTLSRelay, bench.TargetKproxyTLS, bench.TargetKproxySNI} {
 		if !contains(measured, must) {
 			t.Errorf("target %s was not measured", must)
 		}
@@ -120,6 +120,9 @@ func TestQuickRun(t *testing.T) {
 			}
 			if _, ok := lr.Result(bench.TargetKproxyTLS).Ratios["cpu_per_gib_vs_tls_relay"]; !ok {
 				t.Errorf("load %s: kproxy-tls has no CPU ratio vs tls-relay", lr.Name)
+			}
+			if _, ok := lr.Result(bench.TargetKproxyBase).Ratios["mb_per_s_vs_kproxy"]; !ok {
+				t.Errorf("load %s: kproxy-base has no ratio vs kproxy", lr.Name)
 			}
 			if _, ok := lr.Result(bench.TargetKproxySNI).Ratios["cpu_per_gib_vs_kproxy_tls"]; !ok {
 				t.Errorf("load %s: kproxy-sni has no CPU ratio vs kproxy-tls", lr.Name)

@@ -410,6 +410,7 @@ func (r *Report) Markdown() string {
 		compareLine(&b, lr, "TLS on the client side", TargetKproxyTLS, TargetTLSRelay, "tls_relay")
 		compareLine(&b, lr, "SNI listener", TargetKproxySNI, TargetKproxyTLS, "kproxy_tls")
 		compareLine(&b, lr, "Prefixed virtual cluster", TargetKproxyVC, TargetKproxy, "kproxy")
+		compareLine(&b, lr, "Base binary (before)", TargetKproxyBase, TargetKproxy, "kproxy")
 		if r.coarseUsed {
 			fmt.Fprintf(&b, "\n\\* fewer than %d clock ticks (1/%d s) of proxy CPU in the median window: too coarse to compare; use longer runs.\n", coarseTicks, r.Meta.ClockTicks)
 			r.coarseUsed = false

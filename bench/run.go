@@ -116,7 +116,7 @@ func wantedTargets(o Options) []string {
 	out := slices.Clone(o.Targets)
 	// Each optional target is in the run exactly when its flag is set.
 	for target, on := range map[string]bool{TargetKproxyPolicy: o.Policy, TargetKproxyVC: o.VirtualCluster,
-		TargetKproxyQuotas: o.Quotas, TargetKproxyTraced: o.Tracing} {
+		TargetKproxyQuotas: o.Quotas, TargetKproxyTraced: o.Tracing, TargetKproxyBase: o.KproxyBaseBin != ""} {
 		out = slices.DeleteFunc(out, func(s string) bool { return s == target })
 		if on {
 			out = append(out, target)
@@ -147,6 +147,12 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 		return startRelay(&r.o, r.up, name, r.pki, r.workDir)
 	case TargetKproxy:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
+	case TargetKproxyBase:
+		t, err := startKproxy(ctx, &r.o, r.up, name, r.o.KproxyBaseBin, "", nil, r.workDir)
+		if t != nil {
+			t.desc = "kproxy process, passthrough (no policy), of the binary " + r.o.KproxyBaseBin
+		}
+		return t, err
 	case TargetKproxyPolicy:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, r.policy, nil, r.workDir)
 	case TargetKproxyVC:

@@ -63,6 +63,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	withTLS := fs.Bool("tls", false, "add the tls-relay, kproxy-tls and kproxy-sni targets: the client speaks TLS to a TLS-terminating relay, to kproxy with TLS listeners, and to kproxy's SNI listener (one port, routed by server name)")
 	policyFile := fs.String("policy-file", "", "YAML file holding a top-level policy: block to use instead of the generated 50-rule one (implies -policy)")
 	kproxyBin := fs.String("kproxy-bin", "", "prebuilt kproxy binary (default: go build ./cmd/kproxy of this module)")
+	kproxyBase := fs.String("kproxy-base", "", "add the kproxy-base target: this prebuilt kproxy binary (e.g. built from the commit before a change), passthrough, compared with kproxy in the same run")
 	conns := fs.Int("conns", 0, "also measure RSS per idle connection pair with this many connections (e.g. 10000)")
 	targets := fs.String("targets", strings.Join(d.Targets, ","), "comma-separated targets: "+strings.Join(bench.AllTargets, ","))
 	loads := fs.String("loads", strings.Join(d.Loads, ","), "comma-separated loads, or none: "+strings.Join(bench.AllLoads, ","))
@@ -107,6 +108,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o.VirtualCluster = *vc
 	o.Tracing = *tracing
 	o.KproxyBin = *kproxyBin
+	o.KproxyBaseBin = *kproxyBase
 	o.Conns = *conns
 	o.Targets = bench.ParseList(*targets)
 	o.Loads = bench.ParseList(*loads)
