@@ -59,8 +59,10 @@ type policyWiring struct {
 
 // startPolicy builds the enforcers from cfg. running is the file's
 // configuration as loaded, before kproxy amended it.
-func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logger, reg prometheus.Registerer) (w *policyWiring, err error) {
-	w = &policyWiring{reload: src.reload}
+func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logger, reg prometheus.Registerer) (_ *policyWiring, err error) {
+	// w, not the named result: an early "return nil, err" sets the result
+	// to nil before this deferred close runs.
+	w := &policyWiring{reload: src.reload}
 	defer func() {
 		if err != nil {
 			w.close()

@@ -1,0 +1,48 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/server"
+)
+
+// TestStartupErrorsWithAPolicyAreReturned: with a policy configured, a
+// start-up step that fails after the policy's wiring began (an upstream CA
+// bundle that is missing, an audit file that cannot be opened) is returned
+// as an error naming its cause; the wiring's clean-up must not run on a nil
+// wiring and panic instead.
+func TestStartupErrorsWithAPolicyAreReturned(t *testing.T) {
+	cluster := testkit.Cluster(t, 1)
+	missing := filepath.Join(t.TempDir(), "absent", "file.pem")
+	upstream := fmt.Sprintf("upstream: {bootstrap_servers: [%q]}\n", cluster.ListenAddrs()[0])
+	rest := `listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
+log: {level: info, format: json}
+policy: {default: allow}
+`
+	for name, text := range map[string]string{
+		"missing upstream CA":     fmt.Sprintf("upstream: {bootstrap_servers: [%q], tls: {ca_file: %q}}\n", cluster.ListenAddrs()[0], missing) + rest,
+		"unwritable audit output": upstream + rest + fmt.Sprintf("audit: {output: %q}\n", missing),
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := testkit.WriteConfig(t, text)
+			var err error
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("server.Run panicked: %v", p)
+					}
+				}()
+				err = server.Run(context.Background(), server.Options{ConfigPath: path, LogOutput: io.Discard})
+			}()
+			if err == nil || !strings.Contains(err.Error(), missing) {
+				t.Errorf("server.Run returned %v, want an error naming %s", err, missing)
+			}
+		})
+	}
+}
