@@ -37,11 +37,13 @@ ARG COMMIT=unknown
 LABEL org.opencontainers.image.title="kproxy" \
       org.opencontainers.image.description="Transparent Kafka protocol proxy" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.revision="${COMMIT}"
+      org.opencontainers.image.revision="${COMMIT}" \
+      org.opencontainers.image.licenses="Apache-2.0"
 # System roots for upstream.tls without a ca_file.
 COPY --from=build /out/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/kproxy /kproxy
 COPY configs/ /etc/kproxy/
+COPY LICENSE NOTICE THIRD_PARTY_LICENSES.md /licenses/
 # No shell, no passwd file: a numeric user and group, so that Kubernetes'
 # runAsNonRoot can verify it.
 USER 65532:65532

@@ -121,6 +121,8 @@ entrypoint=$(inspect '{{json .Config.Entrypoint}}')
 cmd=$(inspect '{{json .Config.Cmd}}')
 ports=$(inspect '{{range $p, $_ := .Config.ExposedPorts}}{{$p}} {{end}}')
 [[ $user =~ ^[0-9]+:[0-9]+$ && $user != 0:* ]] || { echo "image user $user: want a numeric non-root uid:gid"; exit 1; }
+licence=$(inspect '{{index .Config.Labels "org.opencontainers.image.licenses"}}')
+[[ $licence == Apache-2.0 ]] || { echo "image label org.opencontainers.image.licenses is '$licence': want Apache-2.0"; exit 1; }
 
 echo "== image: run"
 if [[ $mode == container ]] || { [[ $mode == auto ]] && pick_runtime --entrypoint /kproxy "$image" validate --config /etc/kproxy/demo.yaml; }; then
