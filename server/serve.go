@@ -88,19 +88,52 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 		return err
 	}
 
-	<-ctx.Done()
-	log.Info().Str("timeout", cfg.Limits.ShutdownTimeout.String()).Msg("shutting down: draining in-flight requests")
+	failed := startFailure(ctx, cfg, servers)
+	if failed != nil {
+		log.Error().Err(failed).Msg("start-up failed; shutting down")
+	} else {
+		log.Info().Str("timeout", cfg.Limits.ShutdownTimeout.String()).Msg("shutting down: draining in-flight requests")
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownTimeout)
 	defer cancel()
 	err = shutdown(shutdownCtx)
 	if admin != nil {
 		admin.Shutdown(shutdownCtx)
 	}
+	if failed != nil {
+		return errors.Join(failed, err)
+	}
 	if err != nil {
 		return err
 	}
 	log.Info().Msg("shut down cleanly")
 	return nil
+}
+
+// startFailure waits until ctx ends (nil) or a server's start-up fails
+// after it began serving (that error, naming the virtual cluster).
+func startFailure(ctx context.Context, cfg *config.Config, servers []*proxy.Server) error {
+	failed := make(chan error, len(servers))
+	clusters := cfg.Clusters()
+	for i, srv := range servers {
+		name := clusters[i].Name
+		go func() {
+			select {
+			case err := <-srv.Failed():
+				if name != "" {
+					err = fmt.Errorf("virtual cluster %s: %w", name, err)
+				}
+				failed <- err
+			case <-ctx.Done():
+			}
+		}()
+	}
+	select {
+	case err := <-failed:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // serveAdmin serves the admin endpoint (proxy.Server.AdminHandler) when admin.listen is

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/server"
@@ -44,5 +46,31 @@ policy: {default: allow}
 				t.Errorf("server.Run returned %v, want an error naming %s", err, missing)
 			}
 		})
+	}
+}
+
+// TestBrokerPortInUseFailsStartUp: a broker listener whose port is taken
+// ends Run with an error naming the address, as a broker whose port is
+// taken exits, instead of retrying the metadata forever.
+func TestBrokerPortInUseFailsStartUp(t *testing.T) {
+	cluster := testkit.Cluster(t, 1) // node 0
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	text := strings.Replace(testkit.LocalConfig(cluster.ListenAddrs()[0]), "broker_port_base: 0", fmt.Sprintf("broker_port_base: %d", port), 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- server.Run(context.Background(), server.Options{ConfigPath: testkit.WriteConfig(t, text), LogOutput: io.Discard})
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), taken.Addr().String()) || !strings.Contains(err.Error(), "address already in use") {
+			t.Errorf("server.Run returned %v, want the bind error for %s", err, taken.Addr())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server.Run still running 30s after its broker port was found taken")
 	}
 }

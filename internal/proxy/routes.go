@@ -137,13 +137,13 @@ func (r *routes) listen(nodeID int32) (*nodeRoute, error) {
 		}
 	}
 	if port > 65535 {
-		return nil, fmt.Errorf("node %d: listeners.broker_port_base %d + node id is %d, beyond the last TCP port; add a listeners.brokers override for it",
-			nodeID, r.cfg.BrokerPortBase, port)
+		return nil, fmt.Errorf("%w: node %d: listeners.broker_port_base %d + node id is %d, beyond the last TCP port; add a listeners.brokers override for it",
+			errNodeListener, nodeID, r.cfg.BrokerPortBase, port)
 	}
 	addr := net.JoinHostPort(r.cfg.BindHost, strconv.Itoa(port))
 	ln, err := r.open(nodeID, addr)
 	if err != nil {
-		return nil, fmt.Errorf("open listener for node %d on %s: %w", nodeID, addr, err)
+		return nil, fmt.Errorf("%w: open listener for node %d on %s: %w", errNodeListener, nodeID, addr, err)
 	}
 	boundPort := ln.Addr().(*net.TCPAddr).Port
 	return &nodeRoute{nodeID: nodeID, advertisedHost: host, advertisedPort: int32(boundPort), listener: ln,

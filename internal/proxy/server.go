@@ -89,7 +89,19 @@ type Server struct {
 	// nothing runs (or logs, or marks the server ready) after Shutdown.
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
+	// failed receives the error that makes start-up impossible after Start
+	// returned (a broker listener that cannot be bound): see Failed.
+	failed chan error
 }
+
+// errNodeListener marks a node's listener that could not be opened.
+var errNodeListener = errors.New("broker listener")
+
+// Failed delivers, at most once, the error that stopped start-up after
+// Start returned: the first metadata named a node whose listener cannot be
+// bound (its port in use or not allowed). The caller should shut down and
+// exit, as a broker whose port is taken does.
+func (s *Server) Failed() <-chan error { return s.failed }
 
 // New builds a Server from a validated configuration. Metrics are
 // registered with reg. Nothing listens until Start.
@@ -97,6 +109,7 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 	s := &Server{
 		cfg:        cfg,
 		log:        log,
+		failed:     make(chan error, 1),
 		metrics:    NewMetrics(reg, MetricsSettings{PrincipalLimit: cfg.Metrics.PrincipalLimit}),
 		registerer: reg,
 		// registered whether or not listeners.sni is set, so the metric

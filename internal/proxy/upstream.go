@@ -219,6 +219,12 @@ func (s *Server) discoverBrokers(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // stopped (Shutdown): not an upstream problem
 		}
+		if errors.Is(err, errNodeListener) {
+			// Not the upstream's fault, and retrying will not free the
+			// port: start-up has failed.
+			s.failed <- err
+			return
+		}
 		s.log.Warn().Err(err).Str("retry_in", durationText(backoff)).Msg("upstream metadata not available yet")
 		select {
 		case <-ctx.Done():
