@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -31,9 +32,20 @@ func (o Options) logger(cfg config.Log) zerolog.Logger {
 	}
 	level, _ := zerolog.ParseLevel(cfg.Level) // validated at load
 	if cfg.Format == "console" {
-		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.RFC3339}
+		out = zerolog.ConsoleWriter{Out: out, TimeFormat: time.RFC3339, NoColor: !isTerminal(out)}
 	}
 	return zerolog.New(out).Level(level).With().Timestamp().Logger()
+}
+
+// isTerminal reports whether w is a terminal: colours are for people
+// watching one, and are escape codes in a file or a log collector.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // serve runs kproxy from cfg, loaded from opts.ConfigPath with overrides,

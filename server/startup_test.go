@@ -74,3 +74,22 @@ func TestBrokerPortInUseFailsStartUp(t *testing.T) {
 		t.Fatal("server.Run still running 30s after its broker port was found taken")
 	}
 }
+
+// TestConsoleLogHasNoColoursOutsideATerminal: log.format console writes
+// plain text to a file or pipe; escape codes are for a terminal.
+func TestConsoleLogHasNoColoursOutsideATerminal(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	text := fmt.Sprintf("upstream: {bootstrap_servers: [\"127.0.0.1:1\"]}\nlog: {format: console}\nlisteners: {bind_host: 127.0.0.1, bootstrap_port: %d}\n",
+		taken.Addr().(*net.TCPAddr).Port)
+	var log strings.Builder
+	if err := server.Run(context.Background(), server.Options{ConfigPath: testkit.WriteConfig(t, text), LogOutput: &log}); err == nil {
+		t.Fatal("server.Run bound a port that is taken")
+	}
+	if !strings.Contains(log.String(), "kproxy stopped") || strings.Contains(log.String(), "\x1b[") {
+		t.Errorf("console log %q: want the stop line without escape codes", log.String())
+	}
+}
