@@ -69,7 +69,7 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 		}
 	}()
 	for _, warning := range cfg.PolicyWarnings() {
-		log.Warn().Str("warning", warning).Msg("policy rule a client can sidestep")
+		log.Warn().Str("warning", warning).Msg("configuration a client can sidestep (kproxy validate lists these)")
 	}
 	clusters := cfg.Clusters()
 	appliers := make(map[string]config.Applier, len(clusters))
