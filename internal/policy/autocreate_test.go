@@ -361,3 +361,37 @@ policy:
 		t.Errorf("CreatePartitions of Legacy_Topic to 100: verdict %+v, want POLICY_VIOLATION naming max_partitions", v)
 	}
 }
+
+// TestAutoCreationDenialAuditedOnlyForAbsentTopics: clients ask to
+// auto-create every topic they produce to. Kafka checks Create only for a
+// topic that does not exist, so a principal that may write an existing
+// topic but not create topics gets no Create denial for it: only the
+// absent topic's refusal is audited, counted and answered 29.
+func TestAutoCreationDenialAuditedOnlyForAbsentTopics(t *testing.T) {
+	var audit bytes.Buffer
+	enf := newTestEnforcer(t, `
+policy:
+  default: deny
+  rules:
+    - {name: writers, principals: ["*"], allow: [write, describe], topics: ["*"]}
+`, &audit)
+	req := metadataReq(12, true, "exists", "absent")
+	v := filterRequest(enf, testConn, req)
+	if req.AllowAutoTopicCreation {
+		t.Fatal("auto-creation left on for a principal that may not create topics")
+	}
+	resp := metadataResp(req, map[string]int16{"exists": 0, "absent": errUnknownTopicOrPartition})
+	if err := v.OnResponse(resp); err != nil {
+		t.Fatal(err)
+	}
+	enf.Close()
+	for _, tp := range resp.Topics {
+		if want := map[string]int16{"exists": 0, "absent": errTopicAuthorizationFailed}[*tp.Topic]; tp.ErrorCode != want {
+			t.Errorf("topic %s answered %d, want %d", *tp.Topic, tp.ErrorCode, want)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(audit.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"decision":"deny"`) || !strings.Contains(lines[0], `"resource":"absent"`) {
+		t.Errorf("audit lines %q: want one deny, for absent", lines)
+	}
+}

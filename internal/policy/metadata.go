@@ -43,7 +43,7 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 	orig := r.Topics
 	names := make([]string, len(orig)) // "" for an id kproxy cannot name yet
 	denials := make([]*denial, len(orig))
-	noCreate := map[string]bool{}
+	noCreate := map[string]*createRefusal{}
 	var govCreate autoCreation
 	denied := 0
 	for i, t := range orig {
@@ -61,9 +61,12 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 			denied++
 			continue
 		}
-		if r.AllowAutoTopicCreation && c.checkEither(name, nd(OpCreate, ResCluster, ""), nd(OpCreate, ResTopic, "")) != nil {
-			noCreate[name] = true
-		} else if r.AllowAutoTopicCreation {
+		if !r.AllowAutoTopicCreation {
+			continue
+		}
+		if refusal := c.refuseCreate(name); refusal != nil {
+			noCreate[name] = refusal
+		} else {
 			govCreate.consider(c, name)
 		}
 	}
@@ -113,7 +116,8 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 				} else if allStandIn || !c.visible(OpDescribe, ResTopic, name) {
 					continue
 				}
-			case noCreate[name] && t.ErrorCode == errUnknownTopicOrPartition:
+			case noCreate[name] != nil && t.ErrorCode == errUnknownTopicOrPartition:
+				noCreate[name].record(c)
 				t = metadataErrTopic(name, t.TopicID, &denial{code: errTopicAuthorizationFailed})
 			}
 			kept = append(kept, t)
@@ -192,3 +196,36 @@ func metadataIDErrTopic(id [16]byte, d *denial) kmsg.MetadataResponseTopic {
 func metadataUnknownID(id [16]byte) kmsg.MetadataResponseTopic {
 	return metadataIDErrTopic(id, &denial{code: errUnknownTopicID})
 }
+
+// createRefusal is a refused Create for a topic a Metadata request asked
+// the broker to auto-create, not yet recorded: Kafka checks Create only
+// for a topic that does not exist, so the refusal is audited and counted
+// once the answer shows the topic did not exist (most clients ask to
+// auto-create every topic they produce to, existing or not).
+type createRefusal struct {
+	res  ResourceType
+	name string
+	d    Decision
+}
+
+// refuseCreate decides Create for name's auto-creation, on the cluster or
+// on the topic, as checkEither does. It returns nil when auto-creation may
+// go on (allowed, recorded now; or denied in audit mode, recorded now, as
+// the broker may then create the topic and its answer would not tell),
+// and otherwise the refusal for record.
+func (c *reqCtx) refuseCreate(name string) *createRefusal {
+	d := c.decide(OpCreate, ResCluster, ClusterName)
+	res, resName := ResCluster, ClusterName
+	if !d.Allowed {
+		res, resName, d = ResTopic, name, c.decide(OpCreate, ResTopic, name)
+	}
+	if d.Allowed || c.st.auditOnly {
+		c.record(OpCreate, res, resName, d)
+		return nil
+	}
+	return &createRefusal{res: res, name: resName, d: d}
+}
+
+// record audits and counts the refusal.
+func (r *createRefusal) record(c *reqCtx) { c.record(OpCreate, r.res, r.name, r.d) }
+
