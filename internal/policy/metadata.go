@@ -228,4 +228,3 @@ func (c *reqCtx) refuseCreate(name string) *createRefusal {
 
 // record audits and counts the refusal.
 func (r *createRefusal) record(c *reqCtx) { c.record(OpCreate, r.res, r.name, r.d) }
-
