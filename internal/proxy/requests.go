@@ -59,6 +59,11 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if p.session.expired() {
 			return p.upstreamSessionExpired()
 		}
+		if h.APIKey == protocol.FetchKey {
+			if err := p.guardFetchSession(h, bodyPrefix, &r); err != nil {
+				return err
+			}
+		}
 		if r, err = p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
 			return err
 		}
