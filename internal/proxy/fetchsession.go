@@ -71,6 +71,18 @@ func (g *fetchSessionGuard) learn(id int32) {
 	g.next = (g.next + 1) % ownFetchSessions
 }
 
+// guardSessions keeps r, a request with header h whose body starts with
+// bodyPrefix, to the fetch and share sessions of its own connection.
+func (p *pair) guardSessions(h protocol.RequestHeader, bodyPrefix []byte, r *clientRequest) error {
+	switch h.APIKey {
+	case protocol.FetchKey:
+		return p.guardFetchSession(h, bodyPrefix, r)
+	case protocol.ShareFetchKey, protocol.ShareAcknowledgeKey:
+		return p.guardShareSession(h, bodyPrefix, r)
+	}
+	return nil
+}
+
 // guardFetchSession applies the rule above to the Fetch request r whose
 // header is h and whose body starts with bodyPrefix (cr's buffer, where a
 // foreign session id is cleared in place). It answers r (owed.local) for a

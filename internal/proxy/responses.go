@@ -94,6 +94,8 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	frameLen := protocol.FrameSizeLen + int(size)
 	if owed.learnFetchSession {
 		p.learnFetchSession(&owed, down, frameLen)
+	} else if owed.learnShareSession != "" {
+		p.learnShareSession(&owed, down, frameLen)
 	}
 
 	need := responseNeedWithNames(p.responseTable().need(owed.key, owed.version), owed)
