@@ -66,7 +66,9 @@ func TestSessionHijackAcrossTenantsRealKafka(t *testing.T) {
 // opens a fetch session on the broker leading its topic; the attacker, a
 // client of attackerBoot, goes for it on the same broker.
 func sessionAttack(t *testing.T, upstream []string, victimBoot, attackerBoot, topic string) {
+	start := time.Now()
 	v := sessionCreateVictim(t, victimBoot, topic)
+	t.Logf("victim's topic %s created, its record produced, in %s", topic, time.Since(start))
 	owner, version := sessionBrokerConn(t, victimBoot, v.leader, "victim")
 	attacker, attackerVersion := sessionBrokerConn(t, attackerBoot, v.leader, "attacker")
 	version = min(version, attackerVersion)
@@ -109,6 +111,7 @@ func sessionAttack(t *testing.T, upstream []string, victimBoot, attackerBoot, to
 		epoch++
 	}
 	victimFetches("after the scan")
+	t.Logf("scan answered as an unknown id, %s in", time.Since(start))
 
 	// Full fetches naming the victim's id would close its session.
 	for _, full := range []int32{0, -1} {
