@@ -13,6 +13,8 @@ const (
 	APIVersionsKey      = int16(kmsg.ApiVersions)
 	SASLAuthenticateKey = int16(kmsg.SASLAuthenticate)
 	DescribeClusterKey  = int16(kmsg.DescribeCluster)
+	ShareFetchKey       = int16(kmsg.ShareFetch)
+	ShareAcknowledgeKey = int16(kmsg.ShareAcknowledge)
 )
 
 // APIName is the Kafka name of key, or "Unknown".

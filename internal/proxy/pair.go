@@ -108,6 +108,12 @@ type pair struct {
 	// client again after a throttle (quota.go).
 	quota      quota.Conn
 	mutedUntil atomic.Int64
+	// fetchSessions are the fetch session ids the broker gave this
+	// connection, the only ones it may use (fetchsession.go).
+	fetchSessions fetchSessionGuard
+	// shareSessions are the share sessions the broker opened for this
+	// connection, the only ones it may use (sharesession.go).
+	shareSessions shareSessionGuard
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {

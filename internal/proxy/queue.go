@@ -41,6 +41,13 @@ type pending struct {
 	// exceeded (a produce quota), to set in the response.
 	quota    *quota.Binding
 	throttle time.Duration
+	// learnFetchSession is set for a Fetch that asked the broker for a new
+	// fetch session: the response's session id becomes the connection's.
+	learnFetchSession bool
+	// learnShareSession, when set, is the share session (group and member)
+	// a ShareFetch at epoch 0 asked for: the connection's once the broker
+	// answers it without error.
+	learnShareSession string
 }
 
 // deliverFunc delivers owed, reading what the upstream sends for it (if

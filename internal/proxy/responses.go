@@ -92,6 +92,11 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 			corr, owed.correlationID, protocol.APIName(owed.key), owed.version))
 	}
 	frameLen := protocol.FrameSizeLen + int(size)
+	if owed.learnFetchSession {
+		p.learnFetchSession(&owed, down, frameLen)
+	} else if owed.learnShareSession != "" {
+		p.learnShareSession(&owed, down, frameLen)
+	}
 
 	need := responseNeedWithNames(p.responseTable().need(owed.key, owed.version), owed)
 	if owed.onResponse != nil {

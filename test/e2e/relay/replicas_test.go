@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -66,10 +67,13 @@ log: {level: warn}
 	}
 }
 
-// TestReplicasShareFetchSession: without a policy kproxy relays fetch
-// sessions (KIP-227) untouched and keeps none itself: the session lives on
-// the broker. A session opened through replica A continues, incrementally,
-// through replica B, as when a consumer's connection is re-balanced.
+// TestReplicasShareFetchSession: a fetch session (KIP-227) lives on the
+// broker but is its connection's: a session opened through replica A is
+// not continued through replica B (nor through another connection to A),
+// which answers an incremental fetch naming it as the broker answers an
+// unknown id, as when a consumer's connection is re-balanced. The
+// client's full fetch then opens a session of its own through B, and the
+// one through A keeps working.
 func TestReplicasShareFetchSession(t *testing.T) {
 	t.Parallel()
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "rep.fs"))
@@ -104,7 +108,11 @@ log: {level: warn}
 		t.Fatalf("full fetch through A: error %d, session %d; want a new session", opened.ErrorCode, opened.SessionID)
 	}
 	next := fetch(b, opened.SessionID, 1)
-	if next.ErrorCode != 0 || next.SessionID != opened.SessionID {
-		t.Fatalf("incremental fetch of session %d through B: error %d, session %d; want the session continued", opened.SessionID, next.ErrorCode, next.SessionID)
+	if next.ErrorCode != kerr.FetchSessionIDNotFound.Code || next.SessionID != 0 || len(next.Topics) != 0 {
+		t.Fatalf("incremental fetch of A's session %d through B: error %d, session %d, %d topics; want FETCH_SESSION_ID_NOT_FOUND, session 0, none",
+			opened.SessionID, next.ErrorCode, next.SessionID, len(next.Topics))
+	}
+	if own := fetch(b, 0, 0, "rep.fs"); own.ErrorCode != 0 || own.SessionID == 0 || own.SessionID == opened.SessionID {
+		t.Fatalf("full fetch through B: error %d, session %d; want a new session of its own", own.ErrorCode, own.SessionID)
 	}
 }

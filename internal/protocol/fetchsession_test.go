@@ -1,0 +1,77 @@
+package protocol
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// fetchSessionSeed is a Fetch request body at version with session id and
+// epoch, for the fuzz corpus and the table test.
+func fetchSessionSeed(version int16, id, epoch int32) []byte {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(version)
+	req.SessionID, req.SessionEpoch = id, epoch
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = "t", [16]byte{1}
+	rt.Partitions = append(rt.Partitions, kmsg.NewFetchRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	return req.AppendTo(nil)
+}
+
+// The session fields read raw are the ones kmsg decodes, at every version.
+func TestFetchRequestSessionMatchesDecoding(t *testing.T) {
+	for v := int16(0); v <= MaxVersion(FetchKey); v++ {
+		body := fetchSessionSeed(v, 0x01020304, 7)
+		id, epoch, ok := FetchRequestSession(v, body)
+		if v < FetchSessionsVersion {
+			if ok {
+				t.Errorf("v%d has no session, read %d/%d", v, id, epoch)
+			}
+			continue
+		}
+		if !ok || id != 0x01020304 || epoch != 7 {
+			t.Errorf("v%d: read %d/%d (%v), want %d/7", v, id, epoch, ok, 0x01020304)
+		}
+		if _, _, ok := FetchRequestSession(v, body[:FetchRequestSessionOffset(v)+7]); ok {
+			t.Errorf("v%d: read a session from a body cut short", v)
+		}
+	}
+}
+
+// The response's session id is where a response kmsg encodes puts it.
+func TestFetchResponseSessionOffsetMatchesEncoding(t *testing.T) {
+	for v := FetchSessionsVersion; v <= MaxVersion(FetchKey); v++ {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.SetVersion(v)
+		resp.SessionID = 0x0a0b0c0d
+		frame := AppendResponseFrame(nil, 9, resp)
+		off := FetchResponseSessionOffset(v)
+		if got := frame[off : off+4]; string(got) != "\x0a\x0b\x0c\x0d" {
+			t.Errorf("v%d: bytes at %d are %x", v, off, got)
+		}
+	}
+}
+
+// FuzzFetchRequestSession: reading the session fields raw never panics
+// and, for any body kmsg decodes, reads what kmsg decodes.
+func FuzzFetchRequestSession(f *testing.F) {
+	for _, v := range []int16{6, 7, 12, 13, 14, 15, MaxVersion(FetchKey)} {
+		f.Add(v, fetchSessionSeed(v, 5, 1))
+		f.Add(v, fetchSessionSeed(v, -1, -1)[:FetchRequestSessionOffset(v)+4])
+	}
+	f.Fuzz(func(t *testing.T, version int16, body []byte) {
+		id, epoch, ok := FetchRequestSession(version, body)
+		if version < 0 || version > MaxVersion(FetchKey) {
+			return
+		}
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(version)
+		if req.ReadFrom(body) != nil {
+			return
+		}
+		if version >= FetchSessionsVersion && (!ok || id != req.SessionID || epoch != req.SessionEpoch) {
+			t.Fatalf("v%d: read %d/%d (%v), kmsg decodes %d/%d", version, id, epoch, ok, req.SessionID, req.SessionEpoch)
+		}
+	})
+}
