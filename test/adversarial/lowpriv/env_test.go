@@ -264,7 +264,13 @@ func (e *lowprivEnv) leaks(b []byte, named bool) []string {
 // as the principal with SASL PLAIN.
 func (e *lowprivEnv) dial() *testkit.RawConn {
 	e.t.Helper()
-	c := testkit.DialRaw(e.t, e.kp.Bootstrap, "lowpriv-attacker")
+	return e.dialTo(e.kp.Bootstrap)
+}
+
+// dialTo is dial to another of kproxy's listeners (a broker's port).
+func (e *lowprivEnv) dialTo(addr string) *testkit.RawConn {
+	e.t.Helper()
+	c := testkit.DialRaw(e.t, addr, "lowpriv-attacker")
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "PLAIN"
