@@ -271,12 +271,7 @@ func (e *lowprivEnv) dial() *testkit.RawConn {
 func (e *lowprivEnv) dialTo(addr string) *testkit.RawConn {
 	e.t.Helper()
 	c := testkit.DialRaw(e.t, addr, "lowpriv-attacker")
-	hs := kmsg.NewPtrSASLHandshakeRequest()
-	hs.SetVersion(1)
-	hs.Mechanism = "PLAIN"
-	if r, err := c.RoundTrip(hs); err != nil || r.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
-		e.t.Fatalf("SASL handshake: %v %+v", err, r)
-	}
+	e.handshake(e.t, c, "PLAIN")
 	sa := kmsg.NewPtrSASLAuthenticateRequest()
 	sa.SetVersion(2)
 	sa.SASLAuthBytes = []byte("\x00" + lowprivUser + "\x00" + lowprivPassword)
