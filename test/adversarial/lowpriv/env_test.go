@@ -155,7 +155,7 @@ func (e *lowprivEnv) seed() {
 		e.topicIDs[td.Topic] = td.ID
 	}
 	e.seedTransaction(ctx)
-	e.memberID = lingeringMember(t, ctx, cl)
+	e.memberID = lingeringMember(t, ctx, cl, secretGroup)
 }
 
 // seedTransaction commits one transaction of secretTxn writing to the
@@ -178,17 +178,17 @@ func (e *lowprivEnv) seedTransaction(ctx context.Context) {
 	}
 }
 
-// lingeringMember joins secretGroup as a classic consumer subscribed to
-// the payroll topic, with a session long enough to outlive the test, and
+// lingeringMember joins group as a classic consumer subscribed to the
+// payroll topic, with a session long enough to outlive the test, and
 // returns its member id. Nothing heartbeats for it afterwards, so the
 // cluster sees no request but kproxy's.
-func lingeringMember(t *testing.T, ctx context.Context, cl *kgo.Client) string {
+func lingeringMember(t *testing.T, ctx context.Context, cl *kgo.Client, group string) string {
 	t.Helper()
 	meta := kmsg.NewConsumerMemberMetadata()
 	meta.Topics = []string{payrollTopic}
 	meta.UserData = []byte(secretOffsetMeta + "-userdata")
 	join := kmsg.NewPtrJoinGroupRequest()
-	join.Group = secretGroup
+	join.Group = group
 	join.SessionTimeoutMillis = 300_000
 	join.RebalanceTimeoutMillis = 300_000
 	join.ProtocolType = "consumer"
@@ -212,7 +212,7 @@ func lingeringMember(t *testing.T, ctx context.Context, cl *kgo.Client) string {
 		t.Fatalf("seed member: JoinGroup error %d", resp.ErrorCode)
 	}
 	sync := kmsg.NewPtrSyncGroupRequest()
-	sync.Group, sync.Generation, sync.MemberID = secretGroup, resp.Generation, resp.MemberID
+	sync.Group, sync.Generation, sync.MemberID = group, resp.Generation, resp.MemberID
 	sync.ProtocolType, sync.Protocol = kmsg.StringPtr("consumer"), resp.Protocol
 	assignment := kmsg.NewSyncGroupRequestGroupAssignment()
 	assignment.MemberID = resp.MemberID

@@ -240,6 +240,33 @@ func TestLowPrivSideChannels(t *testing.T) {
 		}
 	})
 
+	// Last: it changes the principal's own group.
+	t.Run("DescribeGroups of its own group hides a member's hidden topic", func(t *testing.T) {
+		member := lingeringMember(t, ctx, direct, lowprivMyGroup)
+		described, err := adm.DescribeGroups(ctx, lowprivMyGroup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := described[lowprivMyGroup]; len(g.Members) != 1 || g.Members[0].MemberID != member {
+			t.Fatalf("the cluster itself does not describe the member of %s: %+v", lowprivMyGroup, g)
+		}
+		coordinator := e.coordinator(t, c, versions, lowprivMyGroup)
+		bc := e.dialTo(brokers[coordinator])
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.SetVersion(versions[req.Key()])
+		req.Groups = []string{lowprivMyGroup}
+		frame, resp := e.roundTrip(t, bc, req)
+		e.noLeaks(t, "DescribeGroups of its own group", frame, true)
+		if bytes.Contains(frame, []byte(member)) {
+			t.Errorf("DescribeGroups of its own group names the member subscribed to a hidden topic: %q", frame)
+		}
+		// Kafka 4.0: a consumer group whose members subscribe to a topic
+		// the principal may not describe is TOPIC_AUTHORIZATION_FAILED.
+		if codes := errorCodes(resp); !slices.Equal(codes, []int16{kerr.TopicAuthorizationFailed.Code}) {
+			t.Errorf("DescribeGroups of its own group answered %v, want TOPIC_AUTHORIZATION_FAILED", codes)
+		}
+	})
+
 	t.Run("DescribeConfigs of a broker is a cluster denial", func(t *testing.T) {
 		req := kmsg.NewPtrDescribeConfigsRequest()
 		req.SetVersion(versions[req.Key()])
