@@ -159,7 +159,50 @@ func TestLowPrivSideChannels(t *testing.T) {
 		}
 	})
 
+	t.Run("Metadata by a hidden topic's id answers as an unknown id", func(t *testing.T) {
+		version := versions[kmsg.NewPtrMetadataRequest().Key()]
+		if version < 10 {
+			t.Skipf("the cluster serves Metadata up to v%d: no topic ids", version)
+		}
+		hidden, unknown := e.topicIDs[payrollTopic], [16]byte{0x6c, 0x6f, 0x77}
+		var answers [][]byte
+		for _, id := range [][16]byte{hidden, unknown} {
+			req := kmsg.NewPtrMetadataRequest()
+			req.SetVersion(version)
+			mt := kmsg.NewMetadataRequestTopic()
+			mt.TopicID = id
+			req.Topics = append(req.Topics, mt)
+			frame, _ := e.roundTrip(t, c, req)
+			answer := bytes.ReplaceAll(frame[4:], id[:], unknown[:])
+			e.noLeaks(t, "Metadata by id", answer, false)
+			answers = append(answers, answer)
+		}
+		if string(answers[0]) != string(answers[1]) {
+			t.Errorf("a hidden id's Metadata answer differs from an unknown id's:\n%q\n%q", answers[0], answers[1])
+		}
+	})
+
 	brokers := e.brokers(t, c, versions)
+
+	t.Run("a regex subscription in its own group is refused", func(t *testing.T) {
+		coordinator := e.coordinator(t, c, versions, lowprivMyGroup)
+		bc := e.dialTo(brokers[coordinator])
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.SetVersion(versions[req.Key()])
+		req.Group, req.MemberEpoch, req.RebalanceTimeoutMillis = lowprivMyGroup, 0, 30_000
+		req.SubscribedTopicRegex = kmsg.StringPtr("zz-.*|secret-.*")
+		req.SubscribedTopicNames = []string{}
+		req.MemberID = "lowpriv-regex-member"
+		frame, resp := e.roundTrip(t, bc, req)
+		e.noLeaks(t, "ConsumerGroupHeartbeat with a regex", frame, true)
+		r := resp.(*kmsg.ConsumerGroupHeartbeatResponse)
+		// The cluster resolves a regex with kproxy's identity, which sees
+		// every topic: kproxy refuses a regex from a principal that may
+		// not describe them all, where Kafka would filter the matches.
+		if r.ErrorCode != kerr.TopicAuthorizationFailed.Code || r.Assignment != nil {
+			t.Errorf("a regex subscription answered error %d (%v), assignment %+v; want TOPIC_AUTHORIZATION_FAILED and none", r.ErrorCode, deref(r.ErrorMessage), r.Assignment)
+		}
+	})
 
 	t.Run("ListGroups on every broker lists only its own group", func(t *testing.T) {
 		listed, err := adm.ListGroups(ctx)
