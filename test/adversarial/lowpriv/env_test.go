@@ -334,14 +334,22 @@ func drainLowprivLog(kp *testkit.Binary) *lowprivLog {
 	return l
 }
 
-// wait returns the first line that match accepts, waiting up to 20 s.
-func (l *lowprivLog) wait(t *testing.T, what string, match func(testkit.LogLine) bool) testkit.LogLine {
+// mark is the number of lines logged so far, for wait to look after.
+func (l *lowprivLog) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.lines)
+}
+
+// wait returns the first line from the from-th on that match accepts,
+// waiting up to 20 s.
+func (l *lowprivLog) wait(t *testing.T, from int, what string, match func(testkit.LogLine) bool) testkit.LogLine {
 	t.Helper()
 	var found testkit.LogLine
 	if !testkit.WaitFor(20*time.Second, func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		for _, line := range l.lines {
+		for _, line := range l.lines[from:] {
 			if match(line) {
 				found = line
 				return true

@@ -85,7 +85,7 @@ func (e *lowprivEnv) probeKey(t *testing.T, rule policy.APIRule, version int16, 
 	if key == protocol.SASLHandshakeKey || key == protocol.SASLAuthenticateKey {
 		t.Skip("the SASL exchange: every connection of this suite logs in with it")
 	}
-	before := e.seen.count(key)
+	before, logMark := e.seen.count(key), e.log.mark()
 	_, mark := e.seen.since(0)
 	frame, resp, err := e.send(probeRequest(key, version, secret))
 	forwarded := e.seen.count(key) > before
@@ -122,7 +122,7 @@ func (e *lowprivEnv) probeKey(t *testing.T, rule policy.APIRule, version int16, 
 		if forwarded {
 			t.Errorf("%s reached the cluster", name)
 		}
-		e.log.wait(t, "the close of "+name, func(l testkit.LogLine) bool {
+		e.log.wait(t, logMark, "the close of "+name, func(l testkit.LogLine) bool {
 			cause, _ := l["cause"].(string)
 			return l.Message() == "connection closed" && strings.Contains(cause, name)
 		})
