@@ -310,16 +310,28 @@ func TestLowPrivSideChannels(t *testing.T) {
 		}
 	})
 
-	t.Run("DescribeConfigs of a broker is a cluster denial", func(t *testing.T) {
-		req := kmsg.NewPtrDescribeConfigsRequest()
-		req.SetVersion(versions[req.Key()])
-		res := kmsg.NewDescribeConfigsRequestResource()
-		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "0"
-		req.Resources = append(req.Resources, res)
-		frame, resp := e.roundTrip(t, c, req)
-		e.noLeaks(t, "DescribeConfigs of a broker", frame, true)
-		if codes := errorCodes(resp); !slices.Equal(codes, []int16{kerr.ClusterAuthorizationFailed.Code}) {
-			t.Errorf("DescribeConfigs of a broker answered %v, want CLUSTER_AUTHORIZATION_FAILED", codes)
+	t.Run("DescribeConfigs of every resource type it may not describe", func(t *testing.T) {
+		for _, tc := range []struct {
+			typ  kmsg.ConfigResourceType
+			name string
+			want int16
+		}{
+			{kmsg.ConfigResourceTypeBroker, "0", kerr.ClusterAuthorizationFailed.Code},
+			{kmsg.ConfigResourceTypeBrokerLogger, "0", kerr.ClusterAuthorizationFailed.Code},
+			{kmsg.ConfigResourceTypeGroupConfig, secretGroup, kerr.GroupAuthorizationFailed.Code},
+			{kmsg.ConfigResourceTypeGroupConfig, lowprivMyGroup, kerr.GroupAuthorizationFailed.Code}, // Read is not DescribeConfigs
+			{kmsg.ConfigResourceTypeTopic, lowprivMine, kerr.TopicAuthorizationFailed.Code},          // nor on a topic
+		} {
+			req := kmsg.NewPtrDescribeConfigsRequest()
+			req.SetVersion(versions[req.Key()])
+			res := kmsg.NewDescribeConfigsRequestResource()
+			res.ResourceType, res.ResourceName = tc.typ, tc.name
+			req.Resources = append(req.Resources, res)
+			frame, resp := e.roundTrip(t, c, req)
+			e.noLeaks(t, "DescribeConfigs", frame, tc.name != secretGroup)
+			if codes := errorCodes(resp); !slices.Equal(codes, []int16{tc.want}) {
+				t.Errorf("DescribeConfigs of %v %q answered %v, want [%d]", tc.typ, tc.name, codes, tc.want)
+			}
 		}
 	})
 }
