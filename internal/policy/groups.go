@@ -217,6 +217,27 @@ func handleStreamsGroupHeartbeat(c *reqCtx, r *kmsg.StreamsGroupHeartbeatRequest
 	return filter.Verdict{}
 }
 
+// handleStreamsGroupTopologyDescriptionUpdate enforces Read on the group
+// and, as for the topology a StreamsGroupHeartbeat sends, Describe on every
+// topic the description names: the cluster keeps it and shows it to the
+// group's describers, so a member may not put there names it may not see.
+func handleStreamsGroupTopologyDescriptionUpdate(c *reqCtx, r *kmsg.StreamsGroupTopologyDescriptionUpdateRequest) filter.Verdict {
+	if d := c.check(OpRead, ResGroup, r.Group); d != nil {
+		return denyTopLevel(r, d)
+	}
+	var topics []string
+	topicRefs(&r.TopologyDescription, func(name string, _ [16]byte) bool {
+		if name != "" {
+			topics = append(topics, name)
+		}
+		return true
+	})
+	if d := checkTopicsDescribe(c, OpDescribe, topics); d != nil {
+		return denyTopLevel(r, d)
+	}
+	return filter.Verdict{}
+}
+
 // handleShareFetch enforces Read on the share group and on every topic;
 // any denial refuses the whole request with the top-level error code. The
 // topics of the share session the request does not name are decided on

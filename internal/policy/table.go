@@ -256,8 +256,8 @@ func operationTable() []apiEntry {
 			answer: answerTopLevel, handle: on(handleAlterShareGroupOffsets)},
 		{key: kmsg.DeleteShareGroupOffsets, needs: []need{nd(OpDelete, ResGroup, ""), nd(OpRead, ResTopic, "")},
 			answer: answerTopLevel, handle: on(handleDeleteShareGroupOffsets)},
-		{key: kmsg.StreamsGroupTopologyDescriptionUpdate, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
-			handle: on(groupOp(OpRead, func(r *kmsg.StreamsGroupTopologyDescriptionUpdateRequest) string { return r.Group }))},
+		{key: kmsg.StreamsGroupTopologyDescriptionUpdate, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "kproxy: every topic the description names, as StreamsGroupHeartbeat's topology")},
+			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleStreamsGroupTopologyDescriptionUpdate)},
 		clusterAlter(kmsg.UnregisterController),
 	}
 }
