@@ -246,7 +246,7 @@ func operationTable() []apiEntry {
 		{key: kmsg.WriteShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
 		{key: kmsg.DeleteShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
 		{key: kmsg.ReadShareGroupStateSummary, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.StreamsGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "topics the topology names")},
+		{key: kmsg.StreamsGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "topics the topology names; every topic for a source topic regex")},
 			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleStreamsGroupHeartbeat)},
 		{key: kmsg.StreamsGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
 			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleStreamsGroupDescribe))},

@@ -41,3 +41,44 @@ policy:
 		}
 	}
 }
+
+// TestStreamsSourceTopicRegexNeedsEveryTopic: a streams member whose
+// topology reads a source topic regex lets the broker resolve it over
+// every topic kproxy's identity sees, and assigns it tasks of hidden ones,
+// as a consumer group's regex subscription would. It is refused unless
+// the principal may describe every topic (TOPIC_AUTHORIZATION_FAILED,
+// top-level, never forwarded); with Describe on every topic it goes
+// upstream.
+func TestStreamsSourceTopicRegexNeedsEveryTopic(t *testing.T) {
+	heartbeat := func() *kmsg.StreamsGroupHeartbeatRequest {
+		r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		r.Group, r.MemberID = "g", "m"
+		topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+		sub := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+		sub.SubtopologyID, sub.SourceTopicRegex = "0", []string{"in.*"}
+		topo.Subtopologies = append(topo.Subtopologies, sub)
+		r.Topology = &topo
+		return r
+	}
+	some := newTestEnforcer(t, `
+policy:
+  default: deny
+  rules:
+    - {name: group, principals: ["*"], allow: [read], groups: ["g"]}
+    - {name: topics, principals: ["*"], allow: [read], topics: ["in.*"]}
+`, nil)
+	v := filterRequest(some, testConn, heartbeat())
+	if resp, ok := v.Respond.(*kmsg.StreamsGroupHeartbeatResponse); !ok || resp.ErrorCode != errTopicAuthorizationFailed {
+		t.Errorf("a source topic regex from a principal that may not describe every topic: %+v, want TOPIC_AUTHORIZATION_FAILED answered by the policy", v)
+	}
+	every := newTestEnforcer(t, `
+policy:
+  default: deny
+  rules:
+    - {name: group, principals: ["*"], allow: [read], groups: ["g"]}
+    - {name: topics, principals: ["*"], allow: [read], topics: ["*"]}
+`, nil)
+	if v := filterRequest(every, testConn, heartbeat()); v.Respond != nil || v.Close != nil {
+		t.Errorf("a source topic regex from a principal that may describe every topic was not forwarded: %+v", v)
+	}
+}
