@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
 )
 
@@ -280,6 +281,46 @@ func TestLowPrivSideChannels(t *testing.T) {
 		}
 		if !slices.Equal(topics, []string{lowprivMine}) {
 			t.Errorf("OffsetFetch v%d of all topics of %s answers %v, want [%s]: %+v", req.Version, lowprivMyGroup, topics, lowprivMine, r)
+		}
+	})
+
+	t.Run("a streams topology in its own group names no hidden topic", func(t *testing.T) {
+		coordinator := e.coordinator(t, c, versions, lowprivMyGroup)
+		bc := e.dialTo(brokers[coordinator])
+
+		// A source topic regex: the broker would resolve it over every
+		// topic and name the matches in its answer.
+		hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		hb.SetVersion(versions[hb.Key()])
+		hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = lowprivMyGroup, "lowpriv-streams-member", 30_000
+		topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+		sub := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+		sub.SubtopologyID, sub.SourceTopicRegex = "0", []string{"zz-.*|secret-.*"}
+		topo.Subtopologies = append(topo.Subtopologies, sub)
+		hb.Topology = &topo
+
+		// A topology description naming a topic it may not describe: the
+		// cluster would keep it and show it to the group's describers.
+		desc := kmsg.NewPtrStreamsGroupTopologyDescriptionUpdateRequest()
+		desc.SetVersion(versions[desc.Key()])
+		desc.Group, desc.MemberID = lowprivMyGroup, "lowpriv-streams-member"
+		node := kmsg.NewTopologyDescriptionNode()
+		node.Name, node.SourceTopics = "source", []string{secretTopic}
+		dsub := kmsg.NewTopologyDescriptionSubtopology()
+		dsub.Nodes = append(dsub.Nodes, node)
+		desc.TopologyDescription.Subtopologies = append(desc.TopologyDescription.Subtopologies, dsub)
+
+		for _, req := range []kmsg.Request{hb, desc} {
+			name := protocol.APIName(req.Key())
+			before := e.seen.count(req.Key())
+			frame, resp := e.roundTrip(t, bc, req)
+			e.noLeaks(t, name, frame, false)
+			if codes := errorCodes(resp); !slices.Equal(codes, []int16{kerr.TopicAuthorizationFailed.Code}) {
+				t.Errorf("%s answered %v, want TOPIC_AUTHORIZATION_FAILED", name, codes)
+			}
+			if e.seen.count(req.Key()) != before {
+				t.Errorf("%s reached the cluster", name)
+			}
 		}
 	})
 
