@@ -24,9 +24,9 @@ import (
 // a topic the principal may not describe (a policy reloaded under a
 // running member) is answered TOPIC_AUTHORIZATION_FAILED instead.
 
-// checkRegexSubscription refuses a non-empty regex subscription unless the
-// principal may describe every topic.
-func (c *reqCtx) checkRegexSubscription(regex *string) *denial {
+// checkRegexSubscription refuses a non-empty regex subscription (in the
+// request field named field) unless the principal may describe every topic.
+func (c *reqCtx) checkRegexSubscription(field string, regex *string) *denial {
 	if regex == nil || *regex == "" {
 		return nil
 	}
@@ -38,7 +38,7 @@ func (c *reqCtx) checkRegexSubscription(regex *string) *denial {
 		return nil
 	}
 	return &denial{code: errTopicAuthorizationFailed, msg: fmt.Sprintf(
-		"kproxy policy: SubscribedTopicRegex refused: %s may not describe every topic, and the broker resolves the regex over all of them; subscribe by topic names", c.prin)}
+		"kproxy policy: %s refused: %s may not describe every topic, and the broker resolves the regex over all of them; subscribe by topic names", field, c.prin)}
 }
 
 // groupHeartbeat enforces a KIP-848 or KIP-932 heartbeat req, whose answer
@@ -52,7 +52,7 @@ func groupHeartbeat[R kmsg.Response](c *reqCtx, req kmsg.Request, group string, 
 	if d := checkTopicsDescribe(c, OpDescribe, names); d != nil {
 		return denyTopLevel(req, d)
 	}
-	if d := c.checkRegexSubscription(regex); d != nil {
+	if d := c.checkRegexSubscription("SubscribedTopicRegex", regex); d != nil {
 		return denyTopLevel(req, d)
 	}
 	return filter.Verdict{OnResponse: filter.Then(func(resp R) error {

@@ -193,7 +193,9 @@ func handleShareGroupHeartbeat(c *reqCtx, r *kmsg.ShareGroupHeartbeatRequest) fi
 }
 
 // handleStreamsGroupHeartbeat enforces Read on the group and Describe on
-// every topic the topology names.
+// every topic the topology names; a source topic regex, which the broker
+// resolves over every topic, needs Describe on every topic, as a consumer
+// group's regex subscription does (groupheartbeat.go).
 func handleStreamsGroupHeartbeat(c *reqCtx, r *kmsg.StreamsGroupHeartbeatRequest) filter.Verdict {
 	if d := c.check(OpRead, ResGroup, r.Group); d != nil {
 		return denyTopLevel(r, d)
@@ -201,6 +203,11 @@ func handleStreamsGroupHeartbeat(c *reqCtx, r *kmsg.StreamsGroupHeartbeatRequest
 	var topics []string
 	if r.Topology != nil {
 		for _, s := range r.Topology.Subtopologies {
+			for _, re := range s.SourceTopicRegex {
+				if d := c.checkRegexSubscription("SourceTopicRegex", &re); d != nil {
+					return denyTopLevel(r, d)
+				}
+			}
 			topics = append(topics, s.SourceTopics...)
 			topics = append(topics, s.RepartitionSinkTopics...)
 			for _, t := range s.StateChangelogTopics {
@@ -211,6 +218,27 @@ func handleStreamsGroupHeartbeat(c *reqCtx, r *kmsg.StreamsGroupHeartbeatRequest
 			}
 		}
 	}
+	if d := checkTopicsDescribe(c, OpDescribe, topics); d != nil {
+		return denyTopLevel(r, d)
+	}
+	return filter.Verdict{}
+}
+
+// handleStreamsGroupTopologyDescriptionUpdate enforces Read on the group
+// and, as for the topology a StreamsGroupHeartbeat sends, Describe on every
+// topic the description names: the cluster keeps it and shows it to the
+// group's describers, so a member may not put there names it may not see.
+func handleStreamsGroupTopologyDescriptionUpdate(c *reqCtx, r *kmsg.StreamsGroupTopologyDescriptionUpdateRequest) filter.Verdict {
+	if d := c.check(OpRead, ResGroup, r.Group); d != nil {
+		return denyTopLevel(r, d)
+	}
+	var topics []string
+	topicRefs(&r.TopologyDescription, func(name string, _ [16]byte) bool {
+		if name != "" {
+			topics = append(topics, name)
+		}
+		return true
+	})
 	if d := checkTopicsDescribe(c, OpDescribe, topics); d != nil {
 		return denyTopLevel(r, d)
 	}

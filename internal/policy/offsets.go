@@ -9,10 +9,6 @@ import (
 // handleOffsetCommit enforces Read on the group (every partition fails
 // without it) and Read on each topic (denied topics are split off).
 func handleOffsetCommit(c *reqCtx, r *kmsg.OffsetCommitRequest) filter.Verdict {
-	check := func(name string) *denial { return c.check(OpRead, ResTopic, name) }
-	if gd := c.check(OpRead, ResGroup, r.Group); gd != nil {
-		check = func(string) *denial { return gd }
-	}
 	return topicSplit[kmsg.OffsetCommitRequestTopic, kmsg.OffsetCommitResponseTopic, *kmsg.OffsetCommitResponse]{
 		topics:     &r.Topics,
 		key:        func(t *kmsg.OffsetCommitRequestTopic) topicKey { return topicKey{t.Topic, t.TopicID} },
@@ -28,7 +24,7 @@ func handleOffsetCommit(c *reqCtx, r *kmsg.OffsetCommitRequest) filter.Verdict {
 			}
 			return st
 		},
-	}.apply(c, r, check)
+	}.applyWhole(c, r, c.check(OpRead, ResGroup, r.Group), func(name string) *denial { return c.check(OpRead, ResTopic, name) })
 }
 
 // handleTxnOffsetCommit enforces Write on the transactional id and Read on
@@ -38,10 +34,6 @@ func handleTxnOffsetCommit(c *reqCtx, r *kmsg.TxnOffsetCommitRequest) filter.Ver
 	whole := c.check(OpWrite, ResTransactionalID, r.TransactionalID)
 	if whole == nil {
 		whole = c.check(OpRead, ResGroup, r.Group)
-	}
-	check := func(name string) *denial { return c.check(OpRead, ResTopic, name) }
-	if whole != nil {
-		check = func(string) *denial { return whole }
 	}
 	return topicSplit[kmsg.TxnOffsetCommitRequestTopic, kmsg.TxnOffsetCommitResponseTopic, *kmsg.TxnOffsetCommitResponse]{
 		topics:     &r.Topics,
@@ -58,7 +50,7 @@ func handleTxnOffsetCommit(c *reqCtx, r *kmsg.TxnOffsetCommitRequest) filter.Ver
 			}
 			return st
 		},
-	}.apply(c, r, check)
+	}.applyWhole(c, r, whole, func(name string) *denial { return c.check(OpRead, ResTopic, name) })
 }
 
 // handleOffsetDelete enforces Delete on the group (top-level error) and

@@ -23,7 +23,10 @@ type apiEntry struct {
 	setup bool
 	// answer says, for the docs, how a denial is answered.
 	answer string
-	handle handler
+	// listing marks the listing APIs, whose denial leaves out what the
+	// principal may not describe instead of answering an error.
+	listing bool
+	handle  handler
 	// decideRaw, when set, decides the API from its raw body first (see
 	// filter.DecideRaw).
 	decideRaw func(e *Enforcer, conn *filter.Conn, version int16, body []byte) (filter.Verdict, bool)
@@ -54,6 +57,7 @@ const (
 	answerClusterTop = "whole request: CLUSTER_AUTHORIZATION_FAILED (top-level)"
 	answerNone       = "never denied (Kafka checks no ACL)"
 	answerInternal   = "whole request (broker/controller-internal API)"
+	answerClosed     = answerInternal + ": connection closed (no error field)"
 )
 
 // operationTable is the table docs/policy.md shows and the enforcer uses:
@@ -114,7 +118,7 @@ func operationTable() []apiEntry {
 		{key: kmsg.DescribeGroups, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "topics a consumer group's members subscribe to or are assigned")},
 			answer: "denied groups: GROUP_AUTHORIZATION_FAILED, no details (request split); a consumer group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleDescribeGroups))},
 		{key: kmsg.ListGroups, needs: []need{nd(OpDescribe, ResCluster, "sees every group"), nd(OpDescribe, ResGroup, "otherwise, per group")},
-			answer: "groups the principal may not describe are hidden", handle: on(handleListGroups)},
+			answer: "groups the principal may not describe are hidden", listing: true, handle: on(handleListGroups)},
 		{key: kmsg.SASLHandshake, setup: true, answer: "always allowed: needed to connect"},
 		{key: kmsg.ApiVersions, setup: true, answer: "always allowed: needed to connect"},
 		{key: kmsg.CreateTopics, needs: []need{
@@ -213,7 +217,7 @@ func operationTable() []apiEntry {
 		{key: kmsg.DescribeTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, ""), nd(OpDescribe, ResTopic, "topics of a described transaction: hidden ones left out, as Kafka")},
 			answer: "denied ids: TRANSACTIONAL_ID_AUTHORIZATION_FAILED (request split)", handle: on(handleDescribeTransactions)},
 		{key: kmsg.ListTransactions, needs: []need{nd(OpDescribe, ResTransactionalID, "per transaction")},
-			answer: "transactions the principal may not describe are hidden", handle: on(handleListTransactions)},
+			answer: "transactions the principal may not describe are hidden", listing: true, handle: on(handleListTransactions)},
 		internal(kmsg.AllocateProducerIDs),
 		{key: kmsg.ConsumerGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names; every topic for a regex subscription; assigned topics")},
 			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleConsumerGroupHeartbeat)},
@@ -237,12 +241,12 @@ func operationTable() []apiEntry {
 		clusterAlter(kmsg.AddRaftVoter),
 		clusterAlter(kmsg.RemoveRaftVoter),
 		internal(kmsg.UpdateRaftVoter),
-		{key: kmsg.InitializeShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.ReadShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.WriteShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.DeleteShareGroupState, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.ReadShareGroupStateSummary, needs: clusterAction, answer: answerInternal + ": connection closed (no error field)", handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.StreamsGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "topics the topology names")},
+		{key: kmsg.InitializeShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		{key: kmsg.ReadShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		{key: kmsg.WriteShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		{key: kmsg.DeleteShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		{key: kmsg.ReadShareGroupStateSummary, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		{key: kmsg.StreamsGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "topics the topology names; every topic for a source topic regex")},
 			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleStreamsGroupHeartbeat)},
 		{key: kmsg.StreamsGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
 			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleStreamsGroupDescribe))},
@@ -252,8 +256,8 @@ func operationTable() []apiEntry {
 			answer: answerTopLevel, handle: on(handleAlterShareGroupOffsets)},
 		{key: kmsg.DeleteShareGroupOffsets, needs: []need{nd(OpDelete, ResGroup, ""), nd(OpRead, ResTopic, "")},
 			answer: answerTopLevel, handle: on(handleDeleteShareGroupOffsets)},
-		{key: kmsg.StreamsGroupTopologyDescriptionUpdate, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
-			handle: on(groupOp(OpRead, func(r *kmsg.StreamsGroupTopologyDescriptionUpdateRequest) string { return r.Group }))},
+		{key: kmsg.StreamsGroupTopologyDescriptionUpdate, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "kproxy: every topic the description names, as StreamsGroupHeartbeat's topology")},
+			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleStreamsGroupTopologyDescriptionUpdate)},
 		clusterAlter(kmsg.UnregisterController),
 	}
 }

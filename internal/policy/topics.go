@@ -49,11 +49,12 @@ func handleDeleteRecords(c *reqCtx, r *kmsg.DeleteRecordsRequest) filter.Verdict
 }
 
 func handleOffsetForLeaderEpoch(c *reqCtx, r *kmsg.OffsetForLeaderEpochRequest) filter.Verdict {
-	check := func(name string) *denial { return c.check(OpDescribe, ResTopic, name) }
+	var follower *denial
 	if r.ReplicaID >= 0 {
 		// A follower: ClusterAction decides for every topic.
-		d := c.checkCluster(OpClusterAction)
-		check = func(string) *denial { return d }
+		if follower = c.checkCluster(OpClusterAction); follower == nil {
+			return filter.Verdict{}
+		}
 	}
 	return topicSplit[kmsg.OffsetForLeaderEpochRequestTopic, kmsg.OffsetForLeaderEpochResponseTopic, *kmsg.OffsetForLeaderEpochResponse]{
 		topics: &r.Topics,
@@ -72,7 +73,7 @@ func handleOffsetForLeaderEpoch(c *reqCtx, r *kmsg.OffsetForLeaderEpochRequest) 
 			}
 			return st
 		},
-	}.apply(c, r, check)
+	}.applyWhole(c, r, follower, func(name string) *denial { return c.check(OpDescribe, ResTopic, name) })
 }
 
 func handleDescribeProducers(c *reqCtx, r *kmsg.DescribeProducersRequest) filter.Verdict {

@@ -34,8 +34,32 @@ func (s topicSplit[T, RT, Resp]) apply(c *reqCtx, req kmsg.Request, check func(n
 	if denied == 0 {
 		return filter.Verdict{}
 	}
+	return s.verdict(c, req, orig, keys, denials, denied == len(orig))
+}
+
+// applyWhole is apply for a request that a denial of its own (of its group
+// or transactional id) refuses as a whole. Kafka's authorizer decides that
+// before it resolves any topic id, so with whole set every topic is
+// answered with it and no id is looked up: the answer is then the same
+// whether an id names a topic or nothing. Such a request never reaches the
+// cluster, even when it lists no topic.
+func (s topicSplit[T, RT, Resp]) applyWhole(c *reqCtx, req kmsg.Request, whole *denial, check func(name string) *denial) filter.Verdict {
+	if whole == nil {
+		return s.apply(c, req, check)
+	}
+	orig := *s.topics
+	keys, denials := make([]topicKey, len(orig)), make([]*denial, len(orig))
+	for i := range orig {
+		keys[i], denials[i] = s.key(&orig[i]), whole
+	}
+	return s.verdict(c, req, orig, keys, denials, true)
+}
+
+// verdict answers the denied topics (denials[i] set) in the client's order
+// and forwards the others, or answers req whole when allDenied.
+func (s topicSplit[T, RT, Resp]) verdict(c *reqCtx, req kmsg.Request, orig []T, keys []topicKey, denials []*denial, allDenied bool) filter.Verdict {
 	strip := func() { *s.topics = keepAllowed(orig, denials) }
-	return c.split(req, denied == len(orig), strip, filter.Then(func(resp Resp) error {
+	return c.split(req, allDenied, strip, filter.Then(func(resp Resp) error {
 		list := s.respTopics(resp)
 		*list = mergeInOrder(*list, s.respKey, keys, func(i int) (RT, bool) {
 			d, ok := denialAt(denials, i)
