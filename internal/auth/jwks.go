@@ -37,7 +37,9 @@ type JWKSOptions struct {
 	// (start-up and scheduled refreshes do not count).
 	MinRefreshInterval time.Duration
 	// Client fetches URL; nil means a client whose timeout is Timeout,
-	// using the HTTPS_PROXY/NO_PROXY environment like other Go tools.
+	// using the HTTPS_PROXY/NO_PROXY environment like other Go tools, that
+	// follows redirects only within jwks_url's host and never from https
+	// to http (checkJWKSRedirect).
 	Client *http.Client
 	// CAFile is a PEM bundle of the CAs trusted for URL instead of the
 	// system roots (an identity provider behind a private CA); empty: the
@@ -96,7 +98,7 @@ func NewKeySet(opts JWKSOptions) (*KeySet, error) {
 			}
 			tr.TLSClientConfig = tc
 		}
-		opts.Client = &http.Client{Timeout: opts.Timeout, Transport: tr}
+		opts.Client = &http.Client{Timeout: opts.Timeout, Transport: tr, CheckRedirect: checkJWKSRedirect}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

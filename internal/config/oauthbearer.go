@@ -132,8 +132,8 @@ func (o *OAuthBearer) validate(key string) []error {
 		seen[a] = true
 	}
 	for i, s := range o.RequiredScopes {
-		if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
-			bad(fmt.Sprintf("required_scopes[%d]", i), "%q: a scope is a non-empty token without spaces, quotes or backslashes", s)
+		if err := auth.CheckScopeToken(s); err != nil {
+			bad(fmt.Sprintf("required_scopes[%d]", i), "%q: a scope is a non-empty token of printable ASCII without spaces, quotes or backslashes (RFC 6749 section 3.3)", s)
 		}
 	}
 	if o.JWKSRefreshInterval < minJWKSRefreshInterval {
