@@ -1,6 +1,7 @@
 package idp
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 )
@@ -21,8 +22,9 @@ func (p *IdP) SetExpiresIn(seconds int64) {
 }
 
 // EchoTokenRequests makes the token endpoint refuse every request with
-// 400 and a text/plain body that repeats the request's form, client_secret
-// included, as a broken or hostile endpoint might.
+// 400 and a text/plain body that repeats the request's Authorization
+// header and form, client_secret included, as a broken or hostile
+// endpoint might.
 func (p *IdP) EchoTokenRequests() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -49,7 +51,7 @@ func (p *IdP) quirkyToken(w http.ResponseWriter, r *http.Request) (answered bool
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(append([]byte("cannot parse request: "), body...))
+	_, _ = fmt.Fprintf(w, "cannot parse request: Authorization: %s\n%s", r.Header.Get("Authorization"), body)
 	return true
 }
 
