@@ -79,6 +79,7 @@ func TestOAuthBearerValidationNamesKeys(t *testing.T) {
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      allowed_algorithms: [rs256]\n", `allowed_algorithms[0]: "rs256": must be one of`},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      clock_skew: 1h\n", "listeners.sasl.oauthbearer.clock_skew: 1h0m0s: must be between"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      required_scopes: [\"a b\"]\n", "listeners.sasl.oauthbearer.required_scopes[0]"},
+		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      required_scopes: [kafka, \"kafka\\u00a0admin\"]\n", "listeners.sasl.oauthbearer.required_scopes[1]: \"kafka\\u00a0admin\": a scope is a non-empty token of printable ASCII"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_refresh_interval: 10ms\n", "listeners.sasl.oauthbearer.jwks_refresh_interval: 10ms: must be at least 1s"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_timeout: 2m\n", "listeners.sasl.oauthbearer.jwks_timeout: 2m0s: must be positive and at most 1m0s"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_ca_file: " + caMissing + "\n",
