@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,44 @@ func TestKeySetRedirectsStayOnHostAndHTTPS(t *testing.T) {
 	}
 	if n := p.JWKSFetches() - fetchesBefore; n != 0 {
 		t.Fatalf("the provider's JWKS was fetched %d times through refused redirects", n)
+	}
+}
+
+// TestKeySetRedirectToAllowedHost: a redirect to a host listed in
+// AllowedRedirectHosts is followed (by name alone, any port, or by
+// host:port); one to a host:port not listed is not.
+func TestKeySetRedirectToAllowedHost(t *testing.T) {
+	p := startIdP(t)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// localhost is another host than jwks_url's 127.0.0.1.
+		http.Redirect(w, r, strings.Replace(p.JWKSURL(), "127.0.0.1", "localhost", 1), http.StatusFound)
+	}))
+	t.Cleanup(redirector.Close)
+	jwks, err := url.Parse(p.JWKSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := jwks.Port()
+	for _, c := range []struct {
+		allowed []string
+		ok      bool
+	}{
+		{[]string{"localhost"}, true},
+		{[]string{"LOCALHOST:" + port}, true},
+		{[]string{"localhost:1"}, false},
+		{[]string{"127.0.0.1"}, false},
+		{nil, false},
+	} {
+		ks, err := NewKeySet(JWKSOptions{URL: redirector.URL, Timeout: 5 * time.Second, AllowedRedirectHosts: c.allowed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = ks.Refresh(context.Background())
+		if c.ok && err != nil {
+			t.Errorf("allowed %q: %v", c.allowed, err)
+		}
+		if !c.ok && !errors.Is(err, errJWKSRedirect) {
+			t.Errorf("allowed %q: %v, want the redirect refused", c.allowed, err)
+		}
 	}
 }

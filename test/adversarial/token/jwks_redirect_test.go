@@ -17,8 +17,12 @@ import (
 
 // jwksRedirectKproxy starts kproxy terminating OAUTHBEARER with keys from
 // jwksURL for tokens of issuer.
-func jwksRedirectKproxy(t *testing.T, jwksURL, issuer string) *testkit.Binary {
+func jwksRedirectKproxy(t *testing.T, jwksURL, issuer string, extra ...string) *testkit.Binary {
 	t.Helper()
+	more := ""
+	for _, e := range extra {
+		more += ", " + e
+	}
 	return advkit.Start(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: [%q]}
 listeners:
@@ -26,10 +30,10 @@ listeners:
   sasl:
     mode: terminate
     mechanisms: [OAUTHBEARER]
-    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka}
+    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka%s}
 admin: {listen: "127.0.0.1:0"}
 log: {level: info, format: json}
-`, advkit.Kfake(t, 1)[0], jwksURL, issuer))
+`, advkit.Kfake(t, 1)[0], jwksURL, issuer, more))
 }
 
 func startJWKSRedirectIdP(t *testing.T, issuer string) *idp.IdP {
@@ -48,8 +52,9 @@ func startJWKSRedirectIdP(t *testing.T, issuer string) *idp.IdP {
 // the configured issuer. kproxy does not follow the redirect (the log says
 // why), never fetches the attacker's keys, and refuses the attacker's
 // token with the invalid_token challenge and SASL_AUTHENTICATION_FAILED.
-// A redirect within jwks_url's host is still followed: the provider's own
-// token logs in through it.
+// A redirect within jwks_url's host is still followed, and so is one to a
+// host listed in jwks_allowed_redirect_hosts: the provider's own token
+// logs in through them.
 func TestJWKSRedirectToAnotherHostIsNotFollowed(t *testing.T) {
 	const issuer = "https://idp.example"
 	attacker := startJWKSRedirectIdP(t, issuer)
@@ -57,6 +62,10 @@ func TestJWKSRedirectToAnotherHostIsNotFollowed(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, attacker.JWKSURL(), http.StatusFound)
+	})
+	mux.HandleFunc("/cdn", func(w http.ResponseWriter, r *http.Request) {
+		// localhost is another host than the redirector's 127.0.0.1.
+		http.Redirect(w, r, strings.Replace(legit.JWKSURL(), "127.0.0.1", "localhost", 1), http.StatusFound)
 	})
 	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/keys", http.StatusMovedPermanently)
@@ -93,5 +102,9 @@ func TestJWKSRedirectToAnotherHostIsNotFollowed(t *testing.T) {
 	same := jwksRedirectKproxy(t, redirector.URL+"/moved", issuer)
 	if got := oauthLogin(t, same.Bootstrap, legit.Mint(map[string]any{"sub": "alice"})); got.ErrorCode != 0 || got.Challenge != "" {
 		t.Fatalf("a token of the provider, keys redirected within the host: challenge %q, %v", got.Challenge, kerr.ErrorForCode(got.ErrorCode))
+	}
+	allowed := jwksRedirectKproxy(t, redirector.URL+"/cdn", issuer, "jwks_allowed_redirect_hosts: [localhost]")
+	if got := oauthLogin(t, allowed.Bootstrap, legit.Mint(map[string]any{"sub": "alice"})); got.ErrorCode != 0 || got.Challenge != "" {
+		t.Fatalf("a token of the provider, keys redirected to an allowed host: challenge %q, %v", got.Challenge, kerr.ErrorForCode(got.ErrorCode))
 	}
 }
