@@ -31,7 +31,7 @@ func (u *UpstreamSASL) validateOAuth(key string) []error {
 		errs = append(errs, fmt.Errorf("%s: set exactly one of client_secret, client_secret_file, client_secret_env (%d set)", key, n))
 	}
 	if _, err := auth.ParseScope(u.Scope); err != nil {
-		bad("scope", "%q: scopes are separated by single spaces and contain no quote, backslash or control character (RFC 6749 section 3.3)", u.Scope)
+		bad("scope", "%q: scopes are separated by single spaces, each of printable ASCII without quote or backslash (RFC 6749 section 3.3)", u.Scope)
 	}
 	if u.TokenTimeout < 0 {
 		bad("token_timeout", "%s: must be positive", u.TokenTimeout)

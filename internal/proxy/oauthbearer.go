@@ -33,10 +33,9 @@ func (s *Server) setupOAuthBearer(o *config.OAuthBearer) error {
 			s.metrics.jwksFetches.WithLabelValues("success").Inc()
 			log.Debug().Int("keys", n).Msg("OAUTHBEARER signing keys fetched")
 		},
-		URL:    o.JWKSURL,
-		File:   o.JWKSFile,
-		CAFile: o.JWKSCAFile,
-		// Redirects: within jwks_url's host or to these, never to http.
+		URL:                  o.JWKSURL,
+		File:                 o.JWKSFile,
+		CAFile:               o.JWKSCAFile,
 		AllowedRedirectHosts: o.JWKSAllowedRedirectHosts,
 		Timeout:              o.JWKSTimeout,
 		RefreshInterval:      o.JWKSRefreshInterval,
