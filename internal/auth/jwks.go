@@ -37,12 +37,18 @@ type JWKSOptions struct {
 	// (start-up and scheduled refreshes do not count).
 	MinRefreshInterval time.Duration
 	// Client fetches URL; nil means a client whose timeout is Timeout,
-	// using the HTTPS_PROXY/NO_PROXY environment like other Go tools.
+	// using the HTTPS_PROXY/NO_PROXY environment like other Go tools, that
+	// follows redirects only within jwks_url's host or to
+	// AllowedRedirectHosts, and never from https to http
+	// (jwksRedirectPolicy).
 	Client *http.Client
 	// CAFile is a PEM bundle of the CAs trusted for URL instead of the
 	// system roots (an identity provider behind a private CA); empty: the
 	// system roots. Only for the default client (Client nil).
 	CAFile string
+	// AllowedRedirectHosts are the hosts (host, or host:port) other than
+	// URL's that the default client follows a redirect to.
+	AllowedRedirectHosts []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// OnFetch, when set, is told the outcome of every fetch: the keys now
@@ -96,7 +102,7 @@ func NewKeySet(opts JWKSOptions) (*KeySet, error) {
 			}
 			tr.TLSClientConfig = tc
 		}
-		opts.Client = &http.Client{Timeout: opts.Timeout, Transport: tr}
+		opts.Client = &http.Client{Timeout: opts.Timeout, Transport: tr, CheckRedirect: jwksRedirectPolicy(opts.AllowedRedirectHosts)}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

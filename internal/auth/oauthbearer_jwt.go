@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // DefaultJWTAlgorithms are the signature algorithms accepted when
@@ -170,15 +170,11 @@ func (v *JWTValidator) Validate(ctx context.Context, token string) (ValidatedTok
 	if payload == nil {
 		return ValidatedToken{}, invalidToken("signature does not verify with key %q (%s)", clip(header.KeyID), header.Algorithm)
 	}
-	var std jwt.Claims
-	var all map[string]any
-	if err := json.Unmarshal(payload, &all); err != nil {
-		return ValidatedToken{}, invalidToken("the payload is not a JSON object: %v", err)
+	claims, err := parseJWTClaims(payload)
+	if err != nil {
+		return ValidatedToken{}, invalidToken("%v", err)
 	}
-	if err := json.Unmarshal(payload, &std); err != nil {
-		return ValidatedToken{}, invalidToken("a registered claim has the wrong type: %v", err)
-	}
-	return v.checkClaims(std, all)
+	return v.checkClaims(claims)
 }
 
 // unverifiedAlg is the alg of token's header, for a clear reason when it is
@@ -201,25 +197,67 @@ func unverifiedAlg(token string) string {
 	return h.Alg
 }
 
-func (v *JWTValidator) checkClaims(std jwt.Claims, all map[string]any) (ValidatedToken, error) {
+// registeredClaims are the registered claims (RFC 7519 section 4.1) a
+// validation reads, by exact name.
+type registeredClaims struct {
+	expiry, notBefore, issuedAt time.Time
+	hasNotBefore, hasIssuedAt   bool
+	issuer                      string
+	audience                    []string
+}
+
+func readRegisteredClaims(c jwtClaims) (registeredClaims, error) {
+	var r registeredClaims
+	var hasExpiry bool
+	var err error
+	if r.expiry, hasExpiry, err = c.numericDate("exp"); err != nil {
+		return r, err
+	}
+	if !hasExpiry {
+		return r, errors.New("no exp claim")
+	}
+	if r.notBefore, r.hasNotBefore, err = c.numericDate("nbf"); err != nil {
+		return r, err
+	}
+	if r.issuedAt, r.hasIssuedAt, err = c.numericDate("iat"); err != nil {
+		return r, err
+	}
+	if r.issuer, _, err = c.str("iss"); err != nil {
+		return r, err
+	}
+	if _, _, err = c.str("sub"); err != nil {
+		return r, err
+	}
+	if r.audience, err = c.audience(); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+func (v *JWTValidator) checkClaims(all jwtClaims) (ValidatedToken, error) {
+	std, err := readRegisteredClaims(all)
+	if err != nil {
+		return ValidatedToken{}, invalidToken("%v", err)
+	}
 	now, skew := v.opts.Now(), v.opts.ClockSkew
 	switch {
-	case std.Expiry == nil:
-		return ValidatedToken{}, invalidToken("no exp claim")
-	case now.After(std.Expiry.Time().Add(skew)):
-		return ValidatedToken{}, invalidToken("expired at %s (%s ago, clock skew %s)", std.Expiry.Time().UTC().Format(time.RFC3339), now.Sub(std.Expiry.Time()).Round(time.Second), skew)
-	case std.NotBefore != nil && now.Add(skew).Before(std.NotBefore.Time()):
-		return ValidatedToken{}, invalidToken("not valid before %s (in %s, clock skew %s)", std.NotBefore.Time().UTC().Format(time.RFC3339), std.NotBefore.Time().Sub(now).Round(time.Second), skew)
-	case std.IssuedAt != nil && now.Add(skew).Before(std.IssuedAt.Time()):
-		return ValidatedToken{}, invalidToken("issued in the future, at %s (clock skew %s)", std.IssuedAt.Time().UTC().Format(time.RFC3339), skew)
-	case std.Issuer != v.opts.Issuer:
-		return ValidatedToken{}, invalidToken("issuer %q is not the expected %q", clip(std.Issuer), v.opts.Issuer)
-	case v.opts.Audience != "" && !slices.Contains(std.Audience, v.opts.Audience):
-		return ValidatedToken{}, invalidToken("audience %q does not include the expected %q", clip(strings.Join(std.Audience, ",")), v.opts.Audience)
+	case now.After(std.expiry.Add(skew)):
+		return ValidatedToken{}, invalidToken("expired at %s (%s ago, clock skew %s)", std.expiry.UTC().Format(time.RFC3339), now.Sub(std.expiry).Round(time.Second), skew)
+	case std.hasNotBefore && now.Add(skew).Before(std.notBefore):
+		return ValidatedToken{}, invalidToken("not valid before %s (in %s, clock skew %s)", std.notBefore.UTC().Format(time.RFC3339), std.notBefore.Sub(now).Round(time.Second), skew)
+	case std.hasIssuedAt && now.Add(skew).Before(std.issuedAt):
+		return ValidatedToken{}, invalidToken("issued in the future, at %s (clock skew %s)", std.issuedAt.UTC().Format(time.RFC3339), skew)
+	case std.issuer != v.opts.Issuer:
+		return ValidatedToken{}, invalidToken("issuer %q is not the expected %q", clip(std.issuer), v.opts.Issuer)
+	case v.opts.Audience != "" && !slices.Contains(std.audience, v.opts.Audience):
+		return ValidatedToken{}, invalidToken("audience %q does not include the expected %q", clip(strings.Join(std.audience, ",")), v.opts.Audience)
 	}
-	claims := flattenClaims(all)
-	principal, ok := all[v.opts.PrincipalClaim].(string)
-	if !ok || principal == "" {
+	claims, err := flattenClaims(all)
+	if err != nil {
+		return ValidatedToken{}, invalidToken("%v", err)
+	}
+	principal, _, err := all.str(v.opts.PrincipalClaim)
+	if err != nil || principal == "" {
 		return ValidatedToken{}, invalidToken("no non-empty string claim %q to take the principal from", v.opts.PrincipalClaim)
 	}
 	if missing := missingScopes(claims, v.opts.RequiredScopes); len(missing) > 0 {
@@ -229,7 +267,7 @@ func (v *JWTValidator) checkClaims(std jwt.Claims, all map[string]any) (Validate
 			Reason: fmt.Sprintf("principal %q lacks the required scope(s) %s", clip(principal), strings.Join(missing, " ")),
 		}
 	}
-	return ValidatedToken{Principal: v.opts.PrincipalPrefix + principal, Expiry: std.Expiry.Time(), Claims: claims}, nil
+	return ValidatedToken{Principal: v.opts.PrincipalPrefix + principal, Expiry: std.expiry, Claims: claims}, nil
 }
 
 func missingScopes(claims map[string][]string, required []string) []string {
@@ -246,22 +284,34 @@ func missingScopes(claims map[string][]string, required []string) []string {
 	return missing
 }
 
-// flattenClaims turns decoded JSON claims into ValidatedToken.Claims.
-func flattenClaims(all map[string]any) map[string][]string {
+// flattenClaims turns the token's claims into ValidatedToken.Claims; a
+// scope or scp that is not a list of scope-tokens is an error.
+func flattenClaims(all jwtClaims) (map[string][]string, error) {
 	out := make(map[string][]string, len(all))
 	for name, v := range all {
+		scope := name == "scope" || name == "scp"
 		var values []string
 		switch v := v.(type) {
 		case string:
 			values = []string{v}
-			if name == "scope" || name == "scp" {
-				values = strings.Fields(v)
+			if scope {
+				var err error
+				if values, err = ParseScope(v); err != nil {
+					return nil, fmt.Errorf("claim %s: %w", name, err)
+				}
 			}
 		case []any:
 			for _, e := range v {
-				if s, ok := scalarString(e); ok {
-					values = append(values, s)
+				s, ok := scalarString(e)
+				if !ok {
+					continue
 				}
+				if scope {
+					if err := CheckScopeToken(s); err != nil {
+						return nil, fmt.Errorf("claim %s: %w", name, err)
+					}
+				}
+				values = append(values, s)
 			}
 		default:
 			s, ok := scalarString(v)
@@ -272,16 +322,18 @@ func flattenClaims(all map[string]any) map[string][]string {
 		}
 		out[name] = values
 	}
-	return out
+	return out, nil
 }
 
+// scalarString is a string claim value, or a number's or bool's JSON text.
 func scalarString(v any) (string, bool) {
 	switch v := v.(type) {
 	case string:
 		return v, true
-	case bool, float64, json.Number:
-		b, _ := json.Marshal(v)
-		return string(b), true
+	case json.Number:
+		return v.String(), true
+	case bool:
+		return strconv.FormatBool(v), true
 	}
 	return "", false
 }

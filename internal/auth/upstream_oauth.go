@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -219,32 +218,26 @@ func (s *TokenSource) notify(ev TokenEvent) {
 }
 
 // fetch asks the token endpoint for a token and caches it; it returns the
-// token and its expiry (zero if unknown).
+// token and its expiry.
 func (s *TokenSource) fetch(ctx context.Context) (string, time.Time, error) {
 	began := time.Now()
 	t, err := s.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, s.http))
 	if err != nil {
-		// oauth2's errors carry the endpoint's error code and
-		// description, never the client secret.
-		return "", time.Time{}, fmt.Errorf("upstream OAUTHBEARER: token request to %s: %w", s.cfg.TokenURL, err)
+		return "", time.Time{}, fmt.Errorf("upstream OAUTHBEARER: token request to %s: %w", s.cfg.TokenURL, s.tokenRequestError(err))
 	}
 	if t.AccessToken == "" {
 		return "", time.Time{}, fmt.Errorf("upstream OAUTHBEARER: token endpoint %s returned no access_token", s.cfg.TokenURL)
 	}
-	expiry := t.Expiry
-	if expiry.IsZero() {
-		expiry = jwtExpiry(t.AccessToken)
+	expiry := tokenExpiry(began, t.Expiry, jwtExpiry(t.AccessToken))
+	if !expiry.After(began) {
+		// Caching it would make every login ask again; as a failure,
+		// the next request waits tokenRetryAfter.
+		return "", time.Time{}, fmt.Errorf("upstream OAUTHBEARER: token endpoint %s returned a token that expired at %s", s.cfg.TokenURL, expiry.UTC().Format(time.RFC3339))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.token, s.expiry = t.AccessToken, expiry
-	if expiry.IsZero() {
-		// No expires_in and no readable exp: nothing says how long it
-		// lasts, so it is not reused.
-		s.refreshAt = began
-	} else {
-		s.refreshAt = began.Add(refreshAfter(expiry.Sub(began)))
-	}
+	s.refreshAt = began.Add(refreshAfter(expiry.Sub(began)))
 	return t.AccessToken, expiry, nil
 }
 
@@ -254,11 +247,48 @@ func refreshAfter(lifetime time.Duration) time.Duration {
 	return max(min(lifetime*tokenRefreshPercent/100, lifetime-tokenRefreshBuffer), lifetime/2)
 }
 
-const maxJWTExp = 253402300799 // 9999-12-31T23:59:59Z
+// Bounds of a token's lifetime when the token itself does not say it.
+const (
+	// tokenUnknownLifetime is the lifetime of a token with neither a
+	// positive expires_in nor a JWT exp: reused briefly, not fetched per
+	// login.
+	tokenUnknownLifetime = time.Minute
+	// tokenMaxOpaqueLifetime caps an expires_in that no JWT exp confirms.
+	tokenMaxOpaqueLifetime = 24 * time.Hour
+)
+
+// tokenExpiry is when a token fetched at began stops being usable: the
+// earlier of the endpoint's expires_in (endpointExpiry, as oauth2 computed
+// it; zero or not after began means absent or non-positive, so unknown)
+// and the JWT's exp (jwtExp, zero if none). An expires_in cannot extend a
+// JWT's exp, nor a non-positive one shorten it to nothing; without an exp
+// it is capped at tokenMaxOpaqueLifetime, and with neither the lifetime is
+// tokenUnknownLifetime. The result may be before began: an expired JWT.
+func tokenExpiry(began, endpointExpiry, jwtExp time.Time) time.Time {
+	fromEndpoint := !endpointExpiry.IsZero() && endpointExpiry.After(began)
+	switch {
+	case !jwtExp.IsZero() && fromEndpoint && endpointExpiry.Before(jwtExp):
+		return endpointExpiry
+	case !jwtExp.IsZero():
+		return jwtExp
+	case fromEndpoint:
+		return minTime(endpointExpiry, began.Add(tokenMaxOpaqueLifetime))
+	}
+	return began.Add(tokenUnknownLifetime)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
 
 // jwtExpiry reads the exp claim of a JWT access token without checking
 // its signature (the broker does that): it only schedules the refresh.
-// Zero if token is not a JWT with a numeric exp.
+// The claims are read as the validator reads them (exact names, no
+// duplicates). Zero if token is not a JWT with a numeric exp after the
+// epoch.
 func jwtExpiry(token string) time.Time {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
@@ -268,14 +298,15 @@ func jwtExpiry(token string) time.Time {
 	if err != nil {
 		return time.Time{}
 	}
-	var claims struct {
-		Exp float64 `json:"exp"`
-	}
-	// Beyond year 9999 is no expiry anyone meant (and would overflow).
-	if json.Unmarshal(payload, &claims) != nil || claims.Exp <= 0 || claims.Exp > maxJWTExp {
+	claims, err := parseJWTClaims(payload)
+	if err != nil {
 		return time.Time{}
 	}
-	return time.Unix(int64(claims.Exp), 0)
+	exp, ok, err := claims.numericDate("exp")
+	if err != nil || !ok || exp.Unix() <= 0 {
+		return time.Time{}
+	}
+	return exp
 }
 
 // Stats counts the token requests that succeeded and failed so far.

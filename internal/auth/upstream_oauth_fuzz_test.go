@@ -11,7 +11,7 @@ import (
 // three-part token whose middle part decodes.
 func FuzzJWTExpiry(f *testing.F) {
 	enc := base64.RawURLEncoding.EncodeToString
-	for _, payload := range []string{`{"exp":1800000000}`, `{"exp":1.8e9}`, `{"exp":-1}`, `{"exp":"1800000000"}`, `{"exp":1e300}`, `null`, `[]`, ``} {
+	for _, payload := range []string{`{"exp":1800000000}`, `{"exp":1.8e9}`, `{"exp":-1}`, `{"exp":"1800000000"}`, `{"exp":1e300}`, `{"EXP":1800000000}`, `{"exp":1,"Exp":1800000000}`, `{"exp":1800000000,"exp":1}`, `null`, `[]`, ``} {
 		f.Add("eyJhbGciOiJSUzI1NiJ9." + enc([]byte(payload)) + ".c2ln")
 	}
 	f.Add("a.b")

@@ -31,6 +31,10 @@ type OAuthBearer struct {
 	// JWKSCAFile is a PEM bundle of the CAs trusted for jwks_url instead
 	// of the system roots (an identity provider behind a private CA).
 	JWKSCAFile string `yaml:"jwks_ca_file"`
+	// JWKSAllowedRedirectHosts are hosts (name or IP, optionally :port)
+	// other than jwks_url's that a JWKS fetch may be redirected to; a
+	// redirect from https to http is refused whatever the host.
+	JWKSAllowedRedirectHosts []string `yaml:"jwks_allowed_redirect_hosts"`
 	// Issuer must equal the token's iss claim exactly.
 	Issuer string `yaml:"issuer"`
 	// Audience, when set, must be one of the token's aud values.
@@ -109,6 +113,15 @@ func (o *OAuthBearer) validate(key string) []error {
 			}
 		}
 	}
+	for i, h := range o.JWKSAllowedRedirectHosts {
+		k := fmt.Sprintf("jwks_allowed_redirect_hosts[%d]", i)
+		switch u, err := url.Parse("//" + h); {
+		case o.JWKSURL == "":
+			bad(k, "only with jwks_url (jwks_file is read from disk, not fetched)")
+		case err != nil || h == "" || u.Host != h || u.Hostname() == "" || u.Path != "" || u.User != nil:
+			bad(k, "%q: must be a host name or IP address, optionally with :port (e.g. keys.idp.example.com or keys.idp.example.com:8443), without scheme or path", h)
+		}
+	}
 	if o.Issuer == "" {
 		bad("issuer", "required: the exact iss claim of the identity provider's tokens (its OpenID discovery document's \"issuer\")")
 	}
@@ -132,8 +145,8 @@ func (o *OAuthBearer) validate(key string) []error {
 		seen[a] = true
 	}
 	for i, s := range o.RequiredScopes {
-		if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
-			bad(fmt.Sprintf("required_scopes[%d]", i), "%q: a scope is a non-empty token without spaces, quotes or backslashes", s)
+		if err := auth.CheckScopeToken(s); err != nil {
+			bad(fmt.Sprintf("required_scopes[%d]", i), "%q: a scope is a non-empty token of printable ASCII without spaces, quotes or backslashes (RFC 6749 section 3.3)", s)
 		}
 	}
 	if o.JWKSRefreshInterval < minJWKSRefreshInterval {

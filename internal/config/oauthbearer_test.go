@@ -79,6 +79,13 @@ func TestOAuthBearerValidationNamesKeys(t *testing.T) {
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      allowed_algorithms: [rs256]\n", `allowed_algorithms[0]: "rs256": must be one of`},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      clock_skew: 1h\n", "listeners.sasl.oauthbearer.clock_skew: 1h0m0s: must be between"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      required_scopes: [\"a b\"]\n", "listeners.sasl.oauthbearer.required_scopes[0]"},
+		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      required_scopes: [kafka, \"kafka\\u00a0admin\"]\n", "listeners.sasl.oauthbearer.required_scopes[1]: \"kafka\\u00a0admin\": a scope is a non-empty token of printable ASCII"},
+		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_allowed_redirect_hosts: [keys.idp, \"https://cdn.idp/keys\"]\n",
+			`listeners.sasl.oauthbearer.jwks_allowed_redirect_hosts[1]: "https://cdn.idp/keys": must be a host name or IP address, optionally with :port`},
+		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_allowed_redirect_hosts: [\"\"]\n",
+			`listeners.sasl.oauthbearer.jwks_allowed_redirect_hosts[0]: "": must be a host name`},
+		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n      jwks_file: /x\n      issuer: i\n      jwks_allowed_redirect_hosts: [keys.idp]\n",
+			"listeners.sasl.oauthbearer.jwks_allowed_redirect_hosts[0]: only with jwks_url"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_refresh_interval: 10ms\n", "listeners.sasl.oauthbearer.jwks_refresh_interval: 10ms: must be at least 1s"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_timeout: 2m\n", "listeners.sasl.oauthbearer.jwks_timeout: 2m0s: must be positive and at most 1m0s"},
 		{"    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n" + good + "      jwks_ca_file: " + caMissing + "\n",
@@ -98,6 +105,9 @@ func TestOAuthBearerValidationNamesKeys(t *testing.T) {
 	// OAUTHBEARER alone needs no users; with SCRAM it still does.
 	if errs := oauthSecurity(t, "    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n"+good); len(errs) > 0 {
 		t.Fatalf("OAUTHBEARER alone: %v", errs)
+	}
+	if errs := oauthSecurity(t, "    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n"+good+"      jwks_allowed_redirect_hosts: [keys.idp.example.com, \"cdn.example.com:8443\", 10.0.0.7]\n"); len(errs) > 0 {
+		t.Fatalf("jwks_allowed_redirect_hosts naming hosts: %v", errs)
 	}
 	if errs := oauthSecurity(t, "    mechanisms: [OAUTHBEARER]\n    oauthbearer:\n"+good+"      jwks_ca_file: "+caGood+"\n"); len(errs) > 0 {
 		t.Fatalf("jwks_ca_file naming a CA certificate: %v", errs)

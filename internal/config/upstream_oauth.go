@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strings"
 
 	"github.com/kproxy/kproxy/internal/auth"
 )
@@ -31,8 +30,8 @@ func (u *UpstreamSASL) validateOAuth(key string) []error {
 		// Never echo the secret, even to say it is set.
 		errs = append(errs, fmt.Errorf("%s: set exactly one of client_secret, client_secret_file, client_secret_env (%d set)", key, n))
 	}
-	if strings.ContainsAny(u.Scope, "\"\\\t\r\n") {
-		bad("scope", "%q: scopes are separated by single spaces and contain no quote, backslash or control character (RFC 6749 section 3.3)", u.Scope)
+	if _, err := auth.ParseScope(u.Scope); err != nil {
+		bad("scope", "%q: scopes are separated by single spaces, each of printable ASCII without quote or backslash (RFC 6749 section 3.3)", u.Scope)
 	}
 	if u.TokenTimeout < 0 {
 		bad("token_timeout", "%s: must be positive", u.TokenTimeout)

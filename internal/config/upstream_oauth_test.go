@@ -90,6 +90,10 @@ upstream:
 upstream:
   sasl: {mechanism: OAUTHBEARER, token_endpoint: "https://i/t", client_id: k, client_secret_env: X, scope: "a\"b", token_timeout: -1s}`,
 			[]string{"upstream.sasl.scope: ", "upstream.sasl.token_timeout: -1s: must be positive"}, ""},
+		{"scope separated by a no-break space", `
+upstream:
+  sasl: {mechanism: OAUTHBEARER, token_endpoint: "https://i/t", client_id: k, client_secret_env: X, scope: "kafka\u00a0admin"}`,
+			[]string{"upstream.sasl.scope: \"kafka\\u00a0admin\": scopes are separated by single spaces"}, ""},
 		{"oauth keys with SCRAM", `
 upstream:
   sasl: {mechanism: SCRAM-SHA-512, username: u, password_env: P, token_endpoint: "https://i/t", client_id: k, client_secret: s3cr3t-value, scope: kafka, token_timeout: 1s}`,

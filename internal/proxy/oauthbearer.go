@@ -33,12 +33,13 @@ func (s *Server) setupOAuthBearer(o *config.OAuthBearer) error {
 			s.metrics.jwksFetches.WithLabelValues("success").Inc()
 			log.Debug().Int("keys", n).Msg("OAUTHBEARER signing keys fetched")
 		},
-		URL:                o.JWKSURL,
-		File:               o.JWKSFile,
-		CAFile:             o.JWKSCAFile,
-		Timeout:            o.JWKSTimeout,
-		RefreshInterval:    o.JWKSRefreshInterval,
-		MinRefreshInterval: min(o.JWKSRefreshInterval, maxUnknownKIDRefreshInterval),
+		URL:                  o.JWKSURL,
+		File:                 o.JWKSFile,
+		CAFile:               o.JWKSCAFile,
+		AllowedRedirectHosts: o.JWKSAllowedRedirectHosts,
+		Timeout:              o.JWKSTimeout,
+		RefreshInterval:      o.JWKSRefreshInterval,
+		MinRefreshInterval:   min(o.JWKSRefreshInterval, maxUnknownKIDRefreshInterval),
 	})
 	if err != nil {
 		return err

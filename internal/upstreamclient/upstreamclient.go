@@ -7,7 +7,6 @@ package upstreamclient
 import (
 	"crypto/tls"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -45,9 +44,13 @@ func NewSecurity(u config.Upstream, observe func(auth.TokenEvent)) (Security, er
 		if err != nil {
 			return Security{}, fmt.Errorf("upstream.sasl.client_secret: %w", err)
 		}
+		scopes, err := auth.ParseScope(s.Scope)
+		if err != nil {
+			return Security{}, fmt.Errorf("upstream.sasl.scope: %w", err)
+		}
 		ts, err := auth.NewTokenSource(auth.ClientCredentials{
 			TokenURL: s.TokenEndpoint, ClientID: s.ClientID, ClientSecret: secret,
-			Scopes: strings.Fields(s.Scope), Timeout: s.TokenTimeout, CAFile: s.TokenEndpointCAFile, Observe: observe,
+			Scopes: scopes, Timeout: s.TokenTimeout, CAFile: s.TokenEndpointCAFile, Observe: observe,
 		})
 		if err != nil {
 			return Security{}, fmt.Errorf("upstream.sasl: %w", err)

@@ -26,6 +26,9 @@ func (p *IdP) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 // serveToken implements the client-credentials grant (RFC 6749 section 4.4)
 // with client_secret_basic or client_secret_post authentication.
 func (p *IdP) serveToken(w http.ResponseWriter, r *http.Request) {
+	if p.quirkyToken(w, r) {
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		tokenError(w, http.StatusBadRequest, "invalid_request", "malformed form body")
 		return
@@ -69,7 +72,7 @@ func (p *IdP) serveToken(w http.ResponseWriter, r *http.Request) {
 	resp := map[string]any{
 		"access_token": token,
 		"token_type":   "Bearer",
-		"expires_in":   int64(p.opts.TokenLifetime / time.Second),
+		"expires_in":   p.expiresIn(int64(p.opts.TokenLifetime / time.Second)),
 	}
 	if scope != "" {
 		resp["scope"] = scope

@@ -77,6 +77,10 @@ type IdP struct {
 	previous     []signingKey // published in the JWKS until RetireOld
 	jwksFetches  int
 	tokensIssued int
+	// tokenRequests counts every token request, quirks hold how the
+	// token endpoint misbehaves (token_quirks.go).
+	tokenRequests int
+	quirks        tokenQuirks
 }
 
 // Start generates a signing key and starts serving. Close stops it.
