@@ -25,9 +25,14 @@ type VirtualCluster struct {
 	TransactionalIDPrefix string `yaml:"transactional_id_prefix"`
 	// ClusterID is the cluster id the tenant's clients are told; "" tells
 	// them the upstream's.
-	ClusterID string    `yaml:"cluster_id"`
-	Upstream  *Upstream `yaml:"upstream"`
-	Policy    *Policy   `yaml:"policy"`
+	ClusterID string `yaml:"cluster_id"`
+	// ClusterOperators are the principals (policy principal matchers)
+	// allowed the APIs that act on the whole upstream cluster (SCRAM
+	// credentials, client quotas, broker configs, ...); everyone else
+	// gets the API's authorization error.
+	ClusterOperators []string  `yaml:"cluster_operators"`
+	Upstream         *Upstream `yaml:"upstream"`
+	Policy           *Policy   `yaml:"policy"`
 }
 
 // Cluster is what one engine serves: the whole file when it has no
@@ -42,6 +47,8 @@ type Cluster struct {
 	Config *Config
 	// Prefixes and cluster id as the virtual cluster sets them.
 	TopicPrefix, GroupPrefix, TransactionalIDPrefix, ClusterID string
+	// ClusterOperators as the virtual cluster sets them.
+	ClusterOperators []string
 }
 
 // Clusters returns what kproxy serves: one Cluster per virtual cluster, in
@@ -56,7 +63,8 @@ func (c *Config) Clusters() []Cluster {
 	for i := range c.VirtualClusters {
 		vc := &c.VirtualClusters[i]
 		out[i] = Cluster{Name: vc.Name, Config: c.virtualConfig(vc), TopicPrefix: vc.TopicPrefix,
-			GroupPrefix: vc.GroupPrefix, TransactionalIDPrefix: vc.TransactionalIDPrefix, ClusterID: vc.ClusterID}
+			GroupPrefix: vc.GroupPrefix, TransactionalIDPrefix: vc.TransactionalIDPrefix, ClusterID: vc.ClusterID,
+			ClusterOperators: vc.ClusterOperators}
 	}
 	return out
 }
@@ -179,6 +187,11 @@ func (c *Config) validateVirtualClusters(bad func(key, format string, args ...an
 		}
 		if vc.ClusterID != "" && (len(vc.ClusterID) > 64 || strings.ContainsFunc(vc.ClusterID, func(r rune) bool { return r <= ' ' || r > '~' })) {
 			vbad("cluster_id", "%q: at most 64 printable ASCII characters without spaces (Kafka's are 22-character base64 UUIDs)", vc.ClusterID)
+		}
+		for j, op := range vc.ClusterOperators {
+			if _, err := ParsePrincipal(op); err != nil {
+				vbad(fmt.Sprintf("cluster_operators[%d]", j), "%v", err)
+			}
 		}
 		for _, p := range vc.Listeners.ports() {
 			if owner, used := ports[p.port]; used {
