@@ -246,7 +246,13 @@ func (l *Listeners) ports() []namedPort {
 
 // validatePrefixOverlap refuses two virtual clusters on one upstream whose
 // prefixes of a kind overlap (one starts with the other, or either is
-// empty): the one with the shorter prefix would see the other's names.
+// empty): the one with the shorter prefix would see the other's names. It
+// compares them as Kafka compares topic names for collisions, '.' and '_'
+// being one character (unifyCollisionChars): prefixes "a.b." and "a_b."
+// would let one tenant find out, and take, names the other has, by
+// creating the colliding name. Group and transactional-id prefixes are
+// compared the same way, so that no pair of prefixes can ever be told
+// apart by that rule alone.
 func (c *Config) validatePrefixOverlap(bad func(key, format string, args ...any)) {
 	kinds := []struct {
 		key    string
@@ -264,15 +270,31 @@ func (c *Config) validatePrefixOverlap(bad func(key, format string, args ...any)
 			}
 			for _, k := range kinds {
 				a, b := k.prefix(&vcs[i]), k.prefix(&vcs[j])
-				if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
+				switch {
+				case strings.HasPrefix(a, b) || strings.HasPrefix(b, a):
 					bad(fmt.Sprintf("virtual_clusters[%d].%s", i, k.key),
-						"%q overlaps virtual_clusters[%d]'s %q on the same upstream: one tenant would see the other's names; give each a distinct prefix neither starts with the other",
-						a, j, b)
+						"%q overlaps virtual_clusters[%d].%s %q on the same upstream: one tenant would see the other's names; give each a distinct prefix neither starts with the other",
+						a, j, k.key, b)
+				case prefixesCollide(a, b):
+					bad(fmt.Sprintf("virtual_clusters[%d].%s", i, k.key),
+						"%q collides with virtual_clusters[%d].%s %q on the same upstream: Kafka treats '.' and '_' as the same character when it checks a new topic name for collisions, so one tenant could probe for and squat on the other's names; give each a prefix that differs in a letter or digit",
+						a, j, k.key, b)
 				}
 			}
 		}
 	}
 }
+
+// prefixesCollide reports whether a name under prefix a and one under b
+// can collide by Kafka's rule: after unifying '.' and '_', one prefix
+// starts with the other.
+func prefixesCollide(a, b string) bool {
+	ua, ub := unifyCollisionChars(a), unifyCollisionChars(b)
+	return strings.HasPrefix(ua, ub) || strings.HasPrefix(ub, ua)
+}
+
+// unifyCollisionChars is Kafka's Topic.unifyCollisionChars: '.' as '_'.
+func unifyCollisionChars(name string) string { return strings.ReplaceAll(name, ".", "_") }
 
 // sameUpstream reports whether a and b may reach one cluster: both inherit
 // the top level's upstream, or they share a bootstrap server.
