@@ -37,7 +37,7 @@ func aclAPIs() []api {
 	return []api{
 		typedEntry(kmsg.DescribeACLs.Int16(), upDescribeACLs, downDescribeACLs,
 			"req.ResourceName", "resp.Resources.ResourceName"),
-		typedEntry[*kmsg.CreateACLsRequest, *kmsg.CreateACLsResponse](kmsg.CreateACLs.Int16(), upCreateACLs, nil,
+		typedEntry(kmsg.CreateACLs.Int16(), upCreateACLs, downCreateACLs,
 			"req.Creations.ResourceName"),
 		typedEntry(kmsg.DeleteACLs.Int16(), upDeleteACLs, downDeleteACLs,
 			"req.Filters.ResourceName", "resp.Results.MatchingACLs.ResourceName"),
@@ -215,6 +215,15 @@ func upCreateACLs(_ context.Context, m *Mapper, r *kmsg.CreateACLsRequest) error
 		res.ErrorCode, res.ErrorMessage = code, msg
 		resp.Results = append(resp.Results, res)
 	})
+}
+
+// downCreateACLs maps the results' messages (the upstream's may echo
+// names).
+func downCreateACLs(m *Mapper, _ *kmsg.CreateACLsRequest, resp *kmsg.CreateACLsResponse) error {
+	for i := range resp.Results {
+		m.DownMessage(resp.Results[i].ErrorMessage)
+	}
+	return nil
 }
 
 // upDeleteACLs maps every filter that can be confined to the tenant's
