@@ -333,6 +333,11 @@ func (c *Config) virtualClusterWarnings() []string {
 		for _, w := range c.virtualConfig(vc).servedPolicyWarnings() {
 			out = append(out, at+"."+w)
 		}
+		for j, op := range vc.ClusterOperators {
+			if pm, err := ParsePrincipal(op); err == nil && (pm.Kind == PrincipalAny || pm.Kind == PrincipalClientID) {
+				out = append(out, fmt.Sprintf("%s.cluster_operators[%d]: %q is a principal any client can claim: it would let anyone change the whole cluster's SCRAM users, quotas and broker configs; name User: or cn: principals", at, j, op))
+			}
+		}
 		if len(c.VirtualClusters) < 2 {
 			continue
 		}

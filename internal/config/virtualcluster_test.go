@@ -280,3 +280,24 @@ virtual_clusters:
 		t.Errorf("warnings of unauthenticated tenants:\n%s", got)
 	}
 }
+
+// A cluster operator any client can claim is warned of, naming the key.
+func TestVirtualClusterOperatorAnyoneClaimsWarned(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(`upstream: {bootstrap_servers: ["127.0.0.1:9092"]}
+virtual_clusters:
+  - {name: a, listeners: {}, topic_prefix: a., cluster_operators: ["User:ops", "client_id:admin", "*"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cfg.PolicyWarnings(), "\n")
+	for _, want := range []string{`virtual_clusters[0].cluster_operators[1]: "client_id:admin" is a principal any client can claim`,
+		`virtual_clusters[0].cluster_operators[2]: "*" is a principal any client can claim`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings:\n%s\nwant %s", got, want)
+		}
+	}
+	if strings.Contains(got, "cluster_operators[0]") {
+		t.Errorf("User:ops warned of:\n%s", got)
+	}
+}
