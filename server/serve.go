@@ -184,7 +184,12 @@ func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, o
 	for i, cl := range clusters {
 		proxyOpts := append(append(pol.options(i), tracer.options()...), proxy.WithFilters(opts.Filters...),
 			proxy.WithRunningConfig(pol.inForce))
-		proxyOpts = append(proxyOpts, nameMapping(pol.names[i])...)
+		naming, err := nameMapping(pol.names[i], cl)
+		if err != nil {
+			shutdownAll(context.Background(), servers)
+			return nil, err
+		}
+		proxyOpts = append(proxyOpts, naming...)
 		proxyOpts = append(proxyOpts, buildInfo...)
 		if cl.Name != "" {
 			proxyOpts = append(proxyOpts, proxy.WithVirtualCluster(cl.Name, connIDs))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,12 +29,17 @@ func newNameMapper(cl config.Cluster, upstream *kgo.Client) *tenant.Mapper {
 	return tenant.New(names, opts...)
 }
 
-// nameMapping puts m (nil: none) at the engine's name boundary.
-func nameMapping(m *tenant.Mapper) []proxy.Option {
+// nameMapping puts m (nil: none) at the engine's name boundary, with
+// cl's cluster operators.
+func nameMapping(m *tenant.Mapper, cl config.Cluster) ([]proxy.Option, error) {
 	if m == nil {
-		return nil
+		return nil, nil
 	}
-	return []proxy.Option{proxy.WithNameMapper(m)}
+	isOperator, err := policy.ConnMatcher(cl.ClusterOperators)
+	if err != nil {
+		return nil, fmt.Errorf("virtual cluster %s: cluster_operators: %w", cl.Name, err)
+	}
+	return []proxy.Option{proxy.WithNameMapper(m), proxy.WithClusterOperators(isOperator)}, nil
 }
 
 // tenantRequester asks the upstream as kproxy does and answers in the

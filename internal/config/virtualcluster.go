@@ -25,9 +25,14 @@ type VirtualCluster struct {
 	TransactionalIDPrefix string `yaml:"transactional_id_prefix"`
 	// ClusterID is the cluster id the tenant's clients are told; "" tells
 	// them the upstream's.
-	ClusterID string    `yaml:"cluster_id"`
-	Upstream  *Upstream `yaml:"upstream"`
-	Policy    *Policy   `yaml:"policy"`
+	ClusterID string `yaml:"cluster_id"`
+	// ClusterOperators are the principals (policy principal matchers)
+	// allowed the APIs that act on the whole upstream cluster (SCRAM
+	// credentials, client quotas, broker configs, ...); everyone else
+	// gets the API's authorization error.
+	ClusterOperators []string  `yaml:"cluster_operators"`
+	Upstream         *Upstream `yaml:"upstream"`
+	Policy           *Policy   `yaml:"policy"`
 }
 
 // Cluster is what one engine serves: the whole file when it has no
@@ -42,6 +47,8 @@ type Cluster struct {
 	Config *Config
 	// Prefixes and cluster id as the virtual cluster sets them.
 	TopicPrefix, GroupPrefix, TransactionalIDPrefix, ClusterID string
+	// ClusterOperators as the virtual cluster sets them.
+	ClusterOperators []string
 }
 
 // Clusters returns what kproxy serves: one Cluster per virtual cluster, in
@@ -56,7 +63,8 @@ func (c *Config) Clusters() []Cluster {
 	for i := range c.VirtualClusters {
 		vc := &c.VirtualClusters[i]
 		out[i] = Cluster{Name: vc.Name, Config: c.virtualConfig(vc), TopicPrefix: vc.TopicPrefix,
-			GroupPrefix: vc.GroupPrefix, TransactionalIDPrefix: vc.TransactionalIDPrefix, ClusterID: vc.ClusterID}
+			GroupPrefix: vc.GroupPrefix, TransactionalIDPrefix: vc.TransactionalIDPrefix, ClusterID: vc.ClusterID,
+			ClusterOperators: vc.ClusterOperators}
 	}
 	return out
 }
@@ -180,6 +188,11 @@ func (c *Config) validateVirtualClusters(bad func(key, format string, args ...an
 		if vc.ClusterID != "" && (len(vc.ClusterID) > 64 || strings.ContainsFunc(vc.ClusterID, func(r rune) bool { return r <= ' ' || r > '~' })) {
 			vbad("cluster_id", "%q: at most 64 printable ASCII characters without spaces (Kafka's are 22-character base64 UUIDs)", vc.ClusterID)
 		}
+		for j, op := range vc.ClusterOperators {
+			if _, err := ParsePrincipal(op); err != nil {
+				vbad(fmt.Sprintf("cluster_operators[%d]", j), "%v", err)
+			}
+		}
 		for _, p := range vc.Listeners.ports() {
 			if owner, used := ports[p.port]; used {
 				vbad("listeners."+p.key, "%d is already used by %s", p.port, owner)
@@ -233,7 +246,13 @@ func (l *Listeners) ports() []namedPort {
 
 // validatePrefixOverlap refuses two virtual clusters on one upstream whose
 // prefixes of a kind overlap (one starts with the other, or either is
-// empty): the one with the shorter prefix would see the other's names.
+// empty): the one with the shorter prefix would see the other's names. It
+// compares them as Kafka compares topic names for collisions, '.' and '_'
+// being one character (unifyCollisionChars): prefixes "a.b." and "a_b."
+// would let one tenant find out, and take, names the other has, by
+// creating the colliding name. Group and transactional-id prefixes are
+// compared the same way, so that no pair of prefixes can ever be told
+// apart by that rule alone.
 func (c *Config) validatePrefixOverlap(bad func(key, format string, args ...any)) {
 	kinds := []struct {
 		key    string
@@ -251,15 +270,31 @@ func (c *Config) validatePrefixOverlap(bad func(key, format string, args ...any)
 			}
 			for _, k := range kinds {
 				a, b := k.prefix(&vcs[i]), k.prefix(&vcs[j])
-				if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
+				switch {
+				case strings.HasPrefix(a, b) || strings.HasPrefix(b, a):
 					bad(fmt.Sprintf("virtual_clusters[%d].%s", i, k.key),
-						"%q overlaps virtual_clusters[%d]'s %q on the same upstream: one tenant would see the other's names; give each a distinct prefix neither starts with the other",
-						a, j, b)
+						"%q overlaps virtual_clusters[%d].%s %q on the same upstream: one tenant would see the other's names; give each a distinct prefix neither starts with the other",
+						a, j, k.key, b)
+				case prefixesCollide(a, b):
+					bad(fmt.Sprintf("virtual_clusters[%d].%s", i, k.key),
+						"%q collides with virtual_clusters[%d].%s %q on the same upstream: Kafka treats '.' and '_' as the same character when it checks a new topic name for collisions, so one tenant could probe for and squat on the other's names; give each a prefix that differs in a letter or digit",
+						a, j, k.key, b)
 				}
 			}
 		}
 	}
 }
+
+// prefixesCollide reports whether a name under prefix a and one under b
+// can collide by Kafka's rule: after unifying '.' and '_', one prefix
+// starts with the other.
+func prefixesCollide(a, b string) bool {
+	ua, ub := unifyCollisionChars(a), unifyCollisionChars(b)
+	return strings.HasPrefix(ua, ub) || strings.HasPrefix(ub, ua)
+}
+
+// unifyCollisionChars is Kafka's Topic.unifyCollisionChars: '.' as '_'.
+func unifyCollisionChars(name string) string { return strings.ReplaceAll(name, ".", "_") }
 
 // sameUpstream reports whether a and b may reach one cluster: both inherit
 // the top level's upstream, or they share a bootstrap server.
@@ -297,6 +332,11 @@ func (c *Config) virtualClusterWarnings() []string {
 		at := fmt.Sprintf("virtual_clusters[%d]", i)
 		for _, w := range c.virtualConfig(vc).servedPolicyWarnings() {
 			out = append(out, at+"."+w)
+		}
+		for j, op := range vc.ClusterOperators {
+			if pm, err := ParsePrincipal(op); err == nil && (pm.Kind == PrincipalAny || pm.Kind == PrincipalClientID) {
+				out = append(out, fmt.Sprintf("%s.cluster_operators[%d]: %q is a principal any client can claim: it would let anyone change the whole cluster's SCRAM users, quotas and broker configs; name User: or cn: principals", at, j, op))
+			}
 		}
 		if len(c.VirtualClusters) < 2 {
 			continue

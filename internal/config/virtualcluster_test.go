@@ -134,11 +134,25 @@ func TestVirtualClustersRejects(t *testing.T) {
 		{"overlapping topic prefixes", base + `virtual_clusters:
   - {name: a, listeners: {}, topic_prefix: team, group_prefix: a.}
   - {name: b, listeners: {}, topic_prefix: team-b., group_prefix: b.}`,
-			`virtual_clusters[1].topic_prefix: "team-b." overlaps virtual_clusters[0]'s "team"`},
+			`virtual_clusters[1].topic_prefix: "team-b." overlaps virtual_clusters[0].topic_prefix "team"`},
 		{"empty group prefix beside another", base + `virtual_clusters:
   - {name: a, listeners: {}, topic_prefix: a.}
   - {name: b, listeners: {}, topic_prefix: b., group_prefix: b.}`,
-			`virtual_clusters[1].group_prefix: "b." overlaps virtual_clusters[0]'s ""`},
+			`virtual_clusters[1].group_prefix: "b." overlaps virtual_clusters[0].group_prefix ""`},
+		{"topic prefixes colliding under Kafka's rule", base + `virtual_clusters:
+  - {name: acme-a, listeners: {}, topic_prefix: acme.a., group_prefix: acme-a., transactional_id_prefix: acme-a.}
+  - {name: acme-x, listeners: {}, topic_prefix: acme_a., group_prefix: acme-x., transactional_id_prefix: acme-x.}`,
+			`virtual_clusters[1].topic_prefix: "acme_a." collides with virtual_clusters[0].topic_prefix "acme.a." on the same upstream`},
+		{"group prefixes colliding under Kafka's rule", base + `virtual_clusters:
+  - {name: a, listeners: {}, topic_prefix: a., group_prefix: g.a, transactional_id_prefix: a.}
+  - {name: b, listeners: {}, topic_prefix: b., group_prefix: g_a_b., transactional_id_prefix: b.}`,
+			`virtual_clusters[1].group_prefix: "g_a_b." collides with virtual_clusters[0].group_prefix "g.a"`},
+		{"transactional id prefixes colliding under Kafka's rule", base + `virtual_clusters:
+  - {name: a, listeners: {}, topic_prefix: a., group_prefix: a., transactional_id_prefix: t_a.}
+  - {name: b, listeners: {}, topic_prefix: b., group_prefix: b., transactional_id_prefix: t.a.}`,
+			`virtual_clusters[1].transactional_id_prefix: "t.a." collides with virtual_clusters[0].transactional_id_prefix "t_a."`},
+		{"bad cluster operator", base + `virtual_clusters: [{name: a, listeners: {}, cluster_operators: ["User:ops", "ops"]}]`,
+			`virtual_clusters[0].cluster_operators[1]: "ops" is not a principal matcher`},
 		{"illegal topic prefix", base + `virtual_clusters: [{name: a, listeners: {}, topic_prefix: "a/"}]`, `virtual_clusters[0].topic_prefix: "a/"`},
 		{"cluster id with a space", base + `virtual_clusters: [{name: a, listeners: {}, cluster_id: "a b"}]`, `virtual_clusters[0].cluster_id: "a b"`},
 		{"top-level port not served", base + `listeners: {bootstrap_port: 9092}
@@ -264,5 +278,26 @@ virtual_clusters:
 	}
 	if got := strings.Join(open.PolicyWarnings(), "\n"); !strings.Contains(got, "virtual_clusters[1].listeners: no sasl and no tls.client_auth: require: anyone who reaches its ports is a client of b") {
 		t.Errorf("warnings of unauthenticated tenants:\n%s", got)
+	}
+}
+
+// A cluster operator any client can claim is warned of, naming the key.
+func TestVirtualClusterOperatorAnyoneClaimsWarned(t *testing.T) {
+	cfg, err := Parse(strings.NewReader(`upstream: {bootstrap_servers: ["127.0.0.1:9092"]}
+virtual_clusters:
+  - {name: a, listeners: {}, topic_prefix: a., cluster_operators: ["User:ops", "client_id:admin", "*"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cfg.PolicyWarnings(), "\n")
+	for _, want := range []string{`virtual_clusters[0].cluster_operators[1]: "client_id:admin" is a principal any client can claim`,
+		`virtual_clusters[0].cluster_operators[2]: "*" is a principal any client can claim`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings:\n%s\nwant %s", got, want)
+		}
+	}
+	if strings.Contains(got, "cluster_operators[0]") {
+		t.Errorf("User:ops warned of:\n%s", got)
 	}
 }

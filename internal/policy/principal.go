@@ -141,6 +141,20 @@ func (e *Engine) subjectKey(p *Principal) subjectKey {
 	return k
 }
 
+// ConnMatcher compiles principals (config.ParsePrincipal syntax) into a
+// test of a connection's principal at the time of the call, matching as
+// policy rules match; an empty list matches no connection.
+func ConnMatcher(list []string) (func(*filter.Conn) bool, error) {
+	compiled, err := compilePrincipals(list)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *filter.Conn) bool {
+		p := PrincipalOf(c)
+		return len(compiled) > 0 && anyPrincipal(compiled, &p)
+	}, nil
+}
+
 // QuotaMatcher compiles a quota rule's principals (quota.CompileMatcher):
 // quotas match principals exactly as policy rules do.
 func QuotaMatcher(list []string) (quota.Matcher, error) {

@@ -25,6 +25,25 @@ import (
 // the filters together.
 func WithNameMapper(m *tenant.Mapper) Option { return func(s *Server) { s.names = m } }
 
+// WithClusterOperators says which connections are the virtual cluster's
+// cluster operators, whose requests to the APIs acting on the whole
+// upstream cluster the name mapper lets through (everyone else's it
+// answers with the API's authorization error). Without it, no one is.
+func WithClusterOperators(isOperator func(*filter.Conn) bool) Option {
+	return func(s *Server) { s.clusterOperator = isOperator }
+}
+
+// mapContext is the context the name mapper maps a request of key in: a
+// cluster operator's when the mapping depends on it and the connection's
+// principal is one (matched only then, and so only for those keys).
+func (p *pair) mapContext(key int16) context.Context {
+	ctx := context.Background()
+	if p.s.clusterOperator != nil && p.s.names.NeedsOperator(key) && p.s.clusterOperator(&p.conn) {
+		return tenant.AsClusterOperator(ctx)
+	}
+	return ctx
+}
+
 // requestNeed is what the name mapper needs of a request (nothing without
 // one).
 func (s *Server) requestNeed(key, version int16) tenant.Need {
@@ -78,7 +97,7 @@ func (p *pair) mapDecodedRequest(h protocol.RequestHeader, req kmsg.Request, hoo
 			return nil, err
 		}
 	}
-	mapResponse, err := p.s.names.MapRequest(context.Background(), target)
+	mapResponse, err := p.s.names.MapRequest(p.mapContext(h.APIKey), target)
 	if err != nil {
 		return nil, p.nameMappingFailed(h, owed, err)
 	}

@@ -49,8 +49,11 @@ type Server struct {
 	// filters registered (in Start); none means the frame is streamed.
 	// sniResponses are the SNI listener's: the same but for the address
 	// rewriter's Mapper.
-	filters         []filter.Filter
-	names           *tenant.Mapper // WithNameMapper: a virtual cluster's name boundary
+	filters []filter.Filter
+	names   *tenant.Mapper // WithNameMapper: a virtual cluster's name boundary
+	// clusterOperator reports whether a connection's principal is one of
+	// the virtual cluster's cluster operators (WithClusterOperators).
+	clusterOperator func(*filter.Conn) bool
 	requestHandlers handlerTable[filter.RequestHandler]
 	responses       responseFilters
 	sniResponses    responseFilters

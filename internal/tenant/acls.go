@@ -37,7 +37,7 @@ func aclAPIs() []api {
 	return []api{
 		typedEntry(kmsg.DescribeACLs.Int16(), upDescribeACLs, downDescribeACLs,
 			"req.ResourceName", "resp.Resources.ResourceName"),
-		typedEntry[*kmsg.CreateACLsRequest, *kmsg.CreateACLsResponse](kmsg.CreateACLs.Int16(), upCreateACLs, nil,
+		typedEntry(kmsg.CreateACLs.Int16(), upCreateACLs, downCreateACLs,
 			"req.Creations.ResourceName"),
 		typedEntry(kmsg.DeleteACLs.Int16(), upDeleteACLs, downDeleteACLs,
 			"req.Filters.ResourceName", "resp.Results.MatchingACLs.ResourceName"),
@@ -52,6 +52,10 @@ var (
 	msgNotRun       = "kproxy: not run: another entry of this request was refused"
 	msgBadPattern   = "kproxy: an ACL's pattern type is LITERAL or PREFIXED"
 	msgNeedsVersion = "kproxy: a LITERAL \"*\" ACL of a virtual cluster needs pattern types (ACL request v1+)"
+	// msgEmptyName is Kafka's own refusal (AclControlManager): an empty
+	// name would go upstream without the tenant's prefix, where a
+	// PREFIXED "" pattern matches every tenant's resources.
+	msgEmptyName = "Resource name should not be empty"
 )
 
 // aclPrefix is the prefix of the tenant's resources of type rt; false for
@@ -182,8 +186,9 @@ func downDescribeACLs(m *Mapper, r *kmsg.DescribeACLsRequest, resp *kmsg.Describ
 	return nil
 }
 
-// upCreateACLs maps every creation; a creation of a cluster-wide ACL or
-// of a pattern type no ACL has refuses the request.
+// upCreateACLs maps every creation; a creation of a cluster-wide ACL, of
+// a pattern type no ACL has or with an empty resource name refuses the
+// request.
 func upCreateACLs(_ context.Context, m *Mapper, r *kmsg.CreateACLsRequest) error {
 	rf := newEntryRefusals(len(r.Creations))
 	for i := range r.Creations {
@@ -194,6 +199,8 @@ func upCreateACLs(_ context.Context, m *Mapper, r *kmsg.CreateACLsRequest) error
 			rf.refuse(i, kerr.ClusterAuthorizationFailed, fmt.Sprintf(msgClusterACL, aclTypeName(c.ResourceType)))
 		case c.ResourcePatternType != kmsg.ACLResourcePatternTypeLiteral && c.ResourcePatternType != kmsg.ACLResourcePatternTypePrefixed:
 			rf.refuse(i, kerr.InvalidRequest, msgBadPattern)
+		case c.ResourceName == "":
+			rf.refuse(i, kerr.InvalidRequest, msgEmptyName)
 		default:
 			name, pt := upACLPattern(prefix, c.ResourceName, c.ResourcePatternType)
 			if pt != c.ResourcePatternType && r.Version == 0 {
@@ -208,6 +215,15 @@ func upCreateACLs(_ context.Context, m *Mapper, r *kmsg.CreateACLsRequest) error
 		res.ErrorCode, res.ErrorMessage = code, msg
 		resp.Results = append(resp.Results, res)
 	})
+}
+
+// downCreateACLs maps the results' messages (the upstream's may echo
+// names).
+func downCreateACLs(m *Mapper, _ *kmsg.CreateACLsRequest, resp *kmsg.CreateACLsResponse) error {
+	for i := range resp.Results {
+		m.DownMessage(resp.Results[i].ErrorMessage)
+	}
+	return nil
 }
 
 // upDeleteACLs maps every filter that can be confined to the tenant's

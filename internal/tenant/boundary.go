@@ -28,6 +28,9 @@ func (m *Mapper) RequestNeed(key, version int16) Need {
 	if m.table.isRefused(key) {
 		return NeedRaw
 	}
+	if m.table.scopedFor(key) != nil {
+		return NeedDecoded // refused from the decoded request, unless the operator's
+	}
 	a := m.table.lookup(key)
 	switch {
 	case a == nil:
@@ -68,6 +71,19 @@ func (m *Mapper) Streams(ctx context.Context, key, version int16, prefix []byte)
 	return key == int16(kmsg.Produce) && produceStreams(ctx, m, version, prefix)
 }
 
+// NeedsOperator reports whether the mapping of a request of key depends
+// on whether its sender is one of the virtual cluster's cluster operators
+// (then the engine passes MapRequest a context from AsClusterOperator for
+// theirs): the cluster-scoped keys and the configs APIs, whose broker and
+// client metrics resources are the cluster's.
+func (m *Mapper) NeedsOperator(key int16) bool {
+	switch kmsg.Key(key) {
+	case kmsg.DescribeConfigs, kmsg.AlterConfigs, kmsg.IncrementalAlterConfigs:
+		return true
+	}
+	return m.table.scopedFor(key) != nil
+}
+
 // MapRawRequest appends to dst the body of a request of key at version
 // (RequestNeed NeedRaw) with the tenant's names mapped to the upstream's;
 // nil out: the body needs no change, forward it as it is. mapResponse asks for the response decoded and mapped. An error that is
@@ -93,6 +109,9 @@ func (m *Mapper) MapRequest(ctx context.Context, req kmsg.Request) (mapResponse 
 	key := req.Key()
 	if m.table.isRefused(key) {
 		return false, fmt.Errorf("virtual cluster: %s is not for clients of a virtual cluster (it names what kproxy does not map)", kmsg.NameForKey(key))
+	}
+	if err := m.refuseClusterScoped(ctx, req); err != nil {
+		return false, err
 	}
 	a := m.table.lookup(key)
 	if a == nil || a.request == nil {

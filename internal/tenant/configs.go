@@ -1,11 +1,30 @@
 package tenant
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // Config resources name a topic or a group by ResourceName, per
 // ResourceType: those get the tenant's prefixes. Broker, broker logger and
-// client metrics resources carry no tenant's name and pass unchanged (a
-// virtual cluster's policy decides who may alter the cluster's settings).
+// client metrics resources are the whole cluster's (clusterscope.go): for
+// anyone but the virtual cluster's cluster operators a request naming one
+// is answered by kproxy, that resource with CLUSTER_AUTHORIZATION_FAILED
+// as Kafka's authorizer answers a principal without the cluster's
+// DESCRIBE_CONFIGS or ALTER_CONFIGS, the others saying they were not run.
+// Describing them is refused too: the brokers' settings (listeners, log
+// directories, quotas, the operator's defaults) are the platform's, not
+// the tenant's, and Kafka's clients ask for a broker's configs in a
+// request of their own, so a tenant's topic configs are not caught up in it.
+
+// isTenantResource reports whether a config resource of type t is a
+// tenant's (a topic or a group), not the cluster's.
+func isTenantResource(t kmsg.ConfigResourceType) bool {
+	return t == kmsg.ConfigResourceTypeTopic || t == kmsg.ConfigResourceTypeGroupConfig
+}
 
 // upResource is the upstream name of a config resource of type t.
 func (m *Mapper) upResource(t kmsg.ConfigResourceType, name string) string {
@@ -50,19 +69,25 @@ func downResources[T any](m *Mapper, rs []T, ref func(*T) (kmsg.ConfigResourceTy
 
 // configsAPI is the entry of a configs API whose requests list resources
 // (reqResources, each's type and name) and whose responses answer per
-// resource (respResources: type, name, error message).
+// resource (respResources: type, name, error message; respAdd appends
+// one to kproxy's own answer).
 func configsAPI[Req kmsg.Request, Resp kmsg.Response, RR, PR any](k kmsg.Key,
 	reqResources func(Req) []RR, reqRef func(*RR) (kmsg.ConfigResourceType, *string),
 	respResources func(Resp) *[]PR, respRef func(*PR) (kmsg.ConfigResourceType, *string, *string),
+	respAdd func(resp Resp, t kmsg.ConfigResourceType, name string, code int16, msg *string),
 ) api {
 	return api{
 		key: key(k),
-		request: simpleRequest(func(m *Mapper, r Req) {
+		request: typedRequest(func(ctx context.Context, m *Mapper, r Req) (bool, error) {
 			rs := reqResources(r)
+			if err := refuseClusterResources(ctx, r, rs, reqRef, respAdd); err != nil {
+				return false, err
+			}
 			for i := range rs {
 				t, name := reqRef(&rs[i])
 				*name = m.upResource(t, *name)
 			}
+			return false, nil
 		}),
 		response: typedResponse(func(m *Mapper, r Resp) error {
 			rs := respResources(r)
@@ -71,6 +96,45 @@ func configsAPI[Req kmsg.Request, Resp kmsg.Response, RR, PR any](k kmsg.Key,
 		}),
 		fields: []string{"req.Resources.ResourceName", "resp.Resources.ResourceName"},
 	}
+}
+
+// refuseClusterResources is kproxy's answer to a configs request r naming
+// a resource of the cluster's (isTenantResource false) from someone who is
+// not a cluster operator; nil when there is none or the sender is one.
+func refuseClusterResources[Req kmsg.Request, Resp kmsg.Response, RR any](ctx context.Context, r Req, rs []RR,
+	ref func(*RR) (kmsg.ConfigResourceType, *string),
+	add func(resp Resp, t kmsg.ConfigResourceType, name string, code int16, msg *string),
+) error {
+	if isClusterOperator(ctx) {
+		return nil
+	}
+	refused := false
+	for i := range rs {
+		t, _ := ref(&rs[i])
+		refused = refused || !isTenantResource(t)
+	}
+	if !refused {
+		return nil
+	}
+	resp := r.ResponseKind().(Resp)
+	resp.SetVersion(r.GetVersion())
+	for i := range rs {
+		t, name := ref(&rs[i])
+		if isTenantResource(t) {
+			add(resp, t, *name, kerr.InvalidRequest.Code, kmsg.StringPtr(msgNotRun))
+			continue
+		}
+		add(resp, t, *name, kerr.ClusterAuthorizationFailed.Code, clusterScopedMessage(configResourceTypeName(t)+" configs"))
+	}
+	return &Answer{Response: resp}
+}
+
+// configResourceTypeName is Kafka's name of a config resource type.
+func configResourceTypeName(t kmsg.ConfigResourceType) string {
+	if s := t.String(); s != "" && s != "UNKNOWN" {
+		return s
+	}
+	return fmt.Sprintf("resource type %d", t)
 }
 
 func describeConfigsAPI() api {
@@ -82,6 +146,11 @@ func describeConfigsAPI() api {
 		func(r *kmsg.DescribeConfigsResponse) *[]kmsg.DescribeConfigsResponseResource { return &r.Resources },
 		func(x *kmsg.DescribeConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
 			return x.ResourceType, &x.ResourceName, x.ErrorMessage
+		},
+		func(resp *kmsg.DescribeConfigsResponse, t kmsg.ConfigResourceType, name string, code int16, msg *string) {
+			x := kmsg.NewDescribeConfigsResponseResource()
+			x.ResourceType, x.ResourceName, x.ErrorCode, x.ErrorMessage = t, name, code, msg
+			resp.Resources = append(resp.Resources, x)
 		})
 }
 
@@ -94,6 +163,11 @@ func alterConfigsAPI() api {
 		func(r *kmsg.AlterConfigsResponse) *[]kmsg.AlterConfigsResponseResource { return &r.Resources },
 		func(x *kmsg.AlterConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
 			return x.ResourceType, &x.ResourceName, x.ErrorMessage
+		},
+		func(resp *kmsg.AlterConfigsResponse, t kmsg.ConfigResourceType, name string, code int16, msg *string) {
+			x := kmsg.NewAlterConfigsResponseResource()
+			x.ResourceType, x.ResourceName, x.ErrorCode, x.ErrorMessage = t, name, code, msg
+			resp.Resources = append(resp.Resources, x)
 		})
 }
 
@@ -110,6 +184,11 @@ func incrementalAlterConfigsAPI() api {
 		},
 		func(x *kmsg.IncrementalAlterConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
 			return x.ResourceType, &x.ResourceName, x.ErrorMessage
+		},
+		func(resp *kmsg.IncrementalAlterConfigsResponse, t kmsg.ConfigResourceType, name string, code int16, msg *string) {
+			x := kmsg.NewIncrementalAlterConfigsResponseResource()
+			x.ResourceType, x.ResourceName, x.ErrorCode, x.ErrorMessage = t, name, code, msg
+			resp.Resources = append(resp.Resources, x)
 		})
 }
 

@@ -20,7 +20,13 @@
 // disguised (topicids.go), so the upstream answers UNKNOWN_TOPIC_ID, and
 // comes back as the client sent it. Keys that carry names but are not for
 // clients (broker-to-broker, controller, share-state APIs: refusedKeys)
-// are refused.
+// are refused. Keys acting on the whole upstream cluster (SCRAM
+// credentials, client quotas, broker configs, reassignments, features,
+// delegation tokens: clusterscope.go) are answered with the API's
+// authorization error unless the engine marks the request as a cluster
+// operator's (AsClusterOperator). Upstream error messages reach the tenant
+// with its own names unprefixed, or withheld when they may name anything
+// else (messages.go).
 //
 // The mapping of each API key is one entry of a table (api, built by
 // apis); the topic APIs are in this package's topic files, the group,

@@ -176,12 +176,13 @@ func TestDescribeTopicPartitionsCursor(t *testing.T) {
 	}
 }
 
-// ElectLeaders for every partition (null) must not reach other tenants'.
+// ElectLeaders for every partition (null) must not reach other tenants',
+// even from the virtual cluster's cluster operator.
 func TestElectLeadersAllBecomesNone(t *testing.T) {
 	m := New(teamANames)
 	req := kmsg.NewPtrElectLeadersRequest()
 	req.SetVersion(2)
-	if _, err := m.MapRequest(context.Background(), req); err != nil {
+	if _, err := m.MapRequest(AsClusterOperator(context.Background()), req); err != nil {
 		t.Fatal(err)
 	}
 	if req.Topics == nil {

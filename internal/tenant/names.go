@@ -76,21 +76,6 @@ func (m *Mapper) DownTxnID(id string) (string, bool) {
 	return cutPrefix(m.names.TransactionalID, id)
 }
 
-// DownMessage strips the tenant's prefixes from an error message the
-// upstream echoes names in. nil stays nil.
-func (m *Mapper) DownMessage(msg *string) {
-	if msg == nil || *msg == "" {
-		return
-	}
-	s := *msg
-	for _, p := range []string{m.names.Topic, m.names.Group, m.names.TransactionalID} {
-		if p != "" {
-			s = strings.ReplaceAll(s, p, "")
-		}
-	}
-	*msg = s
-}
-
 func addPrefix(prefix, name string) string {
 	if name == "" {
 		return ""

@@ -46,7 +46,11 @@ func shareGroupAPIs() []api {
 			func(m *Mapper, _ *kmsg.ShareAcknowledgeRequest, resp *kmsg.ShareAcknowledgeResponse) error {
 				m.DownMessage(resp.ErrorMessage)
 				for i := range resp.Topics {
-					resp.Topics[i].TopicID = m.DownTopicID(resp.Topics[i].TopicID)
+					t := &resp.Topics[i]
+					t.TopicID = m.DownTopicID(t.TopicID)
+					for j := range t.Partitions {
+						m.DownMessage(t.Partitions[j].ErrorMessage)
+					}
 				}
 				return nil
 			},
@@ -62,6 +66,11 @@ func shareGroupAPIs() []api {
 			func(m *Mapper, _ *kmsg.AlterShareGroupOffsetsRequest, resp *kmsg.AlterShareGroupOffsetsResponse) error {
 				m.DownMessage(resp.ErrorMessage)
 				resp.Topics = keepTopicRefs(m, resp.Topics, func(t *kmsg.AlterShareGroupOffsetsResponseTopic) (*string, *[16]byte) { return &t.Topic, &t.TopicID })
+				for i := range resp.Topics {
+					for j := range resp.Topics[i].Partitions {
+						m.DownMessage(resp.Topics[i].Partitions[j].ErrorMessage)
+					}
+				}
 				return nil
 			},
 			"req.GroupID", "req.Topics.Topic", "resp.Topics.Topic", "resp.Topics.TopicID"),
@@ -114,7 +123,12 @@ func upShareFetch(ctx context.Context, m *Mapper, r *kmsg.ShareFetchRequest) err
 func downShareFetch(m *Mapper, _ *kmsg.ShareFetchRequest, resp *kmsg.ShareFetchResponse) error {
 	m.DownMessage(resp.ErrorMessage)
 	for i := range resp.Topics {
-		resp.Topics[i].TopicID = m.DownTopicID(resp.Topics[i].TopicID)
+		t := &resp.Topics[i]
+		t.TopicID = m.DownTopicID(t.TopicID)
+		for j := range t.Partitions {
+			m.DownMessage(t.Partitions[j].ErrorMessage)
+			m.DownMessage(t.Partitions[j].AcknowledgeErrorMessage)
+		}
 	}
 	return nil
 }
@@ -138,6 +152,11 @@ func downDescribeShareGroupOffsets(m *Mapper, _ *kmsg.DescribeShareGroupOffsetsR
 		g.Topics = keepTopicRefs(m, g.Topics, func(t *kmsg.DescribeShareGroupOffsetsResponseGroupTopic) (*string, *[16]byte) {
 			return &t.Topic, &t.TopicID
 		})
+		for j := range g.Topics {
+			for k := range g.Topics[j].Partitions {
+				m.DownMessage(g.Topics[j].Partitions[k].ErrorMessage)
+			}
+		}
 	}
 	return nil
 }

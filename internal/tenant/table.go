@@ -60,6 +60,10 @@ func refusedKeys() []int16 {
 		int16(kmsg.UpdateRaftVoter), int16(kmsg.InitializeShareGroupState), int16(kmsg.ReadShareGroupState),
 		int16(kmsg.WriteShareGroupState), int16(kmsg.DeleteShareGroupState),
 		int16(kmsg.ReadShareGroupStateSummary),
+		// Broker-to-controller: a client never sends them (Kafka closes a
+		// client connection that does), and Envelope wraps a request
+		// under a principal of the sender's choosing.
+		int16(kmsg.Envelope), int16(kmsg.AllocateProducerIDs), int16(kmsg.UnregisterController),
 	}
 }
 
@@ -72,10 +76,11 @@ func apis() []api {
 type table struct {
 	byKey   []*api
 	refused []bool
+	scoped  []*scopedAPI
 }
 
 func buildTable() table {
-	t := table{byKey: make([]*api, maxKey+1), refused: make([]bool, maxKey+1)}
+	t := table{byKey: make([]*api, maxKey+1), refused: make([]bool, maxKey+1), scoped: make([]*scopedAPI, maxKey+1)}
 	for _, a := range apis() {
 		if a.key >= 0 && int(a.key) <= maxKey {
 			a := a
@@ -84,6 +89,10 @@ func buildTable() table {
 	}
 	for _, k := range refusedKeys() {
 		t.refused[k] = true
+	}
+	for _, s := range clusterScopedAPIs() {
+		s := s
+		t.scoped[s.key] = &s
 	}
 	return t
 }
@@ -96,6 +105,14 @@ func (t table) lookup(key int16) *api {
 		return nil
 	}
 	return t.byKey[key]
+}
+
+// scopedFor is the cluster-scoped entry of key, nil for other keys.
+func (t table) scopedFor(key int16) *scopedAPI {
+	if key < 0 || int(key) >= len(t.scoped) {
+		return nil
+	}
+	return t.scoped[key]
 }
 
 func (t table) isRefused(key int16) bool {
