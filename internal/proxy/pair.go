@@ -108,6 +108,9 @@ type pair struct {
 	// client again after a throttle (quota.go).
 	quota      quota.Conn
 	mutedUntil atomic.Int64
+	// admission is the connection's place under the connection limits,
+	// released when the pair ends; nil for a pair built without accept.
+	admission *admission
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
@@ -229,6 +232,9 @@ func (p *pair) start() error {
 		return err
 	}
 	p.auth = auth
+	if auth.authenticated() {
+		p.s.handshakeDone(p.admission)
+	}
 	p.enforceHandshakeTimeout()
 	return nil
 }

@@ -43,8 +43,10 @@ func newProxyHeaders(cfg *config.Config) *proxyHeaders {
 // acceptProxyHeader returns the connection to serve, or nil when conn was refused
 // (closed, logged and counted). Called on the connection's own goroutine:
 // a peer that sends half a header holds only that goroutine, until the
-// deadline.
-func (s *Server) acceptProxyHeader(conn net.Conn, listener string) net.Conn {
+// deadline, and counts against the connection limits as admitted (a)
+// meanwhile. Once a header names the client, a counts under the client's
+// address for limits.max_connections_per_ip.
+func (s *Server) acceptProxyHeader(conn net.Conn, a *admission, listener string) net.Conn {
 	h := s.proxyHeaders
 	if h.acceptor == nil {
 		return conn
@@ -68,6 +70,10 @@ func (s *Server) acceptProxyHeader(conn net.Conn, listener string) net.Conn {
 			Str("reason", reasonProxyProtocol).Msg("connection refused: PROXY protocol header")
 		s.metrics.connsClosed.WithLabelValues(reasonProxyProtocol).Inc()
 		conn.Close()
+		return nil
+	}
+	if why := s.readdress(a, addrOf(served.RemoteAddr())); why != "" {
+		s.refuseConn(served, listener, reasonLimit, why)
 		return nil
 	}
 	return served
