@@ -14,6 +14,8 @@ type Metrics struct {
 	connsActive *prometheus.GaugeVec
 	connsTotal  *prometheus.CounterVec
 	connsClosed *prometheus.CounterVec
+	// acceptErrors counts failed accepts, by listener and reason (accept.go).
+	acceptErrors *prometheus.CounterVec
 	// handshaking counts connections in their handshake (admission.go).
 	handshaking   prometheus.Gauge
 	requests      *requestMetrics
@@ -57,6 +59,10 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 		connsClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_connections_closed_total", Help: "Connection pairs closed, by reason.",
 		}, []string{"reason"}),
+		acceptErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kproxy_accept_errors_total",
+			Help: "Failed accepts of new client connections, by listener and reason (emfile: out of file descriptors, enfile, enobufs, enomem, econnaborted, timeout, other); the listener retries after a backoff of 5 ms doubling to 1 s.",
+		}, []string{"listener", "reason"}),
 		handshaking: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_connections_handshaking",
 			Help: "Client connections accepted and still in their handshake (PROXY header, TLS, SASL): limits.max_handshakes bounds them.",
@@ -110,7 +116,7 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 			Name: "kproxy_buffered_bytes_limit", Help: "limits.max_buffered_bytes: beyond it kproxy stops reading from clients that want more.",
 		}),
 	}
-	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.handshaking, m.inFlight, m.receivedBytes, m.sentBytes,
+	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.acceptErrors, m.handshaking, m.inFlight, m.receivedBytes, m.sentBytes,
 		m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens, m.tlsFailures, m.sasl,
 		m.jwksFetches, m.jwksKeys, m.bufferedBytes, m.bufferedLimit)
 	return m

@@ -266,18 +266,18 @@ func (s *Server) serve(ln net.Listener, nodeID int32) {
 }
 
 // serveListener accepts connections on ln, the listener called name,
-// until it is closed; sni is set for the SNI listener.
+// until it is closed; sni is set for the SNI listener. Accept errors
+// (file descriptors used up, say) are retried with backoff (accept.go):
+// only closing ln ends the loop.
 func (s *Server) serveListener(ln net.Listener, nodeID int32, name string, sni *sniListener) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		accept := s.retryAccept(ln, name)
 		for {
-			conn, err := ln.Accept()
+			conn, err := accept.Accept()
 			if err != nil {
-				if !errors.Is(err, net.ErrClosed) {
-					s.log.Error().Err(err).Str("listener", name).Msg("accept failed; listener stopped")
-				}
-				return
+				return // ln was closed
 			}
 			a := s.admit(conn, name)
 			if a == nil {
