@@ -1,6 +1,7 @@
 package network
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testpki"
 	"github.com/kproxy/kproxy/test/adversarial/advkit"
 )
 
@@ -22,18 +25,24 @@ const fdLimit = 64
 
 // A peer opens more idle connections than kproxy has file descriptors:
 // accept fails with EMFILE. As Kafka's acceptor and net/http's server do,
-// every listener (bootstrap, a broker's port, the admin endpoint) backs
+// every listener (bootstrap, a broker's port, the SNI port, the admin endpoint) backs
 // off and accepts again once descriptors are free: clients that waited in
 // the backlog meanwhile are served, and each listener's errors are logged
 // and counted.
 func TestFileDescriptorExhaustionDoesNotStopListeners(t *testing.T) {
+	pki := certs.NewWithServer(t, testpki.Leaf{CommonName: "*." + sniDomain, DNSNames: []string{"*." + sniDomain}, Server: true})
+	sniPort := networkFreePort(t)
 	kp := advkit.StartWithNoFile(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: ["%s"], dial_timeout: 5s}
-listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
+listeners:
+  bind_host: 127.0.0.1
+  bootstrap_port: 0
+  broker_port_base: 0
+  sni: {port: %d, bootstrap_host: %s, broker_host_pattern: "%s", tls: {cert_file: %s, key_file: %s}}
 limits: {idle_timeout: 10m}
 admin: {listen: "127.0.0.1:0"}
 log: {level: info}
-`, strings.Join(advkit.Kfake(t, 1), `", "`)), fdLimit)
+`, strings.Join(advkit.Kfake(t, 1), `", "`), sniPort, sniBootstrap, sniPattern, pki.ServerCert, pki.ServerKey), fdLimit)
 
 	// A broker's port, learned before the attack.
 	meta := testkit.DialRaw(t, kp.Bootstrap, "network-fd").MustRoundTrip(t, kmsg.NewPtrMetadataRequest()).(*kmsg.MetadataResponse)
@@ -82,6 +91,18 @@ log: {level: info}
 		admin <- err
 	}()
 	fdWaitAcceptError(t, kp, "admin")
+	sniDone := make(chan error, 1)
+	go func() {
+		c, err := tls.DialWithDialer(&net.Dialer{Timeout: 60 * time.Second}, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(sniPort)),
+			&tls.Config{ServerName: sniBootstrap, RootCAs: pki.Pool(), MinVersion: tls.VersionTLS12})
+		if err == nil {
+			c.SetDeadline(time.Now().Add(60 * time.Second))
+			_, err = (&testkit.RawConn{Conn: c, ClientID: "network-fd-sni"}).RoundTrip(kmsg.NewPtrApiVersionsRequest())
+			c.Close()
+		}
+		sniDone <- err
+	}()
+	fdWaitAcceptError(t, kp, "sni")
 
 	// The peer lets go: every listener accepts again.
 	for _, c := range flood {
@@ -99,12 +120,20 @@ log: {level: info}
 	case <-time.After(60 * time.Second):
 		t.Fatal("the admin request that waited got no answer within 60s of descriptors being free")
 	}
+	select {
+	case err := <-sniDone:
+		if err != nil {
+			t.Fatalf("the SNI client that waited, once descriptors were free: %v", err)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the SNI client that waited got no answer within 90s")
+	}
 	again := testkit.DialRaw(t, kp.Bootstrap, "network-fd-after")
 	again.SetDeadline(time.Now().Add(30 * time.Second))
 	if resp := again.MustRoundTrip(t, kmsg.NewPtrMetadataRequest()).(*kmsg.MetadataResponse); len(resp.Brokers) != 1 {
 		t.Fatalf("Metadata after the attack: %d brokers, want 1", len(resp.Brokers))
 	}
-	for _, l := range []string{"bootstrap", brokerListener, "admin"} {
+	for _, l := range []string{"bootstrap", brokerListener, "sni", "admin"} {
 		series := fmt.Sprintf(`kproxy_accept_errors_total{listener=%q,reason="emfile"}`, l)
 		if v, ok := networkMetric(t, kp.Admin, series); !ok || v < 1 {
 			t.Errorf("%s = %v (present %v), want at least 1", series, v, ok)

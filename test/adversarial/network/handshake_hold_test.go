@@ -1,6 +1,7 @@
 package network
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -60,10 +61,13 @@ func proxyV2From(client netip.AddrPort) []byte {
 	return binary.BigEndian.AppendUint16(h, 9092)
 }
 
-// halfHeaderFlood opens n connections from local (a loopback address) that
-// each write the first half of a PROXY v2 signature and stop. It returns
-// them and a count of those kproxy has closed so far.
-func halfHeaderFlood(t *testing.T, addr, local string, n int) ([]net.Conn, *atomic.Int64) {
+// halfProxySignature is the first half of the PROXY v2 signature.
+const halfProxySignature = "\r\n\r\n\x00\r"
+
+// holdFlood opens n connections from local (a loopback address) that each
+// write first (half a handshake) and stop. It returns them and a count of
+// those kproxy has closed so far.
+func holdFlood(t *testing.T, addr, local, first string, n int) ([]net.Conn, *atomic.Int64) {
 	t.Helper()
 	closed := new(atomic.Int64)
 	conns := make([]net.Conn, 0, n)
@@ -74,7 +78,7 @@ func halfHeaderFlood(t *testing.T, addr, local string, n int) ([]net.Conn, *atom
 			t.Fatalf("dial %s from %s: %v", addr, local, err)
 		}
 		t.Cleanup(func() { c.Close() })
-		c.Write([]byte("\r\n\r\n\x00\r")) // a refused one may be closed already
+		c.Write([]byte(first)) // a refused one may be closed already
 		conns = append(conns, c)
 		go func() {
 			// kproxy closing it ends this read; so does the test closing it.
@@ -134,7 +138,7 @@ log: {level: info}
 func TestHalfProxyHeadersHeldWithinConnectionLimits(t *testing.T) {
 	kp := advkit.Start(t, holdConfig(t, "max_connections: 20, max_connections_per_ip: 5"))
 	const flood, perIP = 150, 5
-	conns, closed := halfHeaderFlood(t, kp.Bootstrap, "127.0.0.1", flood)
+	conns, closed := holdFlood(t, kp.Bootstrap, "127.0.0.1", halfProxySignature, flood)
 	if !testkit.WaitFor(30*time.Second, func() bool { return closed.Load() == flood-perIP }) {
 		t.Fatalf("kproxy closed %d of %d connections holding half a PROXY header within 30s; want %d (all beyond max_connections_per_ip %d)",
 			closed.Load(), flood, flood-perIP, perIP)
@@ -171,7 +175,7 @@ func TestHalfProxyHeadersHeldWithinMaxHandshakes(t *testing.T) {
 	networkWaitMetric(t, kp.Admin, `kproxy_connections_handshaking`, 0)
 
 	const flood, limit = 50, 10
-	conns, closed := halfHeaderFlood(t, kp.Bootstrap, "127.0.0.1", flood)
+	conns, closed := holdFlood(t, kp.Bootstrap, "127.0.0.1", halfProxySignature, flood)
 	if !testkit.WaitFor(30*time.Second, func() bool { return closed.Load() == flood-limit }) {
 		t.Fatalf("kproxy closed %d of %d connections holding half a header within 30s; want %d (beyond max_handshakes %d)",
 			closed.Load(), flood, flood-limit, limit)
@@ -192,4 +196,32 @@ func TestHalfProxyHeadersHeldWithinMaxHandshakes(t *testing.T) {
 	if err := kafkaThroughHeader(t, kp.Bootstrap, "127.0.0.1", netip.MustParseAddrPort("198.51.100.31:1")); err != nil {
 		t.Fatalf("a new client once the attacker left: %v", err)
 	}
+}
+
+// The same bound holds on the SNI listener, without PROXY headers: 30
+// connections that send the first bytes of a TLS record and stop, with
+// limits.max_handshakes 10, leave 10 held and 20 closed unread, and a
+// client naming the bootstrap host is served once they are gone.
+func TestHalfTLSHandshakesHeldWithinMaxHandshakes(t *testing.T) {
+	cfg, sniAddr, pki := sniLookalikeConfig(t)
+	kp := advkit.Start(t, cfg+"limits: {handshake_timeout: 5m, max_handshakes: 10}\n")
+	const flood, limit = 30, 10
+	conns, closed := holdFlood(t, sniAddr, "127.0.0.1", "\x16\x03\x01\x00", flood)
+	if !testkit.WaitFor(30*time.Second, func() bool { return closed.Load() == flood-limit }) {
+		t.Fatalf("kproxy closed %d of %d connections holding half a TLS record within 30s; want %d (beyond max_handshakes %d)",
+			closed.Load(), flood, flood-limit, limit)
+	}
+	networkWaitMetric(t, kp.Admin, `kproxy_connections_handshaking`, limit)
+	networkWaitMetric(t, kp.Admin, `kproxy_connections_active{listener="sni"}`, limit)
+	networkWaitMetric(t, kp.Admin, `kproxy_connections_closed_total{reason="handshake_limit"}`, flood-limit)
+	for _, c := range conns {
+		c.Close()
+	}
+	networkWaitMetric(t, kp.Admin, `kproxy_connections_handshaking`, 0)
+	c, err := testkit.DialRawTLS(t, sniAddr, "network-sni-after", &tls.Config{ServerName: sniBootstrap, RootCAs: pki.Pool(), MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatalf("a client of the SNI listener once the attacker left: %v", err)
+	}
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	c.MustRoundTrip(t, kmsg.NewPtrApiVersionsRequest())
 }
