@@ -3,6 +3,7 @@ package proxy
 import (
 	"net"
 	"sync"
+	"time"
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/proxyproto"
@@ -66,7 +67,12 @@ func (s *Server) acceptProxyHeader(conn net.Conn, a *admission, listener string)
 	delete(h.waiting, conn)
 	h.mu.Unlock()
 	if err != nil {
-		s.log.Warn().Err(err).Str("peer", conn.RemoteAddr().String()).Str("listener", listener).
+		// Sampled: a peer may open connections only to fail them.
+		ev := s.log.Debug()
+		if ok, suppressed := s.closeLogs.allow(reasonProxyProtocol, time.Now()); ok {
+			ev = s.log.Warn().Int("similar_suppressed", suppressed)
+		}
+		ev.Err(err).Str("peer", conn.RemoteAddr().String()).Str("listener", listener).
 			Str("reason", reasonProxyProtocol).Msg("connection refused: PROXY protocol header")
 		s.metrics.connsClosed.WithLabelValues(reasonProxyProtocol).Inc()
 		conn.Close()
