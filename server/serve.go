@@ -94,7 +94,9 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 	} else {
 		handler = proxy.VirtualClustersAdminHandler(reg, pol.inForce, servers)
 	}
-	admin, err := serveAdmin(cfg.Admin, handler, log)
+	// The admin endpoint's accept errors are counted and logged as the
+	// first cluster's listeners' are (listener "admin").
+	admin, err := serveAdmin(cfg.Admin, handler, log, servers[0].RetryAccept)
 	if err != nil {
 		shutdown(context.Background())
 		return err
@@ -149,8 +151,10 @@ func startFailure(ctx context.Context, cfg *config.Config, servers []*proxy.Serv
 }
 
 // serveAdmin serves the admin endpoint (proxy.Server.AdminHandler) when admin.listen is
-// set; the caller shuts the server down.
-func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger) (*http.Server, error) {
+// set; the caller shuts the server down. retry wraps its listener so that
+// accept errors (file descriptors used up) are retried, counted and logged
+// instead of ending the endpoint.
+func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger, retry func(net.Listener, string) net.Listener) (*http.Server, error) {
 	if cfg.Listen == "" {
 		return nil, nil
 	}
@@ -158,6 +162,7 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger) (*http.Ser
 	if err != nil {
 		return nil, fmt.Errorf("admin listener %s: %w", cfg.Listen, err)
 	}
+	ln = retry(ln, "admin")
 	admin := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	log.Info().Str("addr", ln.Addr().String()).Bool("pprof", cfg.Pprof).Msg("admin endpoint listening (/healthz, /readyz, /metrics, /brokers, /config)")
 	go func() {

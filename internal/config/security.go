@@ -126,6 +126,22 @@ type ConnectionLimits struct {
 	// MaxConnectionsPerIP caps open client connections from one address;
 	// 0: no cap.
 	MaxConnectionsPerIP int `yaml:"max_connections_per_ip"`
+	// MaxHandshakes caps connections still in their handshake (PROXY
+	// header, TLS, SASL) at once; 0: DefaultMaxHandshakes.
+	MaxHandshakes int `yaml:"max_handshakes"`
+}
+
+// DefaultMaxHandshakes is limits.max_handshakes when it is not set: room
+// for a reconnection storm of a large fleet, not for thousands of peers
+// holding half-written handshakes.
+const DefaultMaxHandshakes = 1000
+
+// HandshakeLimit is limits.max_handshakes, or its default.
+func (l ConnectionLimits) HandshakeLimit() int {
+	if l.MaxHandshakes > 0 {
+		return l.MaxHandshakes
+	}
+	return DefaultMaxHandshakes
 }
 
 // Security gathers the security sections, wherever they sit in Config,
@@ -364,6 +380,9 @@ func (l *ConnectionLimits) validate(key string) []error {
 	}
 	if l.MaxConnectionsPerIP < 0 {
 		errs = append(errs, fmt.Errorf("%s.max_connections_per_ip: %d: must be 0 (no cap) or more", key, l.MaxConnectionsPerIP))
+	}
+	if l.MaxHandshakes < 0 {
+		errs = append(errs, fmt.Errorf("%s.max_handshakes: %d: must be 1 or more (0 or unset: %d)", key, l.MaxHandshakes, DefaultMaxHandshakes))
 	}
 	if l.MaxConnections > 0 && l.MaxConnectionsPerIP > l.MaxConnections {
 		errs = append(errs, fmt.Errorf("%s.max_connections_per_ip: %d exceeds max_connections %d", key, l.MaxConnectionsPerIP, l.MaxConnections))

@@ -49,11 +49,22 @@ func (s *SNIListener) BrokerHost(nodeID int32) string {
 	return strings.Replace(s.BrokerHostPattern, NodeIDPlaceholder, strconv.Itoa(int(nodeID)), 1)
 }
 
-// NodeFor parses a server name built by BrokerHost (case-insensitively, as
-// DNS names compare) and returns its node id.
+// IsBootstrapHost reports whether serverName is BootstrapHost, compared
+// as host names are (HostName: ASCII only, case-insensitive in ASCII).
+func (s *SNIListener) IsBootstrapHost(serverName string) bool {
+	return SameHostName(serverName, s.BootstrapHost)
+}
+
+// NodeFor parses a server name built by BrokerHost and returns its node
+// id. Names compare as HostName says: ASCII only, case-insensitive in
+// ASCII.
 func (s *SNIListener) NodeFor(serverName string) (int32, bool) {
-	prefix, suffix, _ := strings.Cut(strings.ToLower(s.BrokerHostPattern), NodeIDPlaceholder)
-	name := strings.ToLower(serverName)
+	name, ok := HostName(serverName)
+	if !ok {
+		return 0, false
+	}
+	// The pattern is a host name with one placeholder (validated at load).
+	prefix, suffix, _ := strings.Cut(lowerASCII(s.BrokerHostPattern), NodeIDPlaceholder)
 	if len(name) <= len(prefix)+len(suffix) || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
 		return 0, false
 	}
@@ -110,23 +121,4 @@ func (s *SNIListener) validate(bad func(key, format string, args ...any)) {
 			bad(fmt.Sprintf("listeners.sni.certificates[%d]", i), "cert_file and key_file are both required")
 		}
 	}
-}
-
-// validHostName reports whether h is a DNS name of letters, digits,
-// hyphens and dots (what a TLS server name may be).
-func validHostName(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -104,6 +104,17 @@ type saslProgress struct {
 
 func (s *saslProgress) authenticated() bool { return s.done.Load() }
 
+// finish records that the client has authenticated: its handshake is over
+// (limits.max_handshakes counts it no more). Cheap once done, as it runs
+// per request in passthrough mode.
+func (s *saslProgress) finish() {
+	if s.done.Load() {
+		return
+	}
+	s.done.Store(true)
+	s.p.s.handshakeDone(s.p.admission)
+}
+
 // closeAfterAnswer is the delivery of an answer after which the pair must
 // close: the answer, flushed, then why as the response loop's error.
 func closeAfterAnswer(why error) deliverFunc {

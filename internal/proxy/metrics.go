@@ -11,9 +11,13 @@ import (
 // time (API key and version, principal) are created the first time they
 // are seen, then found again without a lookup that allocates.
 type Metrics struct {
-	connsActive   *prometheus.GaugeVec
-	connsTotal    *prometheus.CounterVec
-	connsClosed   *prometheus.CounterVec
+	connsActive *prometheus.GaugeVec
+	connsTotal  *prometheus.CounterVec
+	connsClosed *prometheus.CounterVec
+	// acceptErrors counts failed accepts, by listener and reason (accept.go).
+	acceptErrors *prometheus.CounterVec
+	// handshaking counts connections in their handshake (admission.go).
+	handshaking   prometheus.Gauge
 	requests      *requestMetrics
 	inFlight      prometheus.Gauge
 	receivedBytes *prometheus.CounterVec
@@ -47,7 +51,7 @@ type MetricsSettings struct {
 func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 	m := &Metrics{
 		connsActive: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "kproxy_connections_active", Help: "Client connections currently open, by listener.",
+			Name: "kproxy_connections_active", Help: "Client connections currently open (from accept, handshakes included), by listener.",
 		}, []string{"listener"}),
 		connsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_connections_total", Help: "Client connections accepted, by listener.",
@@ -55,6 +59,14 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 		connsClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_connections_closed_total", Help: "Connection pairs closed, by reason.",
 		}, []string{"reason"}),
+		acceptErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kproxy_accept_errors_total",
+			Help: "Failed accepts of new client connections, by listener and reason (emfile: out of file descriptors, enfile, enobufs, enomem, econnaborted, timeout, other); the listener retries after a backoff of 5 ms doubling to 1 s.",
+		}, []string{"listener", "reason"}),
+		handshaking: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kproxy_connections_handshaking",
+			Help: "Client connections accepted and still in their handshake (PROXY header, TLS, SASL): limits.max_handshakes bounds them.",
+		}),
 		requests: newRequestMetrics(reg, set.PrincipalLimit),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_requests_in_flight", Help: "Client requests queued or forwarded whose response is not delivered yet, all connections.",
@@ -104,7 +116,7 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 			Name: "kproxy_buffered_bytes_limit", Help: "limits.max_buffered_bytes: beyond it kproxy stops reading from clients that want more.",
 		}),
 	}
-	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.inFlight, m.receivedBytes, m.sentBytes,
+	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.acceptErrors, m.handshaking, m.inFlight, m.receivedBytes, m.sentBytes,
 		m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens, m.tlsFailures, m.sasl,
 		m.jwksFetches, m.jwksKeys, m.bufferedBytes, m.bufferedLimit)
 	return m

@@ -114,6 +114,9 @@ type pair struct {
 	// shareSessions are the share sessions the broker opened for this
 	// connection, the only ones it may use (sharesession.go).
 	shareSessions shareSessionGuard
+	// admission is the connection's place under the connection limits,
+	// released when the pair ends; nil for a pair built without accept.
+	admission *admission
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
@@ -235,6 +238,9 @@ func (p *pair) start() error {
 		return err
 	}
 	p.auth = auth
+	if auth.authenticated() {
+		p.s.handshakeDone(p.admission)
+	}
 	p.enforceHandshakeTimeout()
 	return nil
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"net"
 	"sync"
+	"time"
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/proxyproto"
@@ -43,8 +44,10 @@ func newProxyHeaders(cfg *config.Config) *proxyHeaders {
 // acceptProxyHeader returns the connection to serve, or nil when conn was refused
 // (closed, logged and counted). Called on the connection's own goroutine:
 // a peer that sends half a header holds only that goroutine, until the
-// deadline.
-func (s *Server) acceptProxyHeader(conn net.Conn, listener string) net.Conn {
+// deadline, and counts against the connection limits as admitted (a)
+// meanwhile. Once a header names the client, a counts under the client's
+// address for limits.max_connections_per_ip.
+func (s *Server) acceptProxyHeader(conn net.Conn, a *admission, listener string) net.Conn {
 	h := s.proxyHeaders
 	if h.acceptor == nil {
 		return conn
@@ -64,10 +67,19 @@ func (s *Server) acceptProxyHeader(conn net.Conn, listener string) net.Conn {
 	delete(h.waiting, conn)
 	h.mu.Unlock()
 	if err != nil {
-		s.log.Warn().Err(err).Str("peer", conn.RemoteAddr().String()).Str("listener", listener).
+		// Sampled: a peer may open connections only to fail them.
+		ev := s.log.Debug()
+		if ok, suppressed := s.closeLogs.allow(reasonProxyProtocol, time.Now()); ok {
+			ev = s.log.Warn().Int("similar_suppressed", suppressed)
+		}
+		ev.Err(err).Str("peer", conn.RemoteAddr().String()).Str("listener", listener).
 			Str("reason", reasonProxyProtocol).Msg("connection refused: PROXY protocol header")
 		s.metrics.connsClosed.WithLabelValues(reasonProxyProtocol).Inc()
 		conn.Close()
+		return nil
+	}
+	if why := s.readdress(a, addrOf(served.RemoteAddr())); why != "" {
+		s.refuseConn(served, listener, reasonLimit, why)
 		return nil
 	}
 	return served

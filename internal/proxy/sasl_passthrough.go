@@ -69,7 +69,7 @@ func (a *passthroughAuth) request(h protocol.RequestHeader, cr *bufio.Reader, r 
 		return a.watch(h, cr, r)
 	case protocol.APIVersionsKey:
 	default:
-		a.done.Store(true)
+		a.finish()
 	}
 	return r, nil
 }

@@ -172,7 +172,7 @@ func (t *terminateAuth) upstreamConnected(ctx context.Context, conn net.Conn) er
 // logger follow it.
 func (t *terminateAuth) loggedIn() {
 	p := t.p
-	t.done.Store(true)
+	t.finish()
 	p.s.metrics.countSASL(t.authn.Mechanism(), saslSuccess)
 	p.conn.Claims = t.authn.Claims()
 	if p.conn.User != t.authn.User() {

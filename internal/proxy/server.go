@@ -81,11 +81,15 @@ type Server struct {
 	// virtualCluster is the name WithVirtualCluster set, "" for none.
 	virtualCluster string
 
-	mu       sync.Mutex
-	pairs    map[*pair]struct{}
-	perIP    map[netip.Addr]int
-	draining bool
-	wg       sync.WaitGroup // accept loops and pairs
+	mu    sync.Mutex
+	pairs map[*pair]struct{}
+	// open, handshakes and perIP count admitted connections, in their
+	// handshake, and by address (admission.go).
+	open       int
+	handshakes int
+	perIP      map[netip.Addr]int
+	draining   bool
+	wg         sync.WaitGroup // accept loops and pairs
 
 	// stopDiscovery cancels the start-up metadata discovery, which closes
 	// discoveryDone when it has returned; Shutdown waits for it so that
@@ -278,90 +282,70 @@ func (s *Server) serve(ln net.Listener, nodeID int32) {
 }
 
 // serveListener accepts connections on ln, the listener called name,
-// until it is closed; sni is set for the SNI listener.
+// until it is closed; sni is set for the SNI listener. Accept errors
+// (file descriptors used up, say) are retried with backoff (accept.go):
+// only closing ln ends the loop.
 func (s *Server) serveListener(ln net.Listener, nodeID int32, name string, sni *sniListener) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		accept := s.retryAccept(ln, name)
 		for {
-			conn, err := ln.Accept()
+			conn, err := accept.Accept()
 			if err != nil {
-				if !errors.Is(err, net.ErrClosed) {
-					s.log.Error().Err(err).Str("listener", name).Msg("accept failed; listener stopped")
-				}
-				return
+				return // ln was closed
+			}
+			a := s.admit(conn, name)
+			if a == nil {
+				continue
 			}
 			s.wg.Add(1) // under the accept loop's own count, so never after Shutdown's Wait returned
-			go s.handle(conn, nodeID, name, sni)
+			go s.handle(conn, a, nodeID, name, sni)
 		}
 	}()
 }
 
 // handle reads a PROXY header, if the listeners expect one, then serves
 // conn as a pair. It runs on the connection's own goroutine so that a slow
-// header holds up no other connection.
-func (s *Server) handle(conn net.Conn, nodeID int32, listener string, sni *sniListener) {
+// header holds up no other connection. Whatever way it ends, a's counts
+// are released.
+func (s *Server) handle(conn net.Conn, a *admission, nodeID int32, listener string, sni *sniListener) {
 	defer s.wg.Done()
-	if conn = s.acceptProxyHeader(conn, listener); conn == nil {
+	if conn = s.acceptProxyHeader(conn, a, listener); conn == nil {
+		s.release(a)
 		return
 	}
-	if p := s.newPair(conn, nodeID, listener); p != nil {
-		p.sni = sni
-		p.run()
+	p := s.newPair(conn, a, nodeID, listener)
+	if p == nil {
+		s.release(a)
+		return
 	}
+	p.sni = sni
+	p.run() // pairDone releases a
 }
 
-// newPair registers a pair for conn, or closes conn if kproxy is draining.
-func (s *Server) newPair(conn net.Conn, nodeID int32, listener string) *pair {
+// newPair registers a pair for conn, admitted as a, or closes conn if
+// kproxy is draining.
+func (s *Server) newPair(conn net.Conn, a *admission, nodeID int32, listener string) *pair {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining {
 		conn.Close()
 		return nil
 	}
-	if reason := s.overLimit(conn); reason != "" {
-		ev := s.log.Debug()
-		if ok, suppressed := s.closeLogs.allow(reasonLimit, time.Now()); ok {
-			ev = s.log.Warn().Int("similar_suppressed", suppressed)
-		}
-		ev.Str("client", conn.RemoteAddr().String()).Str("listener", listener).Msg(reason)
-		s.metrics.connsClosed.WithLabelValues(reasonLimit).Inc()
-		conn.Close()
-		return nil
-	}
 	p := newPair(s, conn, nodeID, listener)
+	p.admission = a
 	s.pairs[p] = struct{}{}
-	s.perIP[p.conn.Client.Addr()]++
 	s.wg.Add(1)
 	s.metrics.connsTotal.WithLabelValues(listener).Inc()
-	s.metrics.connsActive.WithLabelValues(listener).Inc()
 	return p
-}
-
-// overLimit says why conn may not be served, or "" if it may. s.mu held.
-func (s *Server) overLimit(conn net.Conn) string {
-	lim := s.cfg.Limits.ConnectionLimits
-	if lim.MaxConnections > 0 && len(s.pairs) >= lim.MaxConnections {
-		return "connection refused: limits.max_connections reached"
-	}
-	if lim.MaxConnectionsPerIP > 0 {
-		addr, _ := netip.ParseAddrPort(conn.RemoteAddr().String())
-		if s.perIP[addr.Addr()] >= lim.MaxConnectionsPerIP {
-			return "connection refused: limits.max_connections_per_ip reached for this address"
-		}
-	}
-	return ""
 }
 
 func (s *Server) pairDone(p *pair) {
 	s.mu.Lock()
 	delete(s.pairs, p)
-	ip := p.conn.Client.Addr()
-	if s.perIP[ip]--; s.perIP[ip] <= 0 {
-		delete(s.perIP, ip)
-	}
 	s.mu.Unlock()
-	s.metrics.connsActive.WithLabelValues(p.listener).Dec()
+	s.release(p.admission)
 	s.wg.Done()
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -71,7 +70,7 @@ func (l *sniListener) route(serverName string) (int32, string, error) {
 	switch {
 	case serverName == "":
 		return 0, sniNoServerName, errors.New("the client sent no TLS server name (SNI): it must connect by name, such as " + l.cfg.BootstrapHost)
-	case strings.EqualFold(serverName, l.cfg.BootstrapHost):
+	case l.cfg.IsBootstrapHost(serverName):
 		return bootstrapNode, "", nil
 	}
 	nodeID, ok := l.cfg.NodeFor(serverName)
