@@ -236,6 +236,32 @@ func (b *Binding) Record(k Kind, value float64, now time.Time) time.Duration {
 	return throttle
 }
 
+// Check returns the throttle time the principal is under for kind k at
+// now, recording nothing: 0 within the quota. It is the verdict on a
+// request that arrives while its principal may be over the quota, on any
+// of its connections; one that is over is counted as a throttled request.
+func (b *Binding) Check(k Kind, now time.Time) time.Duration {
+	if b == nil {
+		return 0
+	}
+	s := b.rate[k]
+	if s.rule == nil {
+		return 0
+	}
+	s.ent.mu.Lock()
+	throttle := s.ent.rate(k, b.windows).Throttle(s.rule.limits[k], now)
+	s.ent.mu.Unlock()
+	if k == Request {
+		throttle = min(throttle, b.windows.Size)
+	}
+	if throttle > 0 {
+		s.rule.throttled[k].Inc()
+		s.rule.throttleSecs[k].Add(throttle.Seconds())
+		b.auditThrottle(k, s.rule, throttle, now)
+	}
+	return throttle
+}
+
 // RecordNoThrottle counts value without checking the quota: the next
 // request pays for it (Kafka's recordNoThrottle, for the network thread's
 // share of a request's time).
