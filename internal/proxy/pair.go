@@ -108,6 +108,11 @@ type pair struct {
 	// client again after a throttle (quota.go).
 	quota      quota.Conn
 	mutedUntil atomic.Int64
+	// fetchesOwed counts the fetches held to a fetch quota owed and not
+	// yet answered, and fetchAnswered (made with the first, one token)
+	// wakes the request loop waiting for them (fetchquota.go).
+	fetchesOwed   atomic.Int32
+	fetchAnswered chan struct{}
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {

@@ -41,6 +41,9 @@ type pending struct {
 	// exceeded (a produce quota), to set in the response.
 	quota    *quota.Binding
 	throttle time.Duration
+	// fetchQuota: a fetch held to a fetch quota, which the request loop
+	// waits for before it forwards the connection's next one (fetchquota.go).
+	fetchQuota bool
 }
 
 // deliverFunc delivers owed, reading what the upstream sends for it (if
