@@ -249,7 +249,9 @@ func (b *Binding) Check(k Kind, now time.Time) time.Duration {
 		return 0
 	}
 	s.ent.mu.Lock()
-	throttle := s.ent.rate(k, b.windows).Throttle(s.rule.limits[k], now)
+	// Whole milliseconds, as Kafka computes throttle times: less than one
+	// is none, and no response says "throttled for 0 ms".
+	throttle := s.ent.rate(k, b.windows).Throttle(s.rule.limits[k], now).Truncate(time.Millisecond)
 	s.ent.mu.Unlock()
 	if k == Request {
 		throttle = min(throttle, b.windows.Size)
