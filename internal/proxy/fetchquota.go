@@ -114,23 +114,20 @@ func throttledFetchFrame(correlationID int32, version int16, sessionID int32, th
 // throttle_time_ms, error_code and session_id.
 const fetchHeadLen = protocol.FrameSizeLen + 4 + 1 + 10
 
-// replaceOverQuotaFetch answers owed, a quota-bound fetch whose response
-// of frameLen bytes is next in down, with an empty throttled response if
-// the principal is over its fetch quota now, its bytes discarded unread
-// and not counted (a broker "unrecords" them): another connection of the
-// principal, or this one's fetch before, took it over while the fetch was
-// on its way. The consumer's position does not move, so it fetches the
-// same records again once the throttle is over; nothing is lost. The
-// session id of a session the broker holds is kept. It reports false,
-// doing nothing, when the principal is within its quota, or when the
-// response carries an error or a header it does not expect: that
-// response is relayed and counted as any other.
-func (p *pair) replaceOverQuotaFetch(owed *pending, down *direction, frameLen int) (bool, error) {
-	now := time.Now()
-	throttle := owed.quota.Check(quota.Fetch, now)
-	if throttle == 0 {
-		return false, nil
-	}
+// chargeFetchResponse holds owed, a quota-bound fetch whose response of
+// frameLen bytes is next in down, to the fetch quota, as a broker does:
+// within the quota its bytes are counted and owed.throttle is raised to
+// the throttle they bring (the connection muted for it), and it reports
+// false: the response is relayed. Over the quota (another connection of
+// the principal, or this one's fetch before, took it over while the fetch
+// was on its way) the response is replaced by an empty throttled one, its
+// bytes discarded unread and not counted (a broker "unrecords" them), and
+// it reports true. The consumer's position does not move, so it fetches
+// the same records again once the throttle is over; nothing is lost. The
+// session id of a session the broker holds is kept. A response with an
+// error, or a header it does not expect, is left to the usual path
+// (owed.fetchCharged false), which counts and relays it.
+func (p *pair) chargeFetchResponse(owed *pending, down *direction, frameLen int) (bool, error) {
 	head, err := down.r.Peek(min(frameLen, fetchHeadLen))
 	if err != nil {
 		return false, upstreamReadError(err)
@@ -141,6 +138,16 @@ func (p *pair) replaceOverQuotaFetch(owed *pending, down *direction, frameLen in
 	}
 	code, sessionID, err := protocol.FetchResponseSession(owed.version, body)
 	if err != nil || code != 0 {
+		return false, nil
+	}
+	now := time.Now()
+	throttle, recorded := owed.quota.RecordUnlessOver(quota.Fetch, float64(frameLen), now)
+	if recorded {
+		owed.fetchCharged = true
+		if throttle > owed.throttle {
+			owed.throttle = throttle
+			p.mute(throttle)
+		}
 		return false, nil
 	}
 	if owed.quota.Limits(quota.Request) {

@@ -42,8 +42,9 @@ type pending struct {
 	quota    *quota.Binding
 	throttle time.Duration
 	// fetchQuota: a fetch held to a fetch quota, which the request loop
-	// waits for before it forwards the connection's next one (fetchquota.go).
-	fetchQuota bool
+	// waits for before it forwards the connection's next one; fetchCharged:
+	// its response's bytes are counted already (fetchquota.go).
+	fetchQuota, fetchCharged bool
 }
 
 // deliverFunc delivers owed, reading what the upstream sends for it (if

@@ -124,7 +124,8 @@ func (p *pair) sleep(d time.Duration) bool {
 
 // responseThrottle is the throttle time the response to owed must carry,
 // frameLen bytes long, on the response loop: the produce quota's (from the
-// request loop), the fetch quota's for the response's bytes, and the
+// request loop), the fetch quota's for the response's bytes (unless
+// chargeFetchResponse counted them already, into owed.throttle), and the
 // request quota's for the time kproxy spent on the request so far; the
 // largest. A throttle mutes the connection from now.
 func (p *pair) responseThrottle(owed *pending, frameLen int, now time.Time) time.Duration {
@@ -133,7 +134,7 @@ func (p *pair) responseThrottle(owed *pending, frameLen int, now time.Time) time
 		return 0
 	}
 	throttle := owed.throttle
-	if owed.key == protocol.FetchKey {
+	if owed.key == protocol.FetchKey && !owed.fetchCharged {
 		throttle = max(throttle, b.Record(quota.Fetch, float64(frameLen), now))
 	}
 	if b.Limits(quota.Request) {

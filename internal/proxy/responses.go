@@ -105,7 +105,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	}
 	var throttle time.Duration
 	if owed.fetchQuota {
-		if replaced, err := p.replaceOverQuotaFetch(&owed, down, frameLen); replaced || err != nil {
+		if replaced, err := p.chargeFetchResponse(&owed, down, frameLen); replaced || err != nil {
 			return err
 		}
 	}

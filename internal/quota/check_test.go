@@ -64,3 +64,22 @@ func TestRateThrottleRecordsNothing(t *testing.T) {
 		t.Fatalf("once the burst's window is purged: %v", got)
 	}
 }
+
+// TestRecordUnlessOver: within the quota a response is counted and
+// carries the throttle it brings; over it, nothing is counted (a broker
+// "unrecords" a throttled fetch) and the throttle is the principal's.
+func TestRecordUnlessOver(t *testing.T) {
+	e := engine(t, "policy:\n  quotas: [{name: q, principals: [\"User:*\"], fetch_bytes_per_second: 100}]\n")
+	c, _ := bind(t, e, "alice", "app")
+	b := c.Binding()
+	th, recorded := b.RecordUnlessOver(quota.Fetch, 2000, now)
+	if !recorded || th == 0 {
+		t.Fatalf("first response: recorded %v, throttle %v; want it counted, and throttled for taking the principal over", recorded, th)
+	}
+	if got, recorded := b.RecordUnlessOver(quota.Fetch, 5000, now); recorded || got != th {
+		t.Fatalf("response while over: recorded %v, throttle %v; want nothing counted and the principal's throttle %v", recorded, got, th)
+	}
+	if got := b.Check(quota.Fetch, now); got != th {
+		t.Fatalf("the refused response was counted: throttle %v, want %v", got, th)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,11 +42,11 @@ func quotaMeasureFor() time.Duration {
 	return 20 * time.Second
 }
 
-// quotaConfig is kproxy in front of upstream holding client id clientID
-// to the fetch quota.
-func quotaConfig(upstream, clientID string) string {
+// quotaConfig is kproxy in front of upstreams holding client id clientID
+// to a fetch quota of rate bytes per second.
+func quotaConfig(upstreams []string, clientID string, rate int) string {
 	return fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
+upstream: {bootstrap_servers: ["%s"]}
 listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
 admin: {listen: "127.0.0.1:0"}
 log: {level: info, format: json}
@@ -53,7 +54,23 @@ policy:
   quota_windows: {samples: 11, size: 100ms}
   quotas:
     - {name: greedy, principals: ["client_id:%s"], fetch_bytes_per_second: %d}
-`, upstream, clientID, quotaRate)
+`, strings.Join(upstreams, `", "`), clientID, rate)
+}
+
+// quotaStart runs the real kproxy from cfg. Nothing here reads its log: it is drained, so that its lines
+// (one per connection, and the attacks open many) never back up into
+// kproxy's stdout.
+func quotaStart(t *testing.T, cfg string) *testkit.Binary {
+	t.Helper()
+	kp := advkit.Start(t, cfg)
+	go func() {
+		for {
+			if _, ok := kp.Next(time.Hour); !ok {
+				return
+			}
+		}
+	}()
+	return kp
 }
 
 // quotaTarget is a one-broker kfake holding topic (partitions
@@ -89,18 +106,7 @@ func quotaTarget(t *testing.T, clientID, topic string, partitions int32, perPart
 	if err := direct.Flush(ctx); err != nil {
 		t.Fatalf("seed %s: %v", topic, err)
 	}
-	kp := advkit.Start(t, quotaConfig(upstream, clientID))
-	// Nothing here reads kproxy's log: drain it, so that its lines (one
-	// per connection, and the attacks open many) never back up into
-	// kproxy's stdout.
-	go func() {
-		for {
-			if _, ok := kp.Next(time.Hour); !ok {
-				return
-			}
-		}
-	}()
-	return kp.Bootstrap
+	return quotaStart(t, quotaConfig([]string{upstream}, clientID, quotaRate)).Bootstrap
 }
 
 // quotaFetch is a sessionless fetch (v12: topics by name, a client that
