@@ -131,7 +131,11 @@ func TestGreedyJavaPerfTestsOneClientID(t *testing.T) {
 // perfRecords records, written directly.
 func perfSeed(t *testing.T, brokers []string, topic string) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	// Batches of at most 64 kB: a fetch returns at least one whole batch,
+	// and a response much larger than a window of quota cannot be
+	// measured well (docs/quotas.md, "Request size").
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(64<<10))
 	if err != nil {
 		t.Fatal(err)
 	}
