@@ -1,6 +1,9 @@
 package protocol
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Fetch sessions (KIP-227) sit at fixed places near the start of a Fetch
 // request and response body, so the engine can read and change them in
@@ -50,4 +53,24 @@ func FetchResponseSessionOffset(version int16) int {
 		off++ // an empty tag section
 	}
 	return off + fetchResponseSessionOffset
+}
+
+// FetchSessionless is the session id of a fetch outside any session.
+const FetchSessionless int32 = 0
+
+// FetchIncremental reports whether a fetch of session id and epoch
+// continues a session the broker holds (KIP-227: id set, epoch past 0):
+// the broker advances the session's epoch for it, answered or throttled.
+func FetchIncremental(id, epoch int32) bool { return id != FetchSessionless && epoch > 0 }
+
+// FetchResponseSession reads error_code and session_id of a Fetch
+// response body (v7+; before v7: none and 0), after throttle_time_ms.
+func FetchResponseSession(version int16, body []byte) (errorCode int16, id int32, err error) {
+	if version < FetchSessionsVersion {
+		return 0, FetchSessionless, nil
+	}
+	if len(body) < fetchResponseSessionOffset+4 {
+		return 0, 0, fmt.Errorf("fetch response session: %w", ErrShortBuffer)
+	}
+	return int16(binary.BigEndian.Uint16(body[4:])), int32(binary.BigEndian.Uint32(body[fetchResponseSessionOffset:])), nil
 }

@@ -75,3 +75,51 @@ func FuzzFetchRequestSession(f *testing.F) {
 		}
 	})
 }
+
+func sessionFetchResponse(version int16, code int16, id int32) []byte {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(version)
+	resp.ThrottleMillis, resp.ErrorCode, resp.SessionID = 7, code, id
+	return resp.AppendTo(nil)
+}
+
+// TestFetchResponseSessionFields: the error code and session id read from
+// a response body are kmsg's, at every version.
+func TestFetchResponseSessionFields(t *testing.T) {
+	for v := int16(0); v <= MaxVersion(FetchKey); v++ {
+		code, id, err := FetchResponseSession(v, sessionFetchResponse(v, 70, 42))
+		wantCode, wantID := int16(70), int32(42)
+		if v < FetchSessionsVersion {
+			wantCode, wantID = 0, FetchSessionless
+		}
+		if err != nil || code != wantCode || id != wantID {
+			t.Errorf("response v%d: %d, %d, %v; want %d, %d", v, code, id, err, wantCode, wantID)
+		}
+	}
+	if !FetchIncremental(42, 1) || FetchIncremental(42, 0) || FetchIncremental(42, -1) || FetchIncremental(0, -1) {
+		t.Error("FetchIncremental: only a session id with an epoch past 0 continues a session")
+	}
+}
+
+// FuzzFetchResponseSession: the raw reader never panics, fails only with
+// a sentinel error, and agrees with kmsg whenever kmsg decodes the body.
+func FuzzFetchResponseSession(f *testing.F) {
+	for _, v := range []int16{4, 7, 12, 15, MaxVersion(FetchKey)} {
+		f.Add(v, sessionFetchResponse(v, 0, 42))
+	}
+	f.Add(int16(13), []byte{0, 0})
+	f.Fuzz(func(t *testing.T, version int16, body []byte) {
+		code, id, err := FetchResponseSession(version, body)
+		if err != nil && !knownError(err) {
+			t.Fatalf("error %v wraps no sentinel", err)
+		}
+		if version < FetchSessionsVersion || version > MaxVersion(FetchKey) {
+			return
+		}
+		resp := kmsg.NewPtrFetchResponse()
+		resp.SetVersion(version)
+		if resp.ReadFrom(body) == nil && (err != nil || code != resp.ErrorCode || id != resp.SessionID) {
+			t.Fatalf("kmsg decodes error %d session %d; read %d, %d, %v", resp.ErrorCode, resp.SessionID, code, id, err)
+		}
+	})
+}

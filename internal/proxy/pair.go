@@ -117,6 +117,11 @@ type pair struct {
 	// admission is the connection's place under the connection limits,
 	// released when the pair ends; nil for a pair built without accept.
 	admission *admission
+	// fetchesOwed counts the fetches held to a fetch quota owed and not
+	// yet answered, and fetchAnswered (made with the first, one token)
+	// wakes the request loop waiting for them (fetchquota.go).
+	fetchesOwed   atomic.Int32
+	fetchAnswered chan struct{}
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {

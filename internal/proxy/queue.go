@@ -48,6 +48,10 @@ type pending struct {
 	// a ShareFetch at epoch 0 asked for: the connection's once the broker
 	// answers it without error.
 	learnShareSession string
+	// fetchQuota: a fetch held to a fetch quota, which the request loop
+	// waits for before it forwards the connection's next one; fetchCharged:
+	// its response's bytes are counted already (fetchquota.go).
+	fetchQuota, fetchCharged bool
 }
 
 // deliverFunc delivers owed, reading what the upstream sends for it (if

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"time"
@@ -21,10 +22,10 @@ func WithQuotas(e *quota.Engine) Option {
 
 // quotaStage holds the request r to the connection's quotas: it binds the
 // connection to the rules in force when its principal or the rules
-// changed (refusing it if a connection quota says so), and counts a
-// produce request's bytes, muting the connection when they exceed the
-// quota. A connection no rule matches pays one comparison here.
-func (p *pair) quotaStage(r *clientRequest) error {
+// changed (refusing it if a connection quota says so), counts a produce
+// request's bytes, muting the connection when they exceed the quota, and
+// holds a fetch to the fetch quota (fetchQuota). A connection no rule matches pays one comparison here.
+func (p *pair) quotaStage(r *clientRequest, cr *bufio.Reader, up *direction) error {
 	e := p.s.quotas
 	if e == nil {
 		return nil
@@ -39,12 +40,15 @@ func (p *pair) quotaStage(r *clientRequest) error {
 		return nil
 	}
 	r.owed.quota = b
-	if r.owed.key == protocol.ProduceKey {
+	switch {
+	case r.owed.key == protocol.ProduceKey:
 		// Kafka counts a produce request's size against the produce quota.
 		if t := b.Record(quota.Produce, float64(r.frameLen), time.Now()); t > 0 {
 			r.owed.throttle = t
 			p.mute(t)
 		}
+	case r.owed.key == protocol.FetchKey && b.Limits(quota.Fetch):
+		return p.fetchQuota(r, cr, up, b)
 	}
 	return nil
 }
@@ -120,7 +124,8 @@ func (p *pair) sleep(d time.Duration) bool {
 
 // responseThrottle is the throttle time the response to owed must carry,
 // frameLen bytes long, on the response loop: the produce quota's (from the
-// request loop), the fetch quota's for the response's bytes, and the
+// request loop), the fetch quota's for the response's bytes (unless
+// chargeFetchResponse counted them already, into owed.throttle), and the
 // request quota's for the time kproxy spent on the request so far; the
 // largest. A throttle mutes the connection from now.
 func (p *pair) responseThrottle(owed *pending, frameLen int, now time.Time) time.Duration {
@@ -129,7 +134,7 @@ func (p *pair) responseThrottle(owed *pending, frameLen int, now time.Time) time
 		return 0
 	}
 	throttle := owed.throttle
-	if owed.key == protocol.FetchKey {
+	if owed.key == protocol.FetchKey && !owed.fetchCharged {
 		throttle = max(throttle, b.Record(quota.Fetch, float64(frameLen), now))
 	}
 	if b.Limits(quota.Request) {

@@ -65,7 +65,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if r, err = p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
 			return err
 		}
-		if err := p.quotaStage(&r); err != nil {
+		if err := p.quotaStage(&r, cr, up); err != nil {
 			return err
 		}
 		if err := p.forward(cr, &up, responses, r, &held); err != nil {
@@ -530,6 +530,12 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 // owe queues a response the client is owed, waiting while max_in_flight
 // responses are already owed: back-pressure instead of unbounded buffering.
 func (p *pair) owe(owed pending) error {
+	if owed.fetchQuota {
+		if p.fetchAnswered == nil {
+			p.fetchAnswered = make(chan struct{}, 1)
+		}
+		p.fetchesOwed.Add(1)
+	}
 	p.owed.Add(1)
 	p.s.metrics.inFlight.Inc()
 	if !p.inflight.push(owed, p.closed) {

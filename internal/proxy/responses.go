@@ -34,6 +34,9 @@ func (p *pair) forwardResponses(down *direction) error {
 		switch {
 		case owed.deliver != nil:
 			err = owed.deliver(p, owed, down)
+		case owed.local != nil && owed.fetchQuota:
+			p.observed.ResponseBytes = len(owed.local)
+			err = p.writeThrottled(&owed, down, owed.local, owed.throttle)
 		case owed.local != nil:
 			p.observed.ResponseBytes = len(owed.local)
 			if _, werr := down.w.Write(owed.local); werr != nil {
@@ -41,6 +44,9 @@ func (p *pair) forwardResponses(down *direction) error {
 			}
 		default:
 			err = p.relayResponse(owed, down)
+		}
+		if owed.fetchQuota {
+			p.fetchDelivered()
 		}
 		p.s.budget.release(&p.budget, owed.charged) // its hooks have run
 		if err != nil {
@@ -103,6 +109,11 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		need = filter.Decode
 	}
 	var throttle time.Duration
+	if owed.fetchQuota {
+		if replaced, err := p.chargeFetchResponse(&owed, down, frameLen); replaced || err != nil {
+			return err
+		}
+	}
 	if owed.quota != nil {
 		if throttle, err = p.throttleResponse(&owed, down, frameLen); err != nil {
 			return err

@@ -236,6 +236,69 @@ func (b *Binding) Record(k Kind, value float64, now time.Time) time.Duration {
 	return throttle
 }
 
+// Check returns the throttle time the principal is under for kind k at
+// now, recording nothing: 0 within the quota. It is the verdict on a
+// request that arrives while its principal may be over the quota, on any
+// of its connections; one that is over is counted as a throttled request.
+func (b *Binding) Check(k Kind, now time.Time) time.Duration {
+	if b == nil {
+		return 0
+	}
+	s := b.rate[k]
+	if s.rule == nil {
+		return 0
+	}
+	s.ent.mu.Lock()
+	// Whole milliseconds, as Kafka computes throttle times: less than one
+	// is none, and no response says "throttled for 0 ms".
+	throttle := s.ent.rate(k, b.windows).Throttle(s.rule.limits[k], now).Truncate(time.Millisecond)
+	s.ent.mu.Unlock()
+	if k == Request {
+		throttle = min(throttle, b.windows.Size)
+	}
+	if throttle > 0 {
+		s.rule.throttled[k].Inc()
+		s.rule.throttleSecs[k].Add(throttle.Seconds())
+		b.auditThrottle(k, s.rule, throttle, now)
+	}
+	return throttle
+}
+
+// RecordUnlessOver is Check and Record at once, as a broker decides a
+// fetch: if the principal is over its quota of kind k at now, it records
+// nothing and returns the throttle with recorded false (the response is
+// to be replaced by an empty one); else it records value and returns the
+// throttle the response must carry. One lock for both, so that
+// connections of the principal answered at the same moment cannot all
+// pass the check before any of them is recorded.
+func (b *Binding) RecordUnlessOver(k Kind, value float64, now time.Time) (throttle time.Duration, recorded bool) {
+	if b == nil {
+		return 0, false
+	}
+	s := b.rate[k]
+	if s.rule == nil {
+		return 0, false
+	}
+	s.ent.mu.Lock()
+	r := s.ent.rate(k, b.windows)
+	over := r.Throttle(s.rule.limits[k], now).Truncate(time.Millisecond)
+	if over == 0 {
+		throttle = r.RecordChecked(value, s.rule.limits[k], now)
+	}
+	s.ent.mu.Unlock()
+	if over > 0 {
+		throttle = over
+	} else {
+		s.rule.admitted[k].Add(value)
+	}
+	if throttle > 0 {
+		s.rule.throttled[k].Inc()
+		s.rule.throttleSecs[k].Add(throttle.Seconds())
+		b.auditThrottle(k, s.rule, throttle, now)
+	}
+	return throttle, over == 0
+}
+
 // RecordNoThrottle counts value without checking the quota: the next
 // request pays for it (Kafka's recordNoThrottle, for the network thread's
 // share of a request's time).

@@ -4,7 +4,9 @@
 // measured with Kafka's sampled-rate windows, with throttle times computed
 // as a broker computes them. The proxy engine applies the throttle: it
 // sets throttle_time_ms in the response that exceeded (KIP-219) and stops
-// reading from the connection for that long.
+// reading from the connection for that long, and answers a fetch that
+// arrives while its principal is over the fetch quota (Binding.Check)
+// with an empty throttled response, as a broker does.
 //
 // Rules come from policy.quotas. A connection is bound to the rules that
 // match its principal when it is first seen, when its user or client id

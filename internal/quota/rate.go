@@ -117,6 +117,18 @@ func (r *Rate) WindowSize(now time.Time) time.Duration {
 func (r *Rate) RecordChecked(value, bound float64, now time.Time) time.Duration {
 	n := now.UnixNano()
 	r.record(value, n)
+	return r.throttle(bound, n)
+}
+
+// Throttle is the throttle time a quota of bound per second calls for at
+// now with nothing more recorded: how long until the rate is back within
+// bound (0: it is). A request that arrives while it is over is answered
+// without being served, as a broker answers a throttled fetch.
+func (r *Rate) Throttle(bound float64, now time.Time) time.Duration {
+	return r.throttle(bound, now.UnixNano())
+}
+
+func (r *Rate) throttle(bound float64, n int64) time.Duration {
 	sum := r.purge(n)
 	// The span is at least Samples-1 windows: within that much of the
 	// bound, the rate is within it, and the span need not be found (the
