@@ -41,20 +41,6 @@ func FetchRequestSession(version int16, body []byte) (id, epoch int32, ok bool) 
 	return int32(binary.BigEndian.Uint32(body[off:])), int32(binary.BigEndian.Uint32(body[off+4:])), true
 }
 
-// FetchResponseSessionOffset is where session_id sits in a Fetch v7+
-// response frame (size prefix included) whose header carries no tagged
-// field, as every broker sends it; 0 below v7.
-func FetchResponseSessionOffset(version int16) int {
-	if version < FetchSessionsVersion {
-		return 0
-	}
-	off := FrameSizeLen + 4 // size, correlation id
-	if ResponseHeaderFlexible(FetchKey, version) {
-		off++ // an empty tag section
-	}
-	return off + fetchResponseSessionOffset
-}
-
 // FetchSessionless is the session id of a fetch outside any session.
 const FetchSessionless int32 = 0
 

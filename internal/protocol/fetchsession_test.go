@@ -39,20 +39,6 @@ func TestFetchRequestSessionMatchesDecoding(t *testing.T) {
 	}
 }
 
-// The response's session id is where a response kmsg encodes puts it.
-func TestFetchResponseSessionOffsetMatchesEncoding(t *testing.T) {
-	for v := FetchSessionsVersion; v <= MaxVersion(FetchKey); v++ {
-		resp := kmsg.NewPtrFetchResponse()
-		resp.SetVersion(v)
-		resp.SessionID = 0x0a0b0c0d
-		frame := AppendResponseFrame(nil, 9, resp)
-		off := FetchResponseSessionOffset(v)
-		if got := frame[off : off+4]; string(got) != "\x0a\x0b\x0c\x0d" {
-			t.Errorf("v%d: bytes at %d are %x", v, off, got)
-		}
-	}
-}
-
 // FuzzFetchRequestSession: reading the session fields raw never panics
 // and, for any body kmsg decodes, reads what kmsg decodes.
 func FuzzFetchRequestSession(f *testing.F) {

@@ -122,20 +122,19 @@ func (p *pair) guardFetchSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 // learnFetchSession reads the session id of the Fetch response to owed, a
 // request that asked for a new session, from down's read buffer before the
 // frame of frameLen bytes is relayed, and remembers it. A response whose
-// header carries tagged fields (no broker sends any) opens no session for
-// kproxy: the client's next incremental fetch is answered
-// FETCH_SESSION_ID_NOT_FOUND and it falls back to full fetches.
+// header carries tagged fields beyond fetchHeadLen (no broker sends any)
+// opens no session for kproxy: the client's next incremental fetch is
+// answered FETCH_SESSION_ID_NOT_FOUND and it falls back to full fetches.
 func (p *pair) learnFetchSession(owed *pending, down *direction, frameLen int) {
-	off := protocol.FetchResponseSessionOffset(owed.version)
-	if off == 0 || frameLen < off+4 {
-		return
-	}
-	head, err := down.r.Peek(off + 4)
+	head, err := down.r.Peek(min(frameLen, fetchHeadLen))
 	if err != nil {
 		return // relaying the frame meets the same error
 	}
-	if protocol.ResponseHeaderFlexible(protocol.FetchKey, owed.version) && head[protocol.FrameSizeLen+4] != 0 {
+	body, err := protocol.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
+	if err != nil {
 		return
 	}
-	p.fetchSessions.learn(int32(binary.BigEndian.Uint32(head[off:])))
+	if _, id, err := protocol.FetchResponseSession(owed.version, body); err == nil {
+		p.fetchSessions.learn(id)
+	}
 }
