@@ -50,17 +50,8 @@ func sessionTopicID(t *testing.T, addr, topic string) [16]byte {
 // the correlation id zeroed, for byte comparisons across connections.
 func fetchAnswer(t *testing.T, c *testkit.RawConn, req *kmsg.FetchRequest) ([]byte, *kmsg.FetchResponse) {
 	t.Helper()
-	corr, err := c.Send(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame, resp, err := c.Receive(req, corr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame = bytes.Clone(frame)
-	copy(frame[:4], []byte{0, 0, 0, 0})
-	return frame, resp.(*kmsg.FetchResponse)
+	frame, resp := c.MustExchange(t, req)
+	return testkit.WithoutCorrelation(frame), resp.(*kmsg.FetchResponse)
 }
 
 // A fetch session is its connection's: another connection to the same

@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -32,22 +31,7 @@ func shareSessionFetch(member string, epoch int32, id [16]byte) *kmsg.ShareFetch
 // topic, through c, and waits (10 s at most) for its assignment.
 func shareSessionJoin(t *testing.T, c *testkit.RawConn, member, topic string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
-		hb.SetVersion(1)
-		hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "sg", member, []string{topic}
-		resp := c.MustRoundTrip(t, hb).(*kmsg.ShareGroupHeartbeatResponse)
-		if resp.ErrorCode != 0 {
-			t.Fatalf("heartbeat: %v", kerr.ErrorForCode(resp.ErrorCode))
-		}
-		if resp.Assignment != nil && len(resp.Assignment.TopicPartitions) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("member got no assignment in 10s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.JoinShareGroup(t, c, "sg", member, topic)
 }
 
 // A share session is its connection's: another connection naming the

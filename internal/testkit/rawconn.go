@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"bytes"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -113,6 +114,30 @@ func (c *RawConn) MustRoundTrip(t testing.TB, req kmsg.Request) kmsg.Response {
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// MustExchange is MustRoundTrip that also returns the response frame
+// (without its size prefix), for tests that scan or compare the bytes.
+func (c *RawConn) MustExchange(t testing.TB, req kmsg.Request) ([]byte, kmsg.Response) {
+	t.Helper()
+	corr, err := c.Send(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame, resp, err := c.Receive(req, corr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frame, resp
+}
+
+// WithoutCorrelation is a copy of a response frame (without its size
+// prefix) whose correlation id is zeroed, so that the answers to one
+// request on two connections compare byte for byte.
+func WithoutCorrelation(frame []byte) []byte {
+	out := bytes.Clone(frame)
+	copy(out, []byte{0, 0, 0, 0})
+	return out
 }
 
 // APIVersions round-trips an ApiVersions v3 request and fails unless it is

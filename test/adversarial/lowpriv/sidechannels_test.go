@@ -380,15 +380,7 @@ func TestLowPrivSideChannels(t *testing.T) {
 // roundTrip sends req on c and fails the test unless an answer comes.
 func (e *lowprivEnv) roundTrip(t *testing.T, c *testkit.RawConn, req kmsg.Request) ([]byte, kmsg.Response) {
 	t.Helper()
-	corr, err := c.Send(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame, resp, err := c.Receive(req, corr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return frame, resp
+	return c.MustExchange(t, req)
 }
 
 // noLeaks fails t if frame holds anything the principal may not learn

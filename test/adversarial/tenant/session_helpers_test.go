@@ -1,7 +1,6 @@
 package tenant
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -113,15 +112,6 @@ func sessionFetch(version int16, id [16]byte, sessionID, epoch int32) *kmsg.Fetc
 // connections byte for byte.
 func sessionAnswer(t *testing.T, c *testkit.RawConn, req *kmsg.FetchRequest) ([]byte, *kmsg.FetchResponse) {
 	t.Helper()
-	corr, err := c.Send(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame, resp, err := c.Receive(req, corr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame = bytes.Clone(frame)
-	copy(frame[:4], make([]byte, 4))
-	return frame, resp.(*kmsg.FetchResponse)
+	frame, resp := c.MustExchange(t, req)
+	return testkit.WithoutCorrelation(frame), resp.(*kmsg.FetchResponse)
 }

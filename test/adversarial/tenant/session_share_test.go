@@ -3,7 +3,6 @@ package tenant
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -43,22 +42,7 @@ func sessionShareFetch(group, member string, epoch int32, id [16]byte) *kmsg.Sha
 // assignment.
 func sessionShareJoin(t *testing.T, c *testkit.RawConn, member, topic string) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
-		hb.SetVersion(1)
-		hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = sessionShareGroup, member, []string{topic}
-		resp := c.MustRoundTrip(t, hb).(*kmsg.ShareGroupHeartbeatResponse)
-		if resp.ErrorCode != 0 {
-			t.Fatalf("victim's share group heartbeat: %v", kerr.ErrorForCode(resp.ErrorCode))
-		}
-		if resp.Assignment != nil && len(resp.Assignment.TopicPartitions) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("victim got no share assignment in 20s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.JoinShareGroup(t, c, sessionShareGroup, member, topic)
 }
 
 // TestSessionShareHijackAcrossTenants: team-a names team-b's share

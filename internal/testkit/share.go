@@ -1,0 +1,32 @@
+package testkit
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// JoinShareGroup makes member a member of share group group subscribed to
+// topic, through c (ShareGroupHeartbeat v1), and waits up to 20 seconds
+// for its assignment, failing the test on an error or without one.
+func JoinShareGroup(t testing.TB, c *RawConn, group, member, topic string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.SetVersion(1)
+		hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = group, member, []string{topic}
+		resp := c.MustRoundTrip(t, hb).(*kmsg.ShareGroupHeartbeatResponse)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("share group %s heartbeat of %s: %v", group, member, kerr.ErrorForCode(resp.ErrorCode))
+		}
+		if resp.Assignment != nil && len(resp.Assignment.TopicPartitions) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("share group %s: %s got no assignment in 20s", group, member)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
