@@ -58,6 +58,18 @@ func hasLabels(m *dto.Metric, pairs []string) bool {
 // the test if it is not there.
 func ScrapeMetric(t testing.TB, admin, name string) float64 {
 	t.Helper()
+	v, ok := ScrapeSeries(t, admin, name)
+	if !ok {
+		t.Fatalf("/metrics has no %s", name)
+	}
+	return v
+}
+
+// ScrapeSeries reads one series, written as the Prometheus text writes it
+// (`name` or `name{label="value",...}`), from a kproxy admin endpoint's
+// /metrics, and reports whether it is there.
+func ScrapeSeries(t testing.TB, admin, series string) (float64, bool) {
+	t.Helper()
 	resp, err := http.Get("http://" + admin + "/metrics")
 	if err != nil {
 		t.Fatalf("metrics: %v", err)
@@ -68,16 +80,15 @@ func ScrapeMetric(t testing.TB, admin, name string) float64 {
 		t.Fatalf("metrics: %v", err)
 	}
 	for _, l := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(l, name+" "); ok {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				t.Fatalf("metric line %q: %v", l, err)
 			}
-			return f
+			return f, true
 		}
 	}
-	t.Fatalf("/metrics has no %s", name)
-	return 0
+	return 0, false
 }
 
 // HistogramValue is the sample count and sum of the histogram name in g,

@@ -224,3 +224,23 @@ func MustDecodeResponse(t testing.TB, req kmsg.Request, corr int32, f []byte) km
 	}
 	return resp
 }
+
+// LoginPLAIN logs c in with SASL PLAIN as user (SaslHandshake v1,
+// SaslAuthenticate v2), failing the test unless both succeed.
+func (c *RawConn) LoginPLAIN(t testing.TB, user, password string) {
+	t.Helper()
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = "PLAIN"
+	resp, err := c.RoundTrip(hs)
+	if err != nil || resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+		t.Fatalf("SASL handshake: %v %+v", err, resp)
+	}
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(2)
+	auth.SASLAuthBytes = []byte("\x00" + user + "\x00" + password)
+	resp, err = c.RoundTrip(auth)
+	if err != nil || resp.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
+		t.Fatalf("SASL PLAIN as %s: %v %+v", user, err, resp)
+	}
+}

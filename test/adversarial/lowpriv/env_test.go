@@ -271,13 +271,7 @@ func (e *lowprivEnv) dial() *testkit.RawConn {
 func (e *lowprivEnv) dialTo(addr string) *testkit.RawConn {
 	e.t.Helper()
 	c := testkit.DialRaw(e.t, addr, "lowpriv-attacker")
-	e.handshake(e.t, c, "PLAIN")
-	sa := kmsg.NewPtrSASLAuthenticateRequest()
-	sa.SetVersion(2)
-	sa.SASLAuthBytes = []byte("\x00" + lowprivUser + "\x00" + lowprivPassword)
-	if r, err := c.RoundTrip(sa); err != nil || r.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
-		e.t.Fatalf("SASL PLAIN login: %v %+v", err, r)
-	}
+	c.LoginPLAIN(e.t, lowprivUser, lowprivPassword)
 	return c
 }
 

@@ -5,11 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,22 +23,7 @@ import (
 // endpoint, and whether it is there.
 func networkMetric(t *testing.T, admin, series string) (float64, bool) {
 	t.Helper()
-	resp, err := http.Get("http://" + admin + "/metrics")
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	for _, l := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(l, series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return f, err == nil
-		}
-	}
-	return 0, false
+	return testkit.ScrapeSeries(t, admin, series)
 }
 
 // networkWaitMetric waits up to 30 seconds for series to equal want.

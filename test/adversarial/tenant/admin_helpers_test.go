@@ -82,20 +82,7 @@ func adminUser(t *testing.T, name string) string {
 func (e *adminEnv) dialAs(vc, user string) *testkit.RawConn {
 	e.t.Helper()
 	c := testkit.DialRaw(e.t, e.kproxy.VirtualClusterBootstrap(vc), "adversary-"+user)
-	hs := kmsg.NewPtrSASLHandshakeRequest()
-	hs.SetVersion(1)
-	hs.Mechanism = "PLAIN"
-	resp, err := c.RoundTrip(hs)
-	if err != nil || resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
-		e.t.Fatalf("SASL handshake: %v %+v", err, resp)
-	}
-	auth := kmsg.NewPtrSASLAuthenticateRequest()
-	auth.SetVersion(2)
-	auth.SASLAuthBytes = []byte("\x00" + user + "\x00" + user + "-secret")
-	resp, err = c.RoundTrip(auth)
-	if err != nil || resp.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
-		e.t.Fatalf("SASL PLAIN as %s: %v %+v", user, err, resp)
-	}
+	c.LoginPLAIN(e.t, user, user+"-secret")
 	return c
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kproxy/kproxy/internal/auth"
@@ -170,19 +169,6 @@ func withinRate(t *testing.T, what string, got, want float64) {
 func (e *env) rawAs(user, clientID string) *testkit.RawConn {
 	e.t.Helper()
 	c := testkit.DialRaw(e.t, e.proxy.BootstrapAddr(), clientID)
-	hs := kmsg.NewPtrSASLHandshakeRequest()
-	hs.SetVersion(1)
-	hs.Mechanism = "PLAIN"
-	resp, err := c.RoundTrip(hs)
-	if err != nil || resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
-		e.t.Fatalf("SASL handshake: %v %+v", err, resp)
-	}
-	auth := kmsg.NewPtrSASLAuthenticateRequest()
-	auth.SetVersion(2)
-	auth.SASLAuthBytes = []byte("\x00" + user + "\x00" + user + "-secret")
-	resp, err = c.RoundTrip(auth)
-	if err != nil || resp.(*kmsg.SASLAuthenticateResponse).ErrorCode != 0 {
-		e.t.Fatalf("SASL PLAIN as %s: %v %+v", user, err, resp)
-	}
+	c.LoginPLAIN(e.t, user, user+"-secret")
 	return c
 }
