@@ -89,3 +89,36 @@ func TestValidateExamplesWithoutWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateWarnsOfMissingAudience: an OAUTHBEARER listener without an
+// audience accepts any token of its issuer; validate says so, as run
+// logs it, at the top level and in a virtual cluster, and says nothing
+// once the audience is set.
+func TestValidateWarnsOfMissingAudience(t *testing.T) {
+	const sasl = `sasl: {mode: terminate, mechanisms: [OAUTHBEARER], oauthbearer: {jwks_url: "https://idp.example.com/jwks", issuer: "https://idp.example.com"AUDIENCE}}`
+	for _, tt := range []struct {
+		name, body, want string
+	}{
+		{"top level", "listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0, SASL}\n",
+			"warning: listeners.sasl.oauthbearer.audience is not set"},
+		{"virtual cluster", "virtual_clusters:\n  - {name: team-a, topic_prefix: a., group_prefix: a., transactional_id_prefix: a., listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0, SASL}}\n",
+			"warning: virtual_clusters[0].listeners.sasl.oauthbearer.audience is not set"},
+	} {
+		for _, audience := range []string{"", ", audience: kafka"} {
+			dir := t.TempDir()
+			body := "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\n" +
+				strings.ReplaceAll(tt.body, "SASL", strings.ReplaceAll(sasl, "AUDIENCE", audience))
+			path := filepath.Join(dir, "kproxy.yaml")
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 {
+				t.Fatalf("%s: validate failed (%d): %s", tt.name, code, stderr.String())
+			}
+			if warned := strings.Contains(stderr.String(), tt.want); warned != (audience == "") {
+				t.Errorf("%s, audience %q: warned %v; stderr %q", tt.name, audience, warned, stderr.String())
+			}
+		}
+	}
+}

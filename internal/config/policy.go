@@ -587,12 +587,25 @@ func contains(list []string, s string) bool {
 // SASL, no required client certificate) a rule granting it more than
 // describe grants that to anyone who can connect. A deny or governance
 // entry that only client_id: principals select is escaped, on any
-// listener, by sending another client id.
+// listener, by sending another client id. It also lists the listeners'
+// settings that let in more than an operator may mean (listenerWarnings).
+// kproxy validate prints them and kproxy run logs them at start.
 func (c *Config) PolicyWarnings() []string {
 	if len(c.VirtualClusters) > 0 {
 		return c.virtualClusterWarnings()
 	}
-	return c.servedPolicyWarnings()
+	return append(c.listenerWarnings(), c.servedPolicyWarnings()...)
+}
+
+// listenerWarnings are the listeners' settings that let in more than an
+// operator may mean: an OAUTHBEARER listener without an audience accepts
+// any token of its issuer, also one issued for another application.
+func (c *Config) listenerWarnings() []string {
+	sa := c.Listeners.SASL
+	if sa == nil || sa.OAuthBearer == nil || sa.OAuthBearer.Audience != "" {
+		return nil
+	}
+	return []string{"listeners.sasl.oauthbearer.audience is not set: any token of this issuer is accepted, also one issued for another application"}
 }
 
 // servedPolicyWarnings are PolicyWarnings of one engine's configuration.

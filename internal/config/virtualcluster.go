@@ -330,7 +330,8 @@ func (c *Config) virtualClusterWarnings() []string {
 			continue
 		}
 		at := fmt.Sprintf("virtual_clusters[%d]", i)
-		for _, w := range c.virtualConfig(vc).servedPolicyWarnings() {
+		served := c.virtualConfig(vc)
+		for _, w := range append(served.listenerWarnings(), served.servedPolicyWarnings()...) {
 			out = append(out, at+"."+w)
 		}
 		for j, op := range vc.ClusterOperators {

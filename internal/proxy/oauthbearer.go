@@ -57,9 +57,6 @@ func (s *Server) setupOAuthBearer(o *config.OAuthBearer) error {
 	if err != nil {
 		return err
 	}
-	if o.Audience == "" {
-		log.Warn().Msg("listeners.sasl.oauthbearer.audience is not set: any token of this issuer is accepted, also one issued for another application")
-	}
 	if u, err := url.Parse(o.JWKSURL); err == nil && u.Scheme == "http" && !loopbackHost(u.Hostname()) {
 		log.Warn().Msg("listeners.sasl.oauthbearer.jwks_url is plain http: anyone on the path can substitute signing keys; use https")
 	}
