@@ -42,6 +42,10 @@ type Options struct {
 	// Reload, when set, reloads the policy each time it receives, as a
 	// change to the file does (the kproxy command sends SIGHUP here).
 	Reload <-chan os.Signal
+	// SkipFileChecks makes Validate leave the files and secrets the
+	// configuration names unread: for a file written for another machine
+	// (a pod's mounted Secrets).
+	SkipFileChecks bool
 	// Version and Commit label kproxy_build_info ("unknown" when empty);
 	// the kproxy command passes what -ldflags set.
 	Version, Commit string
@@ -59,14 +63,20 @@ type Override struct {
 // OverridableKeys lists the keys an Override may set.
 func OverridableKeys() []string { return config.OverridableKeys() }
 
-// Validate loads the configuration as Run would, without serving it. It
-// returns every problem, each naming its key, or else the warnings about
+// Validate loads the configuration as Run would, without serving it, and
+// reads every file and secret it names (unless Options.SkipFileChecks).
+// It returns every problem, each naming its key, or else the warnings about
 // policy rules a client can sidestep (the file is valid, and may mean
 // them).
 func Validate(opts Options) (warnings []string, err error) {
 	cfg, err := config.Load(opts.ConfigPath, opts.configOverrides()...)
 	if err != nil {
 		return nil, err
+	}
+	if !opts.SkipFileChecks {
+		if err := checkFiles(cfg); err != nil {
+			return nil, err
+		}
 	}
 	return cfg.PolicyWarnings(), nil
 }
@@ -78,6 +88,10 @@ func Run(ctx context.Context, opts Options) error {
 	overrides := opts.configOverrides()
 	cfg, err := config.Load(opts.ConfigPath, overrides...)
 	if err != nil {
+		return err
+	}
+	// The same file checks as Validate's, so that both name the key.
+	if err := checkFiles(cfg); err != nil {
 		return err
 	}
 	return serve(ctx, cfg, overrides, opts)

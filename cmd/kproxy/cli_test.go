@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,7 +27,7 @@ func TestHelpListsEveryCommandAndFlag(t *testing.T) {
 	configFlags := []string{"--admin-listen HOST:PORT", "--advertised-host HOST", "--bind-host HOST", "--bootstrap-port PORT", "--broker-port-base PORT", "--config FILE"}
 	want := map[string][]string{
 		"run":           configFlags,
-		"validate":      configFlags,
+		"validate":      append(slices.Clone(configFlags), "--skip-file-checks"),
 		"version":       nil,
 		"hash-password": {"--iterations N", "--mechanism MECHANISMS"},
 	}

@@ -25,10 +25,12 @@ func runCommand() command {
 }
 
 // validateCommand is `kproxy validate`: load the configuration as run
-// would, with the same overrides, and report.
+// would, with the same overrides, read the files it names, and report.
 func validateCommand() command {
-	return configCommand("validate", "check a configuration file (and overrides) as run would load it, then exit",
+	var skipFiles *bool
+	cmd := configCommand("validate", "check a configuration file (and overrides) as run would load it, and the files it names, then exit",
 		func(_ context.Context, opts server.Options, c cli) int {
+			opts.SkipFileChecks = *skipFiles
 			warnings, err := server.Validate(opts)
 			if err != nil {
 				fmt.Fprintln(c.stderr, err)
@@ -41,6 +43,12 @@ func validateCommand() command {
 			fmt.Fprintf(c.stdout, "%s: ok\n", opts.ConfigPath)
 			return 0
 		})
+	setup := cmd.setup
+	cmd.setup = func(fs *flag.FlagSet, c cli) func(context.Context, []string) int {
+		skipFiles = fs.Bool("skip-file-checks", false, "do not read the certificate, CA, password, secret and JWKS files the configuration names (a file written for another machine, such as a pod's mounted Secrets)")
+		return setup(fs, c)
+	}
+	return cmd
 }
 
 // configCommand is a command of the configuration file: it takes

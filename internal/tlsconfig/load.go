@@ -40,3 +40,11 @@ func LoadCertPool(file string) (*x509.CertPool, error) {
 	}
 	return pool, nil
 }
+
+// CheckKeyPair reads a certificate chain and its key as a listener or the
+// upstream client would, and reports what is wrong with them (for
+// `kproxy validate`, which starts nothing).
+func CheckKeyPair(certFile, keyFile string) error {
+	_, err := loadKeyPair(certFile, keyFile)
+	return err
+}

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/tlsconfig"
+)
+
+// checkFiles reads every file and secret the configuration names (key
+// pairs, CA bundles, passwords and client secrets, a JWKS file) as Run
+// reads them at start, and returns what is wrong with each, naming its
+// key: so that `kproxy validate` finds a missing Secret key before a pod
+// does. A problem a virtual cluster inherits from the top level is
+// reported once, under the first virtual cluster that has it.
+func checkFiles(cfg *config.Config) error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, cl := range cfg.Clusters() {
+		prefix := ""
+		if cl.Name != "" {
+			prefix = fmt.Sprintf("virtual_clusters[%d].", i)
+		}
+		report := func(key string, err error) {
+			if err == nil || seen[key+"\x00"+err.Error()] {
+				return
+			}
+			seen[key+"\x00"+err.Error()] = true
+			errs = append(errs, fmt.Errorf("%s%s: %w", prefix, key, err))
+		}
+		checkClusterFiles(cl.Config, report)
+	}
+	return errors.Join(errs...)
+}
+
+// checkClusterFiles checks the files of one served configuration.
+func checkClusterFiles(c *config.Config, report func(key string, err error)) {
+	l, u := c.Listeners, c.Upstream
+	if t := l.TLS; t != nil {
+		checkListenerTLS("listeners.tls.", t, report)
+	}
+	if s := l.SNI; s != nil {
+		if s.TLS != nil {
+			checkListenerTLS("listeners.sni.tls.", s.TLS, report)
+		}
+		for j, kp := range s.Certificates {
+			report(fmt.Sprintf("listeners.sni.certificates[%d]", j), tlsconfig.CheckKeyPair(kp.CertFile, kp.KeyFile))
+		}
+	}
+	if sa := l.SASL; sa != nil && sa.OAuthBearer != nil && sa.OAuthBearer.JWKSFile != "" {
+		report("listeners.sasl.oauthbearer.jwks_file", readable(sa.OAuthBearer.JWKSFile))
+	}
+	if t := u.TLS; t != nil {
+		if t.CAFile != "" {
+			_, err := tlsconfig.LoadCertPool(t.CAFile)
+			report("upstream.tls.ca_file", err)
+		}
+		if t.CertFile != "" {
+			report("upstream.tls.cert_file", tlsconfig.CheckKeyPair(t.CertFile, t.KeyFile))
+		}
+	}
+	if s := u.SASL; s != nil {
+		if s.OAuth() {
+			_, err := auth.ResolveSecret(s.ClientSecret, s.ClientSecretFile, s.ClientSecretEnv)
+			report("upstream.sasl.client_secret", err)
+		} else {
+			_, err := auth.ResolveSecret(s.Password, s.PasswordFile, s.PasswordEnv)
+			report("upstream.sasl.password", err)
+		}
+	}
+}
+
+// checkListenerTLS checks a listener's key pair and client CA bundle;
+// keys are under at (such as "listeners.tls.").
+func checkListenerTLS(at string, t *config.ListenerTLS, report func(key string, err error)) {
+	report(at+"cert_file", tlsconfig.CheckKeyPair(t.CertFile, t.KeyFile))
+	if t.ClientCAFile != "" {
+		_, err := tlsconfig.LoadCertPool(t.ClientCAFile)
+		report(at+"client_ca_file", err)
+	}
+}
+
+// readable reports whether file can be opened for reading.
+func readable(file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
