@@ -79,7 +79,10 @@ type steadyClient struct {
 	mu                 sync.Mutex
 	errs               []error
 	stop               chan struct{}
-	wg                 sync.WaitGroup
+	// producerDone is closed when the producer has stopped: its last
+	// produce has its answer.
+	producerDone chan struct{}
+	wg           sync.WaitGroup
 	// stopAndCheck stops the client and fails t for anything that went
 	// wrong while it ran.
 	stopAndCheck func(t *testing.T)
@@ -92,7 +95,7 @@ func (s *steadyClient) fail(err error) {
 }
 
 func startSteadyClient(t *testing.T, bootstrap, topic string) *steadyClient {
-	s := &steadyClient{stop: make(chan struct{})}
+	s := &steadyClient{stop: make(chan struct{}), producerDone: make(chan struct{})}
 	producer := newClient(t, kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic(topic), kgo.ClientID("steady-producer"))
 	consumer := newClient(t, kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic), kgo.ClientID("steady-consumer"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
@@ -100,6 +103,7 @@ func startSteadyClient(t *testing.T, bootstrap, topic string) *steadyClient {
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
+		defer close(s.producerDone)
 		for i := 0; ; i++ {
 			select {
 			case <-s.stop:
@@ -140,7 +144,10 @@ func startSteadyClient(t *testing.T, bootstrap, topic string) *steadyClient {
 	s.stopAndCheck = func(t *testing.T) {
 		t.Helper()
 		close(s.stop)
-		// Let the consumer catch up with everything produced.
+		// A produce under way when told to stop finishes first (within its
+		// 10 s timeout): cancelling it would be this test's failure, not
+		// kproxy's. Then the consumer catches up with everything produced.
+		<-s.producerDone
 		want := s.produced.Load()
 		if !waitFor(15*time.Second, func() bool { return s.consumed.Load() >= want }) {
 			t.Errorf("steady consumer got %d of %d records", s.consumed.Load(), want)
