@@ -111,7 +111,7 @@ func (w *sizeWalker) field(f wireField) error {
 		}
 		return w.skip(n)
 	case wireArray:
-		n, err := w.length(true)
+		n, err := w.arrayLength()
 		if err != nil || n <= 0 {
 			return err
 		}
@@ -175,6 +175,18 @@ func (w *sizeWalker) length(wide bool) (int, error) {
 	n := int16(binary.BigEndian.Uint16(w.b))
 	w.b = w.b[2:]
 	return int(n), nil
+}
+
+// arrayLength reads an array's length as kmsg does: a compact length is
+// the varint read as an int32 minus one, so a varint of 2^31 or more is a
+// negative (null) length to kmsg, not a count past the end, while a
+// string's or bytes' compact length stays unsigned (length).
+func (w *sizeWalker) arrayLength() (int, error) {
+	if !w.flexible {
+		return w.length(true)
+	}
+	v, err := w.uvarint()
+	return int(int32(v) - 1), err
 }
 
 // uvarint reads an unsigned varint as kmsg does: at most 32 bits.
