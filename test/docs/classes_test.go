@@ -9,14 +9,14 @@ import (
 // line just before its opening fence (docs/architecture.md, "Code blocks
 // in the documentation").
 const (
-	kindComplete     = "complete"                  // YAML: a whole kproxy configuration; kproxy validate accepts it
-	kindFragment     = "fragment"                  // YAML: merged into a complete file of the repository, then validated
-	kindForeign      = "not kproxy configuration"  // another program's configuration: YAML must parse
-	kindRuns         = "runs"                      // commands: bash runs them at the repository root
+	kindComplete     = "complete"                   // YAML: a whole kproxy configuration; kproxy validate accepts it
+	kindFragment     = "fragment"                   // YAML: merged into a complete file of the repository, then validated
+	kindForeign      = "not kproxy configuration"   // another program's configuration: YAML must parse
+	kindRuns         = "runs"                       // commands: bash runs them at the repository root
 	kindRunsEmptyDir = "runs in an empty directory" // commands that write files: bash runs them in a new directory
-	kindRunBy        = "run by"                    // commands a Go test (or a script CI runs) does
-	kindIllustrative = "illustrative"              // needs what CI has not, or is a snippet; the reason is required
-	kindOutput       = "output"                    // ```text and ```json: what a program printed
+	kindRunBy        = "run by"                     // commands a Go test (or a script CI runs) does
+	kindIllustrative = "illustrative"               // needs what CI has not, or is a snippet; the reason is required
+	kindOutput       = "output"                     // ```text and ```json: what a program printed
 )
 
 // filesElsewhere is the suffix of a YAML marker whose files (certificates,

@@ -11,8 +11,8 @@ import (
 func TestMergeInto(t *testing.T) {
 	var base, frag, want any
 	for text, into := range map[string]*any{
-		`{upstream: {bootstrap_servers: [a, b], dial_timeout: 10s}, log: {level: info}}`: &base,
-		`{upstream: {bootstrap_servers: [c]}, policy: {default: deny}}`:                  &frag,
+		`{upstream: {bootstrap_servers: [a, b], dial_timeout: 10s}, log: {level: info}}`:                       &base,
+		`{upstream: {bootstrap_servers: [c]}, policy: {default: deny}}`:                                        &frag,
 		`{upstream: {bootstrap_servers: [c], dial_timeout: 10s}, log: {level: info}, policy: {default: deny}}`: &want,
 	} {
 		if err := yaml.Unmarshal([]byte(text), into); err != nil {
