@@ -25,13 +25,17 @@ var errNotInstalled = errors.New("a command it runs is not installed")
 // shellTimeout bounds one `runs` block.
 const shellTimeout = 45 * time.Second
 
+// validated is the inventory's result of a kproxy validate that passed.
+const validated = "kproxy validate: ok"
+
 // validateConfig writes a configuration to a new file and runs the real
 // binary's kproxy validate on it from the repository root, so files the
-// configuration names relative to the root are found.
-func validateConfig(bin, root, dir string, config []byte, skipFiles bool) error {
+// configuration names relative to the root are found. It returns what
+// the inventory shows.
+func validateConfig(bin, root, dir string, config []byte, skipFiles bool) (string, error) {
 	file := filepath.Join(dir, "kproxy.yaml")
 	if err := os.WriteFile(file, config, 0o600); err != nil {
-		return err
+		return "", err
 	}
 	args := []string{"validate", "--config", file}
 	if skipFiles {
@@ -41,10 +45,13 @@ func validateConfig(bin, root, dir string, config []byte, skipFiles bool) error 
 	cmd.Dir = root
 	cmd.Env = withoutKproxyVariables(os.Environ())
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kproxy %s: %v\n%s\nthe configuration:\n%s", strings.Join(args, " "), err, out, config)
+	if err == nil {
+		return validated, nil
 	}
-	return nil
+	if keys, ok := onlyCAFilesReadAtLoad(string(out), string(config)); skipFiles && ok {
+		return fmt.Sprintf("%s but for %s, read despite --skip-file-checks (a kproxy bug)", validated, strings.Join(keys, ", ")), nil
+	}
+	return "", fmt.Errorf("kproxy %s: %v\n%s\nthe configuration:\n%s", strings.Join(args, " "), err, out, config)
 }
 
 // withoutKproxyVariables drops KPROXY_* variables, which would override

@@ -92,13 +92,15 @@ func checkBlock(t *testing.T, b codeBlock, root, bin string, tests map[string]bo
 func checkClass(t *testing.T, b codeBlock, c blockClass, root, bin string, tests map[string]bool) (error, string) {
 	switch c.Kind {
 	case kindComplete:
-		return validateConfig(bin, root, t.TempDir(), []byte(b.Body), c.FilesElsewhere), "kproxy validate: ok"
+		done, err := validateConfig(bin, root, t.TempDir(), []byte(b.Body), c.FilesElsewhere)
+		return err, done
 	case kindFragment:
 		merged, err := mergedConfig(root, c.Base, b.Body)
 		if err != nil {
 			return err, ""
 		}
-		return validateConfig(bin, root, t.TempDir(), merged, c.FilesElsewhere), "merged, kproxy validate: ok"
+		done, err := validateConfig(bin, root, t.TempDir(), merged, c.FilesElsewhere)
+		return err, "merged, " + done
 	case kindForeign:
 		if yamlLangs[b.Lang] {
 			return parsesAsYAML(b.Body), "parses as YAML"

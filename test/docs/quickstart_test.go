@@ -1,0 +1,202 @@
+package docs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestQuickStart does what the README's quick start shows: it runs its
+// go run command (the demo: kproxy in front of an in-memory cluster),
+// then its kcat and curl commands as written, against the ports the
+// README names moved to free ones, and a franz-go round trip. It checks
+// what a user would look at: the brokers kcat lists are kproxy's ports,
+// the record produced comes back, /readyz answers and /metrics has
+// kproxy_ series.
+func TestQuickStart(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, clients := quickStartBlocks(t, root)
+	bootstrapPort, brokerBase, adminPort := freePort(t), consecutiveFreePorts(t, 3), freePort(t)
+	bootstrap := "127.0.0.1:" + strconv.Itoa(bootstrapPort)
+	admin := "127.0.0.1:" + strconv.Itoa(adminPort)
+
+	runInBackground(t, root, start, []string{
+		"KPROXY_BOOTSTRAP_PORT=" + strconv.Itoa(bootstrapPort),
+		"KPROXY_BROKER_PORT_BASE=" + strconv.Itoa(brokerBase),
+		"KPROXY_ADMIN_LISTEN=" + admin,
+	})
+	waitReady(t, "http://"+admin+"/readyz", 90*time.Second)
+
+	roundTrip(t, bootstrap, "demo")
+
+	if _, err := exec.LookPath("kcat"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("kcat is not installed (apt-get install kcat): CI must run the README's kcat commands")
+		}
+		t.Skip("kcat is not installed: the README's kcat commands not run (CI runs them)")
+	}
+	script := strings.NewReplacer("127.0.0.1:9092", bootstrap, "127.0.0.1:9644", admin).Replace(clients)
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's client commands: %v\n%s\n%s", err, script, out)
+	}
+	for i := range 3 {
+		// kcat -L: "broker N at HOST:PORT"; the comment says 9100..9102.
+		if want := fmt.Sprintf("at 127.0.0.1:%d", brokerBase+i); !strings.Contains(string(out), want) {
+			t.Errorf("kcat -L lists no broker %s (kproxy's port for node %d):\n%s", want, i, out)
+		}
+	}
+	for _, want := range []string{"k1=hello", "ready", "kproxy_"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the README's client commands printed no %q:\n%s", want, out)
+		}
+	}
+}
+
+// quickStartBlocks returns the README's two blocks marked run by
+// TestQuickStart: the command that starts the demo, and the clients.
+func quickStartBlocks(t *testing.T, root string) (start, clients string) {
+	blocks, err := readBlocks(root, "README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []string
+	for _, b := range blocks {
+		if c, err := parseMarker(b.Marker); err == nil && c.Kind == kindRunBy && c.Test == "TestQuickStart" {
+			mine = append(mine, b.Body)
+		}
+	}
+	if len(mine) != 2 || !strings.Contains(mine[0], "configs/demo.yaml") || !strings.Contains(mine[1], "kcat") {
+		t.Fatalf("want the README's quick start as two blocks marked run by TestQuickStart, the demo's command then the kcat commands; found %q", mine)
+	}
+	return mine[0], mine[1]
+}
+
+// runInBackground starts a block with bash in its own process group, so
+// that go run and the kproxy it starts are both stopped when the test ends.
+func runInBackground(t *testing.T, dir, script string, env []string) {
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(withoutKproxyVariables(os.Environ()), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	log, err := os.Create(filepath.Join(t.TempDir(), "demo.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		if t.Failed() {
+			text, _ := os.ReadFile(log.Name())
+			t.Logf("the demo's output:\n%s", text)
+		}
+	})
+}
+
+// waitReady polls url until it answers 200; go run compiles first.
+func waitReady(t *testing.T, url string, within time.Duration) {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(url)
+		if err != nil {
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return
+		}
+	}
+	t.Fatalf("%s did not answer 200 within %s", url, within)
+}
+
+// roundTrip produces a record through bootstrap with franz-go and reads
+// it back.
+func roundTrip(t *testing.T, bootstrap, topic string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	key := "quick-start-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte(key), Value: []byte("hello")}).FirstErr(); err != nil {
+		t.Fatalf("produce through %s: %v", bootstrap, err)
+	}
+	for {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("the record produced through %s never came back: %v", bootstrap, err)
+		}
+		for _, r := range fetches.Records() {
+			if string(r.Key) == key && string(r.Value) == "hello" {
+				return
+			}
+		}
+	}
+}
+
+// freePort is a TCP port free on 127.0.0.1 a moment ago.
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// consecutiveFreePorts returns the first of n consecutive ports free on
+// 127.0.0.1 a moment ago: kproxy serves node N on the base port + N.
+func consecutiveFreePorts(t *testing.T, n int) int {
+	for range 50 {
+		base := freePort(t)
+		if base+n > 65535 {
+			continue
+		}
+		var held []net.Listener
+		for i := range n {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
+			if err != nil {
+				break
+			}
+			held = append(held, l)
+		}
+		for _, l := range held {
+			l.Close()
+		}
+		if len(held) == n {
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive free ports on 127.0.0.1", n)
+	return 0
+}
