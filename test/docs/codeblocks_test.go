@@ -55,6 +55,18 @@ func TestCodeBlocksRunAsWritten(t *testing.T) {
 	var mu sync.Mutex
 	var inventory []blockResult
 	t.Run("blocks", func(t *testing.T) {
+		for _, base := range fragmentBases(blocks) {
+			t.Run("base "+base, func(t *testing.T) {
+				t.Parallel()
+				text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(base)))
+				if err != nil {
+					t.Fatalf("a fragment's complete file: %v", err)
+				}
+				if _, err := validateConfig(bin, root, t.TempDir(), text, false); err != nil {
+					t.Errorf("%s, which fragments are merged into: %v", base, err)
+				}
+			})
+		}
 		for _, b := range blocks {
 			t.Run(b.Where(), func(t *testing.T) {
 				t.Parallel()
@@ -76,7 +88,7 @@ func checkBlock(t *testing.T, b codeBlock, root, bin string, tests map[string]bo
 		t.Errorf("%s: %v", b.Where(), err)
 		return "none", "FAIL: " + firstLine(err.Error())
 	}
-	err, done := checkClass(t, b, c, root, bin, tests)
+	done, err := checkClass(t, b, c, root, bin, tests)
 	switch {
 	case errors.Is(err, errNotInstalled) && os.Getenv("CI") == "":
 		t.Skipf("%s: %v (fails in CI, where CI is set)", b.Where(), err)
@@ -89,38 +101,54 @@ func checkBlock(t *testing.T, b codeBlock, root, bin string, tests map[string]bo
 }
 
 // checkClass does what the class promises and says what it checked.
-func checkClass(t *testing.T, b codeBlock, c blockClass, root, bin string, tests map[string]bool) (error, string) {
+func checkClass(t *testing.T, b codeBlock, c blockClass, root, bin string, tests map[string]bool) (string, error) {
 	switch c.Kind {
 	case kindComplete:
-		done, err := validateConfig(bin, root, t.TempDir(), []byte(b.Body), c.FilesElsewhere)
-		return err, done
+		return validateConfig(bin, root, t.TempDir(), []byte(b.Body), c.FilesElsewhere)
 	case kindFragment:
 		merged, err := mergedConfig(root, c.Base, b.Body)
 		if err != nil {
-			return err, ""
+			return "", err
 		}
 		done, err := validateConfig(bin, root, t.TempDir(), merged, c.FilesElsewhere)
-		return err, "merged, " + done
+		return "merged, " + done, err
 	case kindForeign:
 		if yamlLangs[b.Lang] {
-			return parsesAsYAML(b.Body), "parses as YAML"
+			return "parses as YAML", parsesAsYAML(b.Body)
 		}
-		return nil, "not checked"
+		return "not checked", nil
 	case kindRuns:
-		return runShell(bin, root, b.Body), "bash: exit 0"
+		return "bash: exit 0", runShell(bin, root, b.Body)
 	case kindRunsEmptyDir:
-		return runShell(bin, t.TempDir(), b.Body), "bash: exit 0"
+		return "bash: exit 0", runShell(bin, t.TempDir(), b.Body)
 	case kindRunBy:
-		return checkRunBy(root, c.Test, tests), "defined"
+		if strings.Contains(c.Test, "/") {
+			return "run by CI", checkRunBy(root, c.Test, tests)
+		}
+		return c.Test + " exists", checkRunBy(root, c.Test, tests)
 	case kindOutput:
 		if b.Lang == "json" {
-			return jsonLines(b.Body), "each line is JSON"
+			return "each line is JSON", jsonLines(b.Body)
 		}
-		return nil, "output"
+		return "output", nil
 	case kindIllustrative:
-		return nil, "not run"
+		return "not run", nil
 	}
-	return fmt.Errorf("no check for class %q", c.Kind), ""
+	return "", fmt.Errorf("no check for class %q", c.Kind)
+}
+
+// fragmentBases lists the complete files fragments name, each once: they
+// must be valid themselves, or a fragment's check would say nothing.
+func fragmentBases(blocks []codeBlock) []string {
+	seen := map[string]bool{}
+	var bases []string
+	for _, b := range blocks {
+		if c, err := parseMarker(b.Marker); err == nil && c.Kind == kindFragment && !seen[c.Base] {
+			seen[c.Base] = true
+			bases = append(bases, c.Base)
+		}
+	}
+	return bases
 }
 
 // logInventory logs every block: file, line, language, class, result.
