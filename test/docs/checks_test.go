@@ -51,7 +51,9 @@ func validateConfig(bin, root, dir string, config []byte, skipFiles bool) (strin
 	if keys, ok := onlyCAFilesReadAtLoad(string(out), string(config)); skipFiles && ok {
 		return fmt.Sprintf("%s but for %s, read despite --skip-file-checks (a kproxy bug)", validated, strings.Join(keys, ", ")), nil
 	}
-	return "", fmt.Errorf("kproxy %s: %v\n%s\nthe configuration:\n%s", strings.Join(args, " "), err, out, config)
+	// The first line is what kproxy said, for the inventory.
+	said := strings.TrimPrefix(strings.TrimSpace(string(out)), "config "+file+": ")
+	return "", fmt.Errorf("kproxy validate: %s\n(kproxy %s: %v)\nthe configuration:\n%s", said, strings.Join(args, " "), err, config)
 }
 
 // withoutKproxyVariables drops KPROXY_* variables, which would override
@@ -86,9 +88,9 @@ func runShell(bin, dir, script string) error {
 	case ctx.Err() != nil:
 		return fmt.Errorf("still running after %s:\n%s", shellTimeout, out.String())
 	case errors.As(err, &exit) && exit.ExitCode() == 127:
-		return fmt.Errorf("%w:\n%s", errNotInstalled, out.String())
+		return fmt.Errorf("%w: %s\n%s", errNotInstalled, lastLine(out.String()), out.String())
 	default:
-		return fmt.Errorf("bash -euo pipefail: %v:\n%s", err, out.String())
+		return fmt.Errorf("bash -euo pipefail: %v: %s\n%s", err, lastLine(out.String()), out.String())
 	}
 }
 
@@ -171,4 +173,11 @@ func checkRunBy(root, name string, tests map[string]bool) error {
 		return fmt.Errorf("run by %s, which .ci/run does not run", name)
 	}
 	return nil
+}
+
+// lastLine is the last non-blank line of a command's output: usually what
+// went wrong.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
