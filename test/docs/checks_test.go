@@ -44,8 +44,16 @@ func validateConfig(bin, root, dir string, config []byte, skipFiles bool) (strin
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = root
 	cmd.Env = withoutKproxyVariables(os.Environ())
-	out, err := cmd.CombinedOutput()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	out := append(stdout, stderr.Bytes()...)
 	if err == nil {
+		// Warnings (exit 0) are settings a client can sidestep: the
+		// inventory shows them, so an example that teaches one is seen.
+		if w := strings.TrimSpace(stderr.String()); w != "" {
+			return validated + ", " + firstLine(w), nil
+		}
 		return validated, nil
 	}
 	if keys, ok := onlyCAFilesReadAtLoad(string(out), string(config)); skipFiles && ok {
