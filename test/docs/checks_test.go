@@ -130,6 +130,21 @@ func jsonLines(text string) error {
 	return nil
 }
 
+// propertiesLines checks a Java-style properties block: every line that is
+// neither blank nor a comment sets KEY=VALUE.
+func propertiesLines(text string) error {
+	for i, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "!") {
+			continue
+		}
+		if k, _, ok := strings.Cut(t, "="); !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("line %d of the block is not KEY=VALUE: %s", i+1, line)
+		}
+	}
+	return nil
+}
+
 var testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark|Example)[A-Za-z0-9_]*)\(`)
 
 // testNames lists every test, fuzz target, benchmark and example defined

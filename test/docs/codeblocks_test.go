@@ -117,8 +117,11 @@ func checkClass(t *testing.T, b codeBlock, c blockClass, root, bin string, tests
 		done, err := validateConfig(bin, root, t.TempDir(), merged, c.FilesElsewhere)
 		return "merged, " + done, err
 	case kindForeign:
-		if yamlLangs[b.Lang] {
+		switch {
+		case yamlLangs[b.Lang]:
 			return "parses as YAML", parsesAsYAML(b.Body)
+		case b.Lang == "properties":
+			return "each line is KEY=VALUE", propertiesLines(b.Body)
 		}
 		return "not checked", nil
 	case kindRuns:
