@@ -51,8 +51,17 @@ func fillSections(v reflect.Value) {
 
 // applyReadDefaults writes in the keys that applyDefaults leaves empty
 // the value kproxy uses for them, as the code reading them decides it.
+// Only the defaults file and its tests use it: loading keeps these keys
+// empty, where an empty key can mean more than its default (a policy of
+// quotas alone has no mode).
 func (c *Config) applyReadDefaults() {
-	for _, l := range []*Listeners{&c.Listeners, c.VirtualClusters[0].Listeners} {
+	listeners := []*Listeners{&c.Listeners}
+	for _, vc := range c.VirtualClusters {
+		if vc.Listeners != nil {
+			listeners = append(listeners, vc.Listeners)
+		}
+	}
+	for _, l := range listeners {
 		enabled := l.PortPerBrokerEnabled()
 		l.PortPerBroker = &enabled
 		if !l.ProxyProtocol.Enabled() {
@@ -60,7 +69,7 @@ func (c *Config) applyReadDefaults() {
 		}
 	}
 	c.Limits.MaxHandshakes = c.Limits.HandshakeLimit()
-	if s := c.Upstream.SASL; s.TokenTimeout == 0 {
+	if s := c.Upstream.SASL; s != nil && s.TokenTimeout == 0 {
 		s.TokenTimeout = auth.DefaultTokenTimeout
 	}
 	if p := c.Policy; p != nil {
@@ -73,7 +82,9 @@ func (c *Config) applyReadDefaults() {
 		windows, rate := p.QuotaWindowsOrDefault(), p.QuotaAuditSampleRateOrDefault()
 		p.QuotaWindows, p.QuotaReplicas, p.QuotaAuditSampleRate = &windows, p.QuotaReplicasOrDefault(), &rate
 	}
-	c.Audit.Output, c.Audit.BufferSize = auditOutput(c.Audit), auditBuffer(c.Audit)
+	if a := c.Audit; a != nil {
+		a.Output, a.BufferSize = auditOutput(a), auditBuffer(a)
+	}
 }
 
 // formatValue writes v as a user would in the file: durations as 10s or
