@@ -89,7 +89,7 @@ func listenerKeys() []KeyDoc {
 		{Key: "listeners.sni", Meaning: "one TLS port for bootstrap and every broker, routed by the TLS server name (SNI)"},
 		{Key: "listeners.sni.bind_host", DefaultNote: "`listeners.bind_host`", Meaning: "address the SNI listener binds"},
 		{Key: "listeners.sni.port", Default: "0", Meaning: "the one TLS port for bootstrap and every broker; 0 picks a free port (tests)"},
-		{Key: "listeners.sni.advertised_port", Default: "0", DefaultNote: "`listeners.sni.port`", Meaning: "port clients are told, when a load balancer in front listens on another"},
+		{Key: "listeners.sni.advertised_port", DefaultNote: "`listeners.sni.port`", Meaning: "port clients are told, when a load balancer in front listens on another (0: `listeners.sni.port`)"},
 		{Key: "listeners.sni.bootstrap_host", DefaultNote: "required", Meaning: "DNS name clients bootstrap from; a connection naming it reaches `upstream.bootstrap_servers`"},
 		{Key: "listeners.sni.broker_host_pattern", DefaultNote: "required", Meaning: "DNS name of each broker, holding `$(node_id)` once (`broker-$(node_id).kafka.example.com`); clients of this listener are told every broker as such a name at the SNI port; a connection naming it reaches that node. Names compare as ASCII host names, case-insensitive in ASCII only (RFC 6066): a name matching neither, one with any non-ASCII byte (a Unicode lookalike), or no SNI, fails the handshake (logged, `kproxy_sni_handshake_refused_total`)"},
 		{Key: "listeners.sni.tls", DefaultNote: "required", Meaning: "the keys of `listeners.tls` (`cert_file`, `key_file`, `client_auth`, `client_ca_file`, `principal_from`), for this listener; its key pair is served to names no entry of `certificates` covers; reloaded when the files change"},
