@@ -28,7 +28,7 @@ import (
 // Options say how Run runs kproxy. Only ConfigPath is required.
 type Options struct {
 	// ConfigPath is kproxy's YAML configuration file, as documented in
-	// the README. A change to its policy section applies while kproxy
+	// docs/configuration.md. A change to its policy section applies while kproxy
 	// runs; other sections need a restart.
 	ConfigPath string
 	// Overrides set keys on top of the file, in order (a later one wins).

@@ -30,6 +30,7 @@ func TestHelpListsEveryCommandAndFlag(t *testing.T) {
 		"validate":      append(slices.Clone(configFlags), "--skip-file-checks"),
 		"version":       nil,
 		"hash-password": {"--iterations N", "--mechanism MECHANISMS"},
+		"config":        nil,
 	}
 	envs := []string{"KPROXY_BIND_HOST", "KPROXY_ADVERTISED_HOST", "KPROXY_BOOTSTRAP_PORT", "KPROXY_BROKER_PORT_BASE", "KPROXY_ADMIN_LISTEN"}
 	for _, arg := range []string{"--help", "-h", "help"} {

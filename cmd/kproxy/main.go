@@ -47,7 +47,7 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{runCommand(), validateCommand(), versionCommand(), hashPasswordCommand()}
+	return []command{runCommand(), validateCommand(), versionCommand(), hashPasswordCommand(), configDocCommand()}
 }
 
 // run runs the subcommand args name (run when args start with a flag)
@@ -96,7 +96,7 @@ func printUsage(w io.Writer) {
 		cmd.setup(fs, cli{})
 		printFlags(w, fs)
 	}
-	fmt.Fprint(w, "\nEach KPROXY_* variable named above sets its key unless the flag is given.\nkproxy COMMAND --help shows one command; the README documents every configuration key.\n")
+	fmt.Fprint(w, "\nEach KPROXY_* variable named above sets its key unless the flag is given.\nkproxy COMMAND --help shows one command; docs/configuration.md documents every configuration key.\n")
 }
 
 // printFlags writes one line per flag of fs.

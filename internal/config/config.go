@@ -1,8 +1,9 @@
 // Package config loads and validates kproxy's YAML configuration.
 //
-// Key names are part of the product: they are documented in the README and
-// must not change meaning. Unknown keys are errors, so that a typo never
-// silently leaves a setting at its default.
+// Key names are part of the product: they are documented in Reference
+// (docs/configuration.md is generated from it) and must not change
+// meaning. Unknown keys are errors, so that a typo never silently leaves
+// a setting at its default.
 package config
 
 import "time"

@@ -88,7 +88,7 @@ var secretTypeValue = regexp.MustCompile("(?s)(cannot unmarshal \\S+) `.*?` (int
 // explainYAMLError rewrites yaml.v3's Go-centric wording into key names,
 // and drops the values it quotes from sections that hold secrets.
 func explainYAMLError(err error) error {
-	msg := unknownField.ReplaceAllString(err.Error(), `unknown key "$1" (in $2; see the configuration reference)`)
+	msg := unknownField.ReplaceAllString(err.Error(), `unknown key "$1" (in $2; docs/configuration.md lists every key)`)
 	msg = secretTypeValue.ReplaceAllString(msg, "$1 value $2")
 	return errors.New(msg)
 }

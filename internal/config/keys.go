@@ -1,0 +1,135 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"time"
+)
+
+// fileKey is one key of the configuration file, as reflection over
+// Config's yaml tags finds it.
+type fileKey struct {
+	// Path is the key as Reference writes it (name[] for a list of
+	// sections).
+	Path string
+	// Field is the Go field behind it.
+	Field reflect.StructField
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// yamlName is the key a struct field is written as; inline reports a
+// field whose keys sit directly in its parent, skip one never written.
+func yamlName(f reflect.StructField) (name string, inline, skip bool) {
+	tag := f.Tag.Get("yaml")
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "-" || !f.IsExported() {
+		return "", false, true
+	}
+	if strings.Contains(","+opts+",", ",inline,") {
+		return "", true, false
+	}
+	if name == "" {
+		name = strings.ToLower(f.Name)
+	}
+	return name, false, false
+}
+
+// sectionType is the struct a key holds, if it is a section (a struct,
+// a pointer to one, or a list of them), and whether it is a list.
+func sectionType(t reflect.Type) (st reflect.Type, list bool, ok bool) {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
+		return t.Elem(), true, true
+	}
+	if t.Kind() == reflect.Struct && t != durationType {
+		return t, false, true
+	}
+	return nil, false, false
+}
+
+// structKeys lists the keys of struct type t, inline fields' keys in place.
+func structKeys(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		_, inline, skip := yamlName(f)
+		switch {
+		case skip:
+		case inline:
+			for _, g := range structKeys(f.Type) {
+				g.Index = append([]int{i}, g.Index...)
+				out = append(out, g)
+			}
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fileKeys lists every key of the file, depth first in field order.
+func fileKeys() []fileKey {
+	var out []fileKey
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for _, f := range structKeys(t) {
+			name, _, _ := yamlName(f)
+			path := prefix + name
+			st, list, section := sectionType(f.Type)
+			if list {
+				path += "[]"
+			}
+			out = append(out, fileKey{Path: path, Field: f})
+			if section {
+				walk(st, path+".")
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "")
+	return out
+}
+
+// keyValues lists every key of the file with its value in c, depth first
+// in field order; the entries of a list of sections are read from its
+// first entry, and a nil section's keys are left out.
+func keyValues(c *Config) []keyValue {
+	var out []keyValue
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		for _, f := range structKeys(v.Type()) {
+			name, _, _ := yamlName(f)
+			path := prefix + name
+			fv := v.FieldByIndex(f.Index)
+			_, list, section := sectionType(f.Type)
+			if list {
+				path += "[]"
+			}
+			out = append(out, keyValue{Path: path, Field: f, Value: fv})
+			switch {
+			case !section:
+			case list:
+				if fv.Len() > 0 {
+					walk(fv.Index(0), path+".")
+				}
+			case fv.Kind() == reflect.Pointer:
+				if !fv.IsNil() {
+					walk(fv.Elem(), path+".")
+				}
+			default:
+				walk(fv, path+".")
+			}
+		}
+	}
+	walk(reflect.ValueOf(c).Elem(), "")
+	return out
+}
+
+// keyValue is a key of the file with its value in one configuration.
+type keyValue struct {
+	Path  string
+	Field reflect.StructField
+	Value reflect.Value
+}

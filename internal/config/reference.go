@@ -1,0 +1,69 @@
+package config
+
+import "strings"
+
+// KeyDoc documents one key of the configuration file for users. The
+// reference (docs/configuration.md), `kproxy config schema` and `kproxy
+// config defaults` are all generated from Reference, and a test holds it
+// to the Config type: a key without a row, or a row naming no key, fails.
+type KeyDoc struct {
+	// Key is the dotted path as users write it. A list of sections is
+	// written name[], and its entries' keys name[].key.
+	Key string
+	// Default is the value when the key is left out, as users would
+	// write it; a test compares it with what the code's defaulting sets.
+	// Empty: the code sets nothing (see DefaultNote).
+	Default string
+	// DefaultNote says in words what Default cannot: a default taken
+	// from another key, or that the key is required.
+	DefaultNote string
+	// Values, when set, are the only values the key (or each item of
+	// a list) takes, spelled exactly.
+	Values []string
+	// Meaning is what the key does, in Markdown.
+	Meaning string
+}
+
+// SharedSection is a place in the file that takes the keys of another
+// section. Its rows are the other section's: one row documents
+// listeners.tls.client_auth for listeners.sni.tls.client_auth and
+// virtual_clusters[].listeners.tls.client_auth alike.
+type SharedSection struct {
+	At, SameAs string
+}
+
+// SharedSections lists where the file repeats a section.
+func SharedSections() []SharedSection {
+	return []SharedSection{
+		{At: "virtual_clusters[].listeners", SameAs: "listeners"},
+		{At: "virtual_clusters[].upstream", SameAs: "upstream"},
+		{At: "virtual_clusters[].policy", SameAs: "policy"},
+		{At: "listeners.sni.tls", SameAs: "listeners.tls"},
+	}
+}
+
+// CanonicalKey is the key whose row documents key: a key inside a shared
+// section is documented under the section it repeats.
+func CanonicalKey(key string) string {
+	for changed := true; changed; {
+		changed = false
+		for _, s := range SharedSections() {
+			if rest, ok := strings.CutPrefix(key, s.At+"."); ok {
+				key, changed = s.SameAs+"."+rest, true
+			}
+		}
+	}
+	return key
+}
+
+// LookupKey returns the row documenting key (written as in Reference, or
+// inside a shared section).
+func LookupKey(key string) (KeyDoc, bool) {
+	key = CanonicalKey(key)
+	for _, d := range Reference() {
+		if d.Key == key {
+			return d, true
+		}
+	}
+	return KeyDoc{}, false
+}
