@@ -47,7 +47,7 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{runCommand(), validateCommand(), versionCommand(), hashPasswordCommand()}
+	return []command{runCommand(), validateCommand(), versionCommand(), hashPasswordCommand(), policyExplainCommand(), policyDiffCommand()}
 }
 
 // run runs the subcommand args name (run when args start with a flag)
@@ -61,6 +61,10 @@ func run(ctx context.Context, args []string, c cli) int {
 			return 0
 		case !strings.HasPrefix(arg, "-"):
 			name, args = arg, args[1:]
+			// A command of two words: "policy explain".
+			if len(args) > 0 && hasCommand(name+" "+args[0]) {
+				name, args = name+" "+args[0], args[1:]
+			}
 		}
 	}
 	for _, cmd := range commands() {
@@ -85,6 +89,16 @@ func run(ctx context.Context, args []string, c cli) int {
 	fmt.Fprintf(c.stderr, "kproxy: unknown command %q\n\n", name)
 	printUsage(c.stderr)
 	return 2
+}
+
+// hasCommand reports whether name is a command.
+func hasCommand(name string) bool {
+	for _, cmd := range commands() {
+		if cmd.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // printUsage lists every subcommand and its flags, one line each.

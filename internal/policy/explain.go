@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kproxy/kproxy/internal/config"
@@ -254,7 +255,7 @@ func quotaLimits(q config.Quota) []quotaLimit {
 	var out []quotaLimit
 	add := func(key string, v float64) {
 		if v != 0 {
-			out = append(out, quotaLimit{key, fmt.Sprintf("%s %g", key, v)})
+			out = append(out, quotaLimit{key, key + " " + strconv.FormatFloat(v, 'f', -1, 64)})
 		}
 	}
 	add("produce_bytes_per_second", q.ProduceBytesPerSecond)

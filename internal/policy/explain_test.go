@@ -54,7 +54,7 @@ func TestExplainNamesTheDecidingRuleAndWhyOthersDidNot(t *testing.T) {
 	if len(x.Governance) != 1 || x.Governance[0].Key != "policy.governance[0]" {
 		t.Errorf("governance %+v, want only policy.governance[0] (acks; ids is bob's)", x.Governance)
 	}
-	if len(x.Quotas) != 2 || strings.Join(x.Quotas[0].InForce, ",") != "produce_bytes_per_second 1.048576e+06" ||
+	if len(x.Quotas) != 2 || strings.Join(x.Quotas[0].InForce, ",") != "produce_bytes_per_second 1048576" ||
 		strings.Join(x.Quotas[1].InForce, ",") != "max_connections 5" {
 		t.Errorf("quotas %+v, want alice's produce rate and everyone's max_connections in force", x.Quotas)
 	}
