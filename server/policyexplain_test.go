@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -50,7 +49,7 @@ func TestPolicyExplainEndpointAndReloadDiff(t *testing.T) {
 		}
 		return resp.StatusCode, x
 	}
-	q := url.Values{"principal": {"User:alice"}, "operation": {"write"}, "topic": {"orders.eu"}}.Encode()
+	const q = "principal=User:alice&operation=write&topic=orders.eu" // docs/policy.md's curl example
 	if code, x := explain(q); code != http.StatusOK || x.Decision != "ALLOW" || x.DecidedBy != "policy.rules[0]" {
 		t.Errorf("before the reload: %d %+v, want 200 ALLOW by policy.rules[0]", code, x)
 	}

@@ -174,7 +174,13 @@ func (c *Checker) ruleReason(q Question, i int, o Outcome, tr *Trace) (outcome, 
 	case OutcomePrincipal:
 		return "no match", fmt.Sprintf("principal: %s is none of %s", describePrincipal(&q.Principal), list(r.Principals))
 	case OutcomeOperation:
-		return "no match", fmt.Sprintf("operation: %s is neither allowed (allow %s, with what it implies) nor denied (deny %s)", op, list(r.Allow), list(r.Deny))
+		switch {
+		case len(r.Allow) == 0:
+			return "no match", fmt.Sprintf("operation: the rule denies only %s, not %s", list(r.Deny), op)
+		case len(r.Deny) == 0:
+			return "no match", fmt.Sprintf("operation: the rule allows only %s (and what they imply), not %s", list(r.Allow), op)
+		}
+		return "no match", fmt.Sprintf("operation: the rule allows %s (and what they imply) and denies %s, not %s", list(r.Allow), list(r.Deny), op)
 	case OutcomeResource:
 		if !r.Names(q.Resource) {
 			return "no match", fmt.Sprintf("resource: the rule names no %s", resourceWord(q.Resource))
