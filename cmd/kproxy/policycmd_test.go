@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -160,6 +163,45 @@ func TestPolicyDiffCommand(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if code := runArgs(append([]string{"policy", "diff"}, tc.args...), &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.says) {
 			t.Errorf("%q: exit %d, stderr %q; want %d saying %q", tc.args, code, stderr.String(), tc.code, tc.says)
+		}
+	}
+}
+
+// TestPolicyCommandsBinary runs the built kproxy binary's policy explain
+// and diff as a shell or a CI job would, checking the exit codes a script
+// relies on: 0 on either decision and on any diff, 1 for a file that does
+// not load, 2 for bad usage.
+func TestPolicyCommandsBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := testkit.BuildKproxy(t)
+	path := writeConfig(t, cliPolicy)
+	broken := writeConfig(t, "policy: {default: maybe}\n")
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{"policy", "explain", "--config", path, "--principal", "User:alice", "--operation", "write", "--topic", "orders"}, 0, "ALLOW  User:alice  WRITE  topic orders\n"},
+		{[]string{"policy", "explain", "--config", path, "--principal", "User:bob", "--operation", "write", "--topic", "orders"}, 0, "DENY  User:bob  WRITE  topic orders\n"},
+		{[]string{"policy", "explain", "--config", broken, "--principal", "User:bob", "--operation", "write", "--topic", "orders"}, 1, ""},
+		{[]string{"policy", "explain", "--config", path, "--principal", "User:bob", "--operation", "write"}, 2, ""},
+		{[]string{"policy", "diff", path, path}, 0, "no change in access\n"},
+		{[]string{"policy", "diff", path, broken}, 1, ""},
+		{[]string{"policy", "diff", path}, 2, ""},
+	} {
+		cmd := exec.Command(bin, tc.args...)
+		out, err := cmd.Output()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(string(out), "\n")
+		if code != tc.code || (tc.stdout != "" && first+"\n" != tc.stdout) {
+			t.Errorf("kproxy %s: exit %d, stdout %q; want exit %d, %q", strings.Join(tc.args, " "), code, out, tc.code, tc.stdout)
 		}
 	}
 }
