@@ -69,6 +69,7 @@ func policyExplainCommand() command {
 					fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
 					return 1
 				}
+				checker.SetRuleLines(ruleLines(*path, key))
 				x := checker.Explain(q)
 				if err := writeOutput(c.stdout, *output, &x, x.WriteText); err != nil {
 					fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)

@@ -103,8 +103,8 @@ func TestPolicyExplainVirtualCluster(t *testing.T) {
 	for _, tc := range []struct {
 		vc, says string
 	}{
-		{"a", "decided by policy.rules[0]:"},
-		{"b", "decided by virtual_clusters[1].policy.rules[0]:"},
+		{"a", "decided by policy.rules[0] (line 4):"},
+		{"b", "decided by virtual_clusters[1].policy.rules[0] (line 13):"},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := []string{"policy", "explain", "--config", path, "--virtual-cluster", tc.vc, "--principal", "User:alice", "--operation", "write", "--topic", "orders"}

@@ -37,6 +37,8 @@ type Explanation struct {
 	DecidedBy string `json:"decided_by"`
 	// Rule is the deciding rule as written, empty for the default.
 	Rule string `json:"rule,omitempty"`
+	// RuleLine is the deciding rule's line in the file, when known.
+	RuleLine int `json:"rule_line,omitempty"`
 	// Mode is the policy's mode: in audit mode a DENY is logged, not
 	// enforced.
 	Mode    string `json:"mode,omitempty"`
@@ -49,7 +51,9 @@ type Explanation struct {
 
 // RuleExplanation is what one rule did for the question.
 type RuleExplanation struct {
-	Key  string `json:"key"`
+	Key string `json:"key"`
+	// Line is the rule's line in the file, when explain was given it.
+	Line int    `json:"line,omitempty"`
 	Name string `json:"name,omitempty"`
 	Text string `json:"text"`
 	// Outcome: "decided", "matched" (allows or denies too, but another
@@ -92,7 +96,12 @@ type Checker struct {
 	pol    *config.Policy
 	st     *state // nil: no policy that authorizes
 	quotas []quotaMatcher
+	lines  []int // each rule's line in the file; nil: unknown
 }
+
+// SetRuleLines says where in the file each rule is written (by index), so
+// that explanations point at the line.
+func (c *Checker) SetRuleLines(lines []int) { c.lines = lines }
 
 // NewChecker compiles a validated policy section found at key (nil: none).
 func NewChecker(p *config.Policy, key string) (*Checker, error) {
@@ -154,9 +163,12 @@ func (c *Checker) Explain(q Question) Explanation {
 	for i, o := range tr.Outcomes {
 		r := c.pol.Rules[i]
 		re := RuleExplanation{Key: c.ruleKey(i), Name: r.Name, Text: RuleText(r)}
+		if i < len(c.lines) {
+			re.Line = c.lines[i]
+		}
 		re.Outcome, re.Reason = c.ruleReason(q, i, o, tr)
 		if i == tr.Decider {
-			x.DecidedBy, x.Rule = re.Key, re.Text
+			x.DecidedBy, x.Rule, x.RuleLine = re.Key, re.Text, re.Line
 		}
 		x.Rules = append(x.Rules, re)
 	}

@@ -21,7 +21,7 @@ func (x *Explanation) WriteText(w io.Writer) error {
 	case DefaultRule:
 		fmt.Fprintf(&b, "decided by the default (%s): no rule matched\n", x.Default)
 	default:
-		fmt.Fprintf(&b, "decided by %s: %s\n", x.DecidedBy, x.Rule)
+		fmt.Fprintf(&b, "decided by %s%s: %s\n", x.DecidedBy, lineSuffix(x.RuleLine), x.Rule)
 	}
 	if x.Mode != "" && x.Mode != "enforce" && x.Decision == DecisionDenyText {
 		fmt.Fprintf(&b, "mode %s: the denial is logged, and the request forwarded\n", x.Mode)
@@ -30,7 +30,7 @@ func (x *Explanation) WriteText(w io.Writer) error {
 		b.WriteString("rules:\n")
 	}
 	for _, r := range x.Rules {
-		fmt.Fprintf(&b, "  %s %s\n    %s: %s\n", r.Key, r.Text, r.Outcome, r.Reason)
+		fmt.Fprintf(&b, "  %s%s %s\n    %s: %s\n", r.Key, lineSuffix(r.Line), r.Text, r.Outcome, r.Reason)
 	}
 	if len(x.Governance) > 0 {
 		b.WriteString("governance:\n")
@@ -50,6 +50,14 @@ func (x *Explanation) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// lineSuffix is " (line N)" for a known line.
+func lineSuffix(line int) string {
+	if line == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (line %d)", line)
 }
 
 func nameSuffix(name string) string {
