@@ -190,6 +190,8 @@ func TestPolicyCommandsBinary(t *testing.T) {
 		{[]string{"policy", "diff", path, path}, 0, "no change in access\n"},
 		{[]string{"policy", "diff", path, broken}, 1, ""},
 		{[]string{"policy", "diff", path}, 2, ""},
+		{[]string{"policy"}, 2, ""},
+		{[]string{"policy", "lint"}, 2, ""},
 	} {
 		cmd := exec.Command(bin, tc.args...)
 		out, err := cmd.Output()
@@ -202,6 +204,17 @@ func TestPolicyCommandsBinary(t *testing.T) {
 		first, _, _ := strings.Cut(string(out), "\n")
 		if code != tc.code || (tc.stdout != "" && first+"\n" != tc.stdout) {
 			t.Errorf("kproxy %s: exit %d, stdout %q; want exit %d, %q", strings.Join(tc.args, " "), code, out, tc.code, tc.stdout)
+		}
+	}
+}
+
+// TestPolicyWithoutSubcommand: kproxy policy alone, or with an unknown
+// word, is bad usage that names the policy commands.
+func TestPolicyWithoutSubcommand(t *testing.T) {
+	for _, args := range [][]string{{"policy"}, {"policy", "lint"}} {
+		var stdout, stderr bytes.Buffer
+		if code := runArgs(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "kproxy policy: name one of its commands: explain, diff") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr.String())
 		}
 	}
 }

@@ -124,3 +124,35 @@ func TestExplainAgreesWithDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainWithoutAuthorizingPolicy: without a policy, or with quotas
+// alone, every request is forwarded unchecked, and explain says so (with
+// the quotas that still apply); in audit mode a denial says it is only
+// logged.
+func TestExplainWithoutAuthorizingPolicy(t *testing.T) {
+	q := Question{Principal: Principal{User: "alice"}, Operation: OpWrite, Resource: ResTopic, Name: "t"}
+	none, err := NewChecker(nil, "policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := none.Explain(q); x.Decision != "ALLOW" || x.DecidedBy != "no policy" {
+		t.Errorf("no policy: %s by %s, want ALLOW by no policy", x.Decision, x.DecidedBy)
+	}
+	quotas, err := NewChecker(parsePolicy(t, "policy:\n  quotas: [{name: q, principals: [\"*\"], max_connections: 3}]\n").Policy, "policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := quotas.Explain(q); x.Decision != "ALLOW" || x.DecidedBy != "no policy" || len(x.Quotas) != 1 {
+		t.Errorf("quotas alone: %s by %s, quotas %+v; want ALLOW by no policy, quota q", x.Decision, x.DecidedBy, x.Quotas)
+	}
+	audit, err := NewChecker(parsePolicy(t, "policy: {mode: audit}\n").Policy, "policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := audit.Explain(q)
+	var b strings.Builder
+	x.WriteText(&b)
+	if x.Decision != "DENY" || !strings.Contains(b.String(), "mode audit: the denial is logged, and the request forwarded") {
+		t.Errorf("audit mode: %s\n%s", x.Decision, b.String())
+	}
+}
