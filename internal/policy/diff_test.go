@@ -21,7 +21,7 @@ func TestDiffListsAccessGainedAndLost(t *testing.T) {
   quotas:
     - {name: slow, principals: ["*"], produce_bytes_per_second: 100}
 `).Policy
-	d, err := Diff(before, after, "")
+	d, err := Diff(before, after, "b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +48,27 @@ func TestDiffListsAccessGainedAndLost(t *testing.T) {
 func TestDiffOtherPrincipal(t *testing.T) {
 	before := parsePolicy(t, "policy:\n  rules:\n    - {name: a, principals: [\"User:alice\"], allow: [read], topics: [\"t\"]}\n").Policy
 	after := parsePolicy(t, "policy:\n  rules:\n    - {name: a, principals: [\"*\"], allow: [read], topics: [\"t\"]}\n").Policy
-	d, err := Diff(before, after, "")
+	d, err := Diff(before, after, "b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"+ *  READ  topic t", "+ *  DESCRIBE  topic t"} // in Kafka's operation order
+	if got := d.Lines(); !slices.Equal(got, want) {
+		t.Errorf("diff lines:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestDiffAsksAsTheVirtualCluster: in a virtual cluster's diff every
+// principal's connection is that cluster's, so a rule for the whole
+// cluster changes what everyone there may do.
+func TestDiffAsksAsTheVirtualCluster(t *testing.T) {
+	before := parsePolicy(t, "policy:\n  rules:\n    - {name: a, principals: [\"VirtualCluster:b\"], allow: [read], topics: [\"t\"]}\n").Policy
+	after := parsePolicy(t, "policy: {default: deny}\n").Policy
+	d, err := Diff(before, after, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"- VirtualCluster:b  READ  topic t", "- VirtualCluster:b  DESCRIBE  topic t", "- *  READ  topic t", "- *  DESCRIBE  topic t"} // "*" last
 	if got := d.Lines(); !slices.Equal(got, want) {
 		t.Errorf("diff lines:\n%q\nwant\n%q", got, want)
 	}

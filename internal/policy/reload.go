@@ -13,7 +13,18 @@ import (
 // warning that enforcing it needs a restart.
 func ReloadApplier(enf *Enforcer) config.Applier { return reloadApplier{enf: enf} }
 
-type reloadApplier struct{ enf *Enforcer }
+// ClusterReloadApplier is ReloadApplier for the policy of the virtual
+// cluster named virtualCluster ("" without virtual clusters), whose
+// connections carry that name: the reload's diff asks its questions as
+// theirs.
+func ClusterReloadApplier(enf *Enforcer, virtualCluster string) config.Applier {
+	return reloadApplier{enf: enf, virtualCluster: virtualCluster}
+}
+
+type reloadApplier struct {
+	enf            *Enforcer
+	virtualCluster string
+}
 
 // ConfigRejected counts a file the Reloader could not load or validate.
 func (a reloadApplier) ConfigRejected(error) {
@@ -46,7 +57,7 @@ func (a reloadApplier) ApplyConfig(cfg *config.Config, log zerolog.Logger) error
 	}
 	_, desc := a.enf.Active()
 	ev := log.Info().Str("policy", desc)
-	d, err := Diff(before, authorizes, "")
+	d, err := Diff(before, authorizes, a.virtualCluster)
 	if err != nil {
 		ev = ev.AnErr("diff_error", err)
 	} else {
