@@ -191,7 +191,7 @@ func (s *Subject) decide(op Operation, rt ResourceType, name string, tr *Trace) 
 		return Decision{Rule: DefaultRule}
 	}
 	bit := maskOf(op)
-	allowedBy, deniedBy := int32(-1), int32(-1)
+	allowedBy := int32(-1)
 	rules, checkPrincipal := s.rulesFor(op, rt)
 	if tr != nil {
 		rules, checkPrincipal = tr.start(len(s.e.rules)), true
@@ -217,10 +217,7 @@ func (s *Subject) decide(op Operation, rt ResourceType, name string, tr *Trace) 
 			if tr == nil {
 				return Decision{Allowed: false, Rule: r.name}
 			}
-			tr.set(i, OutcomeDeny)
-			if deniedBy < 0 {
-				deniedBy = i
-			}
+			tr.deny(i) // the first deny decides, once every rule is recorded
 			continue
 		}
 		tr.set(i, OutcomeAllow)
@@ -228,11 +225,10 @@ func (s *Subject) decide(op Operation, rt ResourceType, name string, tr *Trace) 
 			allowedBy = i
 		}
 	}
-	switch {
-	case deniedBy >= 0:
-		tr.decided(deniedBy)
-		return Decision{Allowed: false, Rule: s.e.rules[deniedBy].name}
-	case allowedBy >= 0:
+	if tr != nil && tr.Decider >= 0 {
+		return Decision{Allowed: false, Rule: s.e.rules[tr.Decider].name}
+	}
+	if allowedBy >= 0 {
 		tr.decided(allowedBy)
 		return Decision{Allowed: true, Rule: s.e.rules[allowedBy].name}
 	}

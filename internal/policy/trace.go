@@ -45,6 +45,14 @@ func (t *Trace) set(i int32, o Outcome) {
 	}
 }
 
+// deny records that rule i matched and denies; the first such rule decides.
+func (t *Trace) deny(i int32) {
+	t.Outcomes[i] = OutcomeDeny
+	if t.Decider < 0 {
+		t.Decider = int(i)
+	}
+}
+
 func (t *Trace) decided(i int32) {
 	if t != nil {
 		t.Decider = int(i)
