@@ -109,7 +109,7 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 			clog.Info().Int("quotas", n).Msg("quotas in force")
 		}
 		w.quotas = append(w.quotas, quotas)
-		appliers[cl.Name] = quotaReloader{policy.ReloadApplier(enf), quotas}
+		appliers[cl.Name] = quotaReloader{policy.ClusterReloadApplier(enf, cl.Name), quotas}
 	}
 	w.applied = newCountedApplier(clustersApplier(appliers), cfg, proxy.NewConfigMetrics(reg, cfg))
 	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...)

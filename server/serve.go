@@ -94,6 +94,7 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 	} else {
 		handler = proxy.VirtualClustersAdminHandler(reg, pol.inForce, servers)
 	}
+	handler = withPolicyExplain(handler, pol.inForce)
 	// The admin endpoint's accept errors are counted and logged as the
 	// first cluster's listeners' are (listener "admin").
 	admin, err := serveAdmin(cfg.Admin, handler, log, servers[0].RetryAccept)
@@ -164,7 +165,7 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger, retry func
 	}
 	ln = retry(ln, "admin")
 	admin := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	log.Info().Str("addr", ln.Addr().String()).Bool("pprof", cfg.Pprof).Msg("admin endpoint listening (/healthz, /readyz, /metrics, /brokers, /config)")
+	log.Info().Str("addr", ln.Addr().String()).Bool("pprof", cfg.Pprof).Msg("admin endpoint listening (/healthz, /readyz, /metrics, /brokers, /config, /policy/explain)")
 	go func() {
 		if err := admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("admin endpoint stopped")

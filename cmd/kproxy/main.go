@@ -47,7 +47,7 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{runCommand(), validateCommand(), versionCommand(), hashPasswordCommand(), configDocCommand()}
+	return []command{runCommand(), validateCommand(), versionCommand(), hashPasswordCommand(), configDocCommand(), policyExplainCommand(), policyDiffCommand()}
 }
 
 // run runs the subcommand args name (run when args start with a flag)
@@ -61,6 +61,10 @@ func run(ctx context.Context, args []string, c cli) int {
 			return 0
 		case !strings.HasPrefix(arg, "-"):
 			name, args = arg, args[1:]
+			// A command of two words: "policy explain".
+			if len(args) > 0 && hasCommand(name+" "+args[0]) {
+				name, args = name+" "+args[0], args[1:]
+			}
 		}
 	}
 	for _, cmd := range commands() {
@@ -82,16 +86,42 @@ func run(ctx context.Context, args []string, c cli) int {
 		}
 		return exec(ctx, fs.Args())
 	}
+	if subs := subcommands(name); len(subs) > 0 {
+		fmt.Fprintf(c.stderr, "kproxy %s: name one of its commands: %s\n", name, strings.Join(subs, ", "))
+		return 2
+	}
 	fmt.Fprintf(c.stderr, "kproxy: unknown command %q\n\n", name)
 	printUsage(c.stderr)
 	return 2
+}
+
+// hasCommand reports whether name is a command.
+func hasCommand(name string) bool {
+	for _, cmd := range commands() {
+		if cmd.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// subcommands are the second words of the commands of two words whose
+// first is name ("policy": explain, diff).
+func subcommands(name string) []string {
+	var out []string
+	for _, cmd := range commands() {
+		if sub, ok := strings.CutPrefix(cmd.name, name+" "); ok {
+			out = append(out, sub)
+		}
+	}
+	return out
 }
 
 // printUsage lists every subcommand and its flags, one line each.
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "kproxy is a transparent Kafka protocol proxy.\n\nusage: kproxy COMMAND [flags]   (kproxy --config FILE is kproxy run --config FILE)\n")
 	for _, cmd := range commands() {
-		fmt.Fprintf(w, "\n  %-14s %s\n", cmd.name, cmd.summary)
+		fmt.Fprintf(w, "\n  %-15s %s\n", cmd.name, cmd.summary)
 		fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 		cmd.setup(fs, cli{})
 		printFlags(w, fs)

@@ -122,7 +122,7 @@ func oauthBearerKeys() []KeyDoc {
 func serviceKeys() []KeyDoc {
 	return []KeyDoc{
 		{Key: "admin", Meaning: "the HTTP endpoint for health, readiness, metrics and the configuration in force"},
-		{Key: "admin.listen", DefaultNote: "off", Meaning: "`host:port` for `/healthz`, `/readyz`, `/metrics`, `/brokers`, `/config` (see the README's Admin endpoint); empty: no endpoint"},
+		{Key: "admin.listen", DefaultNote: "off", Meaning: "`host:port` for `/healthz`, `/readyz`, `/metrics`, `/brokers`, `/config`, `/policy/explain` (see the README's Admin endpoint); empty: no endpoint"},
 		{Key: "admin.pprof", Default: "false", Meaning: "also serve Go's profiler under `/debug/pprof/` on the admin endpoint (a profile shows internals, and a CPU profile costs CPU while it runs)"},
 		{Key: "metrics", Meaning: "optional metric series"},
 		{Key: "metrics.principal_limit", Default: "0", Meaning: "0: no principal label; N (up to 10000): `kproxy_principal_requests_total{principal}` for the first N principals seen, the rest as `other`"},

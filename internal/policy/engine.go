@@ -177,29 +177,59 @@ func (s *Subject) rulesFor(op Operation, rt ResourceType) ([]int32, bool) {
 // type rt named name. A matching deny wins over any allow; the first
 // matching allow names the decision; without either, the default decides.
 func (s *Subject) Decide(op Operation, rt ResourceType, name string) Decision {
+	return s.decide(op, rt, name, nil)
+}
+
+// decide is Decide, and, with tr set, also records what each rule did:
+// the one decision both the data path and explain use. With tr nil it
+// looks only at the rules that can decide and stops at the first deny;
+// with tr set it looks at every rule, which changes what is recorded but
+// not the answer (the candidates are every rule that could match, in file
+// order).
+func (s *Subject) decide(op Operation, rt ResourceType, name string, tr *Trace) Decision {
 	if op == 0 || op >= opAll || rt >= numResourceTypes {
 		return Decision{Rule: DefaultRule}
 	}
 	bit := maskOf(op)
 	allowedBy := int32(-1)
 	rules, checkPrincipal := s.rulesFor(op, rt)
+	if tr != nil {
+		rules, checkPrincipal = tr.start(len(s.e.rules)), true
+	}
 	for _, i := range rules {
 		if checkPrincipal && !s.has(i) {
+			tr.set(i, OutcomePrincipal)
 			continue
 		}
 		r := &s.e.rules[i]
-		if (r.allow|r.deny)&bit == 0 || (r.deny&bit == 0 && allowedBy >= 0) {
-			continue // silent on op, or another allow cannot change the answer
+		if (r.allow|r.deny)&bit == 0 {
+			tr.set(i, OutcomeOperation)
+			continue // silent on op
+		}
+		if r.deny&bit == 0 && allowedBy >= 0 && tr == nil {
+			continue // another allow cannot change the answer
 		}
 		if !anyMatch(r.patterns[rt], name) {
+			tr.set(i, OutcomeResource)
 			continue
 		}
 		if r.deny&bit != 0 {
-			return Decision{Allowed: false, Rule: r.name}
+			if tr == nil {
+				return Decision{Allowed: false, Rule: r.name}
+			}
+			tr.deny(i) // the first deny decides, once every rule is recorded
+			continue
 		}
-		allowedBy = i
+		tr.set(i, OutcomeAllow)
+		if allowedBy < 0 {
+			allowedBy = i
+		}
+	}
+	if tr != nil && tr.Decider >= 0 {
+		return Decision{Allowed: false, Rule: s.e.rules[tr.Decider].name}
 	}
 	if allowedBy >= 0 {
+		tr.decided(allowedBy)
 		return Decision{Allowed: true, Rule: s.e.rules[allowedBy].name}
 	}
 	return Decision{Allowed: s.e.defaultAllow, Rule: DefaultRule}

@@ -15,6 +15,8 @@ const maxCachedSubjects = 4096
 // immutable; a reload swaps in a new one, and a request keeps the state it
 // started with.
 type state struct {
+	// policy is the section this was compiled from, for the reload diff.
+	policy     *config.Policy
 	engine     *Engine
 	gov        governance
 	auditOnly  bool // mode: audit
@@ -62,7 +64,7 @@ func compileState(p *config.Policy, a *config.Audit) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{engine: engine, gov: gov, auditOnly: p.Mode == config.PolicyModeAudit, subjects: map[subjectKey]*Subject{}}
+	st := &state{policy: p, engine: engine, gov: gov, auditOnly: p.Mode == config.PolicyModeAudit, subjects: map[subjectKey]*Subject{}}
 	if a != nil {
 		st.logAllowed = a.LogAllowed
 	}

@@ -1,0 +1,71 @@
+package policy
+
+// Outcome is what one rule did for one authorization question.
+type Outcome uint8
+
+// What a rule can do for a question, in the order a decision checks.
+const (
+	// OutcomePrincipal: none of the rule's principals is the asker.
+	OutcomePrincipal Outcome = iota + 1
+	// OutcomeOperation: the rule neither allows nor denies the operation
+	// (allowed operations include the ones they imply).
+	OutcomeOperation
+	// OutcomeResource: no pattern of the rule matches the resource (or
+	// the rule names no resource of its type).
+	OutcomeResource
+	// OutcomeAllow: the rule matches and allows.
+	OutcomeAllow
+	// OutcomeDeny: the rule matches and denies.
+	OutcomeDeny
+)
+
+// Trace records what every rule did for one decision (Subject.Explain).
+type Trace struct {
+	// Outcomes has one entry per rule, in file order.
+	Outcomes []Outcome
+	// Decider is the index of the rule that decided, -1 for the default.
+	Decider int
+	order   []int32
+}
+
+// start readies t for an engine of n rules and returns every rule index,
+// in file order, for the decision to walk.
+func (t *Trace) start(n int) []int32 {
+	t.Outcomes, t.Decider, t.order = make([]Outcome, n), -1, make([]int32, n)
+	for i := range t.order {
+		t.order[i] = int32(i)
+	}
+	return t.order
+}
+
+// set records rule i's outcome; a nil t (the data path) records nothing.
+func (t *Trace) set(i int32, o Outcome) {
+	if t != nil {
+		t.Outcomes[i] = o
+	}
+}
+
+// deny records that rule i matched and denies; the first such rule decides.
+func (t *Trace) deny(i int32) {
+	t.Outcomes[i] = OutcomeDeny
+	if t.Decider < 0 {
+		t.Decider = int(i)
+	}
+}
+
+func (t *Trace) decided(i int32) {
+	if t != nil {
+		t.Decider = int(i)
+	}
+}
+
+// Explain is Decide with a record of what each rule did: the same
+// decision, through the same code.
+func (s *Subject) Explain(op Operation, rt ResourceType, name string) (Decision, *Trace) {
+	tr := &Trace{}
+	d := s.decide(op, rt, name, tr)
+	if tr.Outcomes == nil { // a question no rule can answer
+		tr.start(len(s.e.rules))
+	}
+	return d, tr
+}
