@@ -104,7 +104,7 @@ func (idx keyIndex) explain(line string) string {
 	}
 	n, _ := strconv.Atoi(m[1])
 	tag, quoted, into := m[2], m[3], m[4]
-	k := idx.find(func(k *keyedNode) bool {
+	k := idx.findDeepest(func(k *keyedNode) bool {
 		v := k.value
 		return v.Line == n && v.ShortTag() == tag && (quoted == "" || quotedByYAML(v.Value) == quoted)
 	})
@@ -126,6 +126,25 @@ func (idx keyIndex) find(match func(*keyedNode) bool) *keyedNode {
 	}
 	return nil
 }
+
+// findDeepest is find preferring the most deeply nested match: a mapping
+// and the first mapping inside it start on one line, and a value of the
+// wrong kind is more likely the inner one (the outer one's key takes a
+// mapping, or decoding would not have reached the inner one).
+func (idx keyIndex) findDeepest(match func(*keyedNode) bool) *keyedNode {
+	var best *keyedNode
+	for _, k := range idx {
+		if !k.used && match(k) && (best == nil || depth(k.path) > depth(best.path)) {
+			best = k
+		}
+	}
+	if best != nil {
+		best.used = true
+	}
+	return best
+}
+
+func depth(path string) int { return strings.Count(path, ".") + strings.Count(path, "[") }
 
 // quotedByYAML is how yaml.v3 quotes a value in a type error: whole up to
 // 10 bytes, else its first 7 and "...".
