@@ -152,19 +152,22 @@ func TestBrokenConfigurationsExitCleanly(t *testing.T) {
 	}{
 		{"bootstrap port in use", func(p int) string {
 			return upstream + fmt.Sprintf("listeners: {bind_host: 127.0.0.1, bootstrap_port: %d, broker_port_base: 0}\n", p)
-		}, "bootstrap listener"},
+		}, "listeners.bootstrap_port: bootstrap listener on"},
 		{"broker port in use", func(p int) string {
 			return upstream + fmt.Sprintf("listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: %d}\n", p)
-		}, "listener for node 0"},
+		}, "listeners.broker_port_base: broker listener for node 0 on"},
+		{"broker override port in use", func(p int) string {
+			return upstream + fmt.Sprintf("listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0, brokers: [{node_id: 0, port: %d}]}\n", p)
+		}, "listeners.brokers[0].port: broker listener for node 0 on"},
 		{"SNI port in use", func(p int) string {
 			return upstream + sni(p, fmt.Sprintf("tls: {cert_file: %q, key_file: %q}", cert, key))
-		}, "sni"},
+		}, "listeners.sni.port: SNI listener on"},
 		{"admin port in use", func(p int) string {
 			return upstream + plain + fmt.Sprintf("admin: {listen: \"127.0.0.1:%d\"}\n", p)
-		}, "admin listener"},
+		}, "admin.listen: admin listener on"},
 		{"virtual cluster's bootstrap port in use", func(p int) string {
 			return upstream + fmt.Sprintf("virtual_clusters:\n  - {name: team-a, topic_prefix: a., group_prefix: a., transactional_id_prefix: a., listeners: {bind_host: 127.0.0.1, bootstrap_port: %d, broker_port_base: 0}}\n", p)
-		}, "virtual cluster team-a: bootstrap listener"},
+		}, "virtual cluster team-a (virtual_clusters[0]): listeners.bootstrap_port: bootstrap listener on"},
 	}
 	for _, tc := range cases {
 		for _, policy := range []bool{false, true} {

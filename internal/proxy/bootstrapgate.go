@@ -36,7 +36,7 @@ type bootstrapGate struct {
 func (s *Server) openBootstrap(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("bootstrap listener %s: %w", addr, err)
+		return fmt.Errorf("listeners.bootstrap_port: bootstrap listener on %s: %w", addr, err)
 	}
 	g := &s.bootstrapGate
 	g.mu.Lock()
