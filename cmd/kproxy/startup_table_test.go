@@ -28,6 +28,9 @@ type brokenStartup struct {
 	// runOnly: only run can know (a port held by another process), so
 	// validate passes.
 	runOnly bool
+	// file: the problem is in a file the configuration names, which
+	// validate --skip-file-checks leaves unread (it passes).
+	file bool
 }
 
 // TestBrokenConfigurationsExitCleanly starts the real binary with every
@@ -75,44 +78,46 @@ func TestBrokenConfigurationsExitCleanly(t *testing.T) {
 	cases := []brokenStartup{
 		// A file each kind of key names is missing (or is not what it should be).
 		{name: "listener certificate missing", body: upstream + fmt.Sprintf(listeners, fmt.Sprintf(", tls: {cert_file: %q, key_file: %q}", missing, key)),
-			want: []string{"listeners.tls.cert_file", missing}},
+			file: true, want: []string{"listeners.tls.cert_file", missing}},
 		{name: "listener key missing", body: upstream + fmt.Sprintf(listeners, fmt.Sprintf(", tls: {cert_file: %q, key_file: %q}", cert, missing)),
-			want: []string{"listeners.tls.cert_file", missing}},
+			file: true, want: []string{"listeners.tls.cert_file", missing}},
+		{name: "listener key is not PEM", body: upstream + fmt.Sprintf(listeners, fmt.Sprintf(", tls: {cert_file: %q, key_file: %q}", cert, notPEM)),
+			file: true, want: []string{"listeners.tls.cert_file", notPEM}},
 		{name: "client CA bundle missing", body: upstream + withTLS(fmt.Sprintf(", client_auth: require, client_ca_file: %q", missing)),
-			want: []string{"listeners.tls.client_ca_file", missing}},
+			file: true, want: []string{"listeners.tls.client_ca_file", missing}},
 		{name: "upstream CA bundle missing", body: upstreamWith(fmt.Sprintf("tls: {ca_file: %q}", missing)) + plain,
-			want: []string{"upstream.tls.ca_file", missing}},
+			file: true, want: []string{"upstream.tls.ca_file", missing}},
 		{name: "upstream CA bundle without a certificate", body: upstreamWith(fmt.Sprintf("tls: {ca_file: %q}", notPEM)) + plain,
-			want: []string{"upstream.tls.ca_file", notPEM}},
+			file: true, want: []string{"upstream.tls.ca_file", notPEM}},
 		{name: "upstream client certificate missing", body: upstreamWith(fmt.Sprintf("tls: {ca_file: %q, cert_file: %q, key_file: %q}", ca, missing, key)) + plain,
-			want: []string{"upstream.tls.cert_file", missing}},
+			file: true, want: []string{"upstream.tls.cert_file", missing}},
 		{name: "upstream client key missing", body: upstreamWith(fmt.Sprintf("tls: {ca_file: %q, cert_file: %q, key_file: %q}", ca, cert, missing)) + plain,
-			want: []string{"upstream.tls.cert_file", missing}},
+			file: true, want: []string{"upstream.tls.cert_file", missing}},
 		{name: "upstream SCRAM password file missing", body: upstreamWith(fmt.Sprintf("sasl: {%s, password_file: %q}", scram, missing)) + plain,
-			want: []string{"upstream.sasl.password", missing}},
+			file: true, want: []string{"upstream.sasl.password", missing}},
 		{name: "upstream PLAIN password file missing", body: upstreamWith(fmt.Sprintf("sasl: {mechanism: PLAIN, username: kproxy, password_file: %q}", missing)) + plain,
-			want: []string{"upstream.sasl.password", missing}},
+			file: true, want: []string{"upstream.sasl.password", missing}},
 		{name: "upstream OAuth client secret file missing", body: upstreamWith(fmt.Sprintf("sasl: {%s, client_secret_file: %q}", oauthUpstream, missing)) + plain,
-			want: []string{"upstream.sasl.client_secret", missing}},
+			file: true, want: []string{"upstream.sasl.client_secret", missing}},
 		{name: "upstream OAuth token endpoint CA missing", body: upstreamWith(fmt.Sprintf("sasl: {%s, client_secret: s, token_endpoint_ca_file: %q}", oauthUpstream, missing)) + plain,
 			want: []string{"upstream.sasl.token_endpoint_ca_file", missing}},
 		{name: "listener JWKS file missing", body: upstream + withOAuth(fmt.Sprintf("jwks_file: %q", missing)),
-			want: []string{"listeners.sasl.oauthbearer.jwks_file", missing}},
+			file: true, want: []string{"listeners.sasl.oauthbearer.jwks_file", missing}},
 		{name: "listener JWKS CA missing", body: upstream + withOAuth(fmt.Sprintf("jwks_url: \"https://idp.example.com/jwks\", jwks_ca_file: %q", missing)),
 			want: []string{"listeners.sasl.oauthbearer.jwks_ca_file", missing}},
 		{name: "SNI certificate missing", body: upstream + sni(0, fmt.Sprintf("tls: {cert_file: %q, key_file: %q}", missing, key)),
-			want: []string{"listeners.sni.tls.cert_file", missing}},
+			file: true, want: []string{"listeners.sni.tls.cert_file", missing}},
 		{name: "SNI extra certificate missing", body: upstream + sni(0, fmt.Sprintf("tls: {cert_file: %q, key_file: %q}, certificates: [{cert_file: %q, key_file: %q}]", cert, key, missing, key)),
-			want: []string{"listeners.sni.certificates[0]", missing}},
+			file: true, want: []string{"listeners.sni.certificates[0]", missing}},
 		{name: "virtual cluster's listener certificate missing", body: upstream + fmt.Sprintf(
 			"virtual_clusters:\n  - {name: team-a, topic_prefix: a., group_prefix: a., transactional_id_prefix: a., listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0, tls: {cert_file: %q, key_file: %q}}}\n", missing, key),
-			want: []string{"virtual_clusters[0].listeners.tls.cert_file", missing}},
+			file: true, want: []string{"virtual_clusters[0].listeners.tls.cert_file", missing}},
 
 		// The audit log cannot be written where it is asked to be.
 		{name: "audit output in a directory that does not exist", body: upstream + plain + fmt.Sprintf("audit: {output: %q}\n", filepath.Join(missing, "audit.log")),
-			want: []string{"audit.output", filepath.Join(missing, "audit.log")}},
+			file: true, want: []string{"audit.output", filepath.Join(missing, "audit.log")}},
 		{name: "audit output under a file", body: upstream + plain + fmt.Sprintf("audit: {output: %q}\n", filepath.Join(notPEM, "audit.log")),
-			want: []string{"audit.output", filepath.Join(notPEM, "audit.log"), "not a directory"}},
+			file: true, want: []string{"audit.output", filepath.Join(notPEM, "audit.log"), "not a directory"}},
 
 		// YAML that does not decode.
 		{name: "YAML syntax error", body: "upstream: {bootstrap_servers: [\"a:1\"]\nlisteners: {bind_host: 127.0.0.1}\n",
@@ -221,8 +226,13 @@ func checkBrokenStartup(t *testing.T, bin, body string, tc brokenStartup) {
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if tc.file {
+		if code, out := runKproxy(t, bin, "validate", "--skip-file-checks", "--config", path); code != 0 {
+			t.Errorf("validate --skip-file-checks: exit %d, want 0 (the files are left unread):\n%s", code, out)
+		}
+	}
 	for _, cmd := range []string{"validate", "run"} {
-		code, out := runKproxy(t, bin, cmd, path)
+		code, out := runKproxy(t, bin, cmd, "--config", path)
 		if strings.Contains(out, "panic:") || strings.Contains(out, "goroutine ") || code == 2 {
 			t.Errorf("%s: exit %d with a panic or a usage error:\n%s", cmd, code, out)
 			continue
@@ -245,16 +255,15 @@ func checkBrokenStartup(t *testing.T, bin, body string, tc brokenStartup) {
 	}
 }
 
-// runKproxy runs the binary with cmd --config path and returns its exit
-// code and its output (stdout and stderr). A run that has not exited
-// within 20 seconds has missed the failure: it is killed, and reported
-// as exit -1.
-func runKproxy(t *testing.T, bin, cmd, path string) (int, string) {
+// runKproxy runs the binary with args and returns its exit code and its
+// output (stdout and stderr). A run that has not exited within 20 seconds
+// has missed the failure: it is killed, and reported as exit -1.
+func runKproxy(t *testing.T, bin string, args ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	c := exec.CommandContext(ctx, bin, cmd, "--config", path)
+	c := exec.CommandContext(ctx, bin, args...)
 	c.Stdout, c.Stderr = &out, &out
 	err := c.Run()
 	if ctx.Err() != nil {
@@ -265,7 +274,7 @@ func runKproxy(t *testing.T, bin, cmd, path string) (int, string) {
 		return exit.ExitCode(), out.String()
 	}
 	if err != nil {
-		t.Fatalf("run kproxy %s: %v", cmd, err)
+		t.Fatalf("run kproxy %s: %v", strings.Join(args, " "), err)
 	}
 	return 0, out.String()
 }
