@@ -42,6 +42,7 @@ func (s *Server) openBootstrap(addr string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ln, g.bound = ln, ln.Addr().String()
+	s.metrics.bootstrapOpen.Set(1)
 	g.addr = net.JoinHostPort(s.cfg.Listeners.BindHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Msg("listening")
 	return nil
@@ -67,6 +68,7 @@ func (s *Server) closeBootstrap() {
 		g.ln.Close()
 		g.ln = nil
 	}
+	s.metrics.bootstrapOpen.Set(0)
 }
 
 // bootstrapAddr is the bound address of the bootstrap listener, "" if none.
@@ -110,6 +112,7 @@ func (s *Server) bootstrapFollow(addr string) {
 	case down && g.ln != nil:
 		g.ln.Close()
 		g.ln = nil
+		s.metrics.bootstrapOpen.Set(0)
 		s.log.Warn().Str("listener", "bootstrap").Str("addr", g.addr).
 			Strs("upstreams", s.cfg.Upstream.BootstrapServers).
 			Msg("bootstrap listener refuses connections: no upstream bootstrap server is reachable; it reopens when one is")
@@ -130,6 +133,7 @@ func (s *Server) reopenBootstrap(g *bootstrapGate) error {
 		return fmt.Errorf("reopen bootstrap listener on %s: %w", g.addr, err)
 	}
 	g.ln = ln
+	s.metrics.bootstrapOpen.Set(1)
 	s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).
 		Msg("bootstrap listener accepting again: an upstream bootstrap server is reachable")
 	s.serve(ln, bootstrapNode)

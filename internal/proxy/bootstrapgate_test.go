@@ -18,8 +18,8 @@ import (
 )
 
 // gateServer starts a Server whose bootstrap servers are servers, logging
-// to logs.
-func gateServer(t *testing.T, logs *logbuf.Buffer, servers ...string) *Server {
+// to logs and registering its metrics with reg.
+func gateServer(t *testing.T, logs *logbuf.Buffer, reg *prometheus.Registry, servers ...string) *Server {
 	t.Helper()
 	quoted := make([]string, len(servers))
 	for i, s := range servers {
@@ -32,7 +32,7 @@ listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(cfg, zerolog.New(logs), prometheus.NewRegistry())
+	s := New(cfg, zerolog.New(logs), reg)
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,8 @@ func countMessages(t *testing.T, logs *logbuf.Buffer, prefix string) []map[strin
 func TestBootstrapListenerFollowsUpstream(t *testing.T) {
 	var logs logbuf.Buffer
 	upstream := closedPort(t)
-	s := gateServer(t, &logs, upstream)
+	reg := prometheus.NewRegistry()
+	s := gateServer(t, &logs, reg, upstream)
 	addr := s.BootstrapAddr()
 	waitRefused(t, addr, true, "bootstrap port still accepts with the only bootstrap server unreachable")
 	time.Sleep(500 * time.Millisecond) // several failed probes
@@ -99,6 +100,9 @@ func TestBootstrapListenerFollowsUpstream(t *testing.T) {
 		if !refused(addr) {
 			t.Fatalf("connect %d accepted while the bootstrap server is unreachable", i+1)
 		}
+	}
+	if v := admissionMetric(t, reg, "kproxy_bootstrap_listener_open"); v != 0 {
+		t.Errorf("kproxy_bootstrap_listener_open = %v while refusing, want 0", v)
 	}
 	closedLines := countMessages(t, &logs, "bootstrap listener refuses connections")
 	if len(closedLines) != 1 || closedLines[0]["level"] != "warn" || closedLines[0]["addr"] != addr {
@@ -122,6 +126,9 @@ func TestBootstrapListenerFollowsUpstream(t *testing.T) {
 	waitRefused(t, addr, false, "bootstrap port still refuses with the bootstrap server back")
 	if n := len(countMessages(t, &logs, "bootstrap listener accepting again")); n != 1 {
 		t.Errorf("%d lines saying the bootstrap listener accepts again, want 1", n)
+	}
+	if v := admissionMetric(t, reg, "kproxy_bootstrap_listener_open"); v != 1 {
+		t.Errorf("kproxy_bootstrap_listener_open = %v once accepting again, want 1", v)
 	}
 	if s.BootstrapAddr() != addr {
 		t.Errorf("bootstrap listener reopened on %s, want %s", s.BootstrapAddr(), addr)
@@ -147,7 +154,7 @@ func TestBootstrapListenerOpenWhileOneServerAnswers(t *testing.T) {
 		}
 	}()
 	down := closedPort(t)
-	s := gateServer(t, &logs, down, up.Addr().String())
+	s := gateServer(t, &logs, prometheus.NewRegistry(), down, up.Addr().String())
 	for deadline := time.Now().Add(5 * time.Second); !s.health.down(down); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the unreachable bootstrap server %s never known down", down)

@@ -59,6 +59,9 @@ log: {level: info, format: json}
 			t.Fatalf("connect %d to the bootstrap port while the cluster is unreachable: %v, want connection refused", i+1, err)
 		}
 	}
+	if v := testkit.ScrapeMetric(t, kp.Admin, "kproxy_bootstrap_listener_open"); v != 0 {
+		t.Errorf("kproxy_bootstrap_listener_open = %v while refusing, want 0", v)
+	}
 	checkKcatBlamesNoSecurityProtocol(t, kp.Bootstrap)
 
 	// The cluster comes up on the configured address.
@@ -86,6 +89,9 @@ log: {level: info, format: json}
 	defer cl.Close()
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "after-outage", Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatalf("produce through kproxy once the cluster is up: %v", err)
+	}
+	if v := testkit.ScrapeMetric(t, kp.Admin, "kproxy_bootstrap_listener_open"); v != 1 {
+		t.Errorf("kproxy_bootstrap_listener_open = %v once accepting again, want 1", v)
 	}
 }
 
