@@ -30,6 +30,11 @@ type bootstrapGate struct {
 	shut bool
 	// retrying: a goroutine retries a reopen that failed.
 	retrying bool
+	// closedLogs and reopenedLogs let through at most one line each per
+	// log.sample: a bootstrap server that accepts the probe but fails
+	// real dials would otherwise flap the listener, and log, at the
+	// probe rate.
+	closedLogs, reopenedLogs logSampler
 }
 
 // openBootstrap binds the bootstrap listener at addr and serves it.
@@ -42,6 +47,8 @@ func (s *Server) openBootstrap(addr string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ln, g.bound = ln, ln.Addr().String()
+	g.closedLogs = logSampler{interval: s.cfg.Log.Sample}
+	g.reopenedLogs = logSampler{interval: s.cfg.Log.Sample}
 	s.metrics.bootstrapOpen.Set(1)
 	g.addr = net.JoinHostPort(s.cfg.Listeners.BindHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Msg("listening")
@@ -113,9 +120,11 @@ func (s *Server) bootstrapFollow(addr string) {
 		g.ln.Close()
 		g.ln = nil
 		s.metrics.bootstrapOpen.Set(0)
-		s.log.Warn().Str("listener", "bootstrap").Str("addr", g.addr).
-			Strs("upstreams", s.cfg.Upstream.BootstrapServers).
-			Msg("bootstrap listener refuses connections: no upstream bootstrap server is reachable; it reopens when one is")
+		if ok, suppressed := g.closedLogs.allow(time.Now()); ok {
+			s.log.Warn().Str("listener", "bootstrap").Str("addr", g.addr).
+				Strs("upstreams", s.cfg.Upstream.BootstrapServers).Int("suppressed", suppressed).
+				Msg("bootstrap listener refuses connections: no upstream bootstrap server is reachable; it reopens when one is")
+		}
 	case !down && g.ln == nil:
 		if err := s.reopenBootstrap(g); err != nil {
 			s.log.Error().Err(err).Str("listener", "bootstrap").
@@ -134,8 +143,10 @@ func (s *Server) reopenBootstrap(g *bootstrapGate) error {
 	}
 	g.ln = ln
 	s.metrics.bootstrapOpen.Set(1)
-	s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).
-		Msg("bootstrap listener accepting again: an upstream bootstrap server is reachable")
+	if ok, suppressed := g.reopenedLogs.allow(time.Now()); ok {
+		s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Int("suppressed", suppressed).
+			Msg("bootstrap listener accepting again: an upstream bootstrap server is reachable")
+	}
 	s.serve(ln, bootstrapNode)
 	return nil
 }
