@@ -121,7 +121,7 @@ func (s *Server) bootstrapFollow(addr string) {
 		g.ln = nil
 		s.metrics.bootstrapOpen.Set(0)
 		if ok, suppressed := g.closedLogs.allow(time.Now()); ok {
-			s.log.Warn().Str("listener", "bootstrap").Str("addr", g.addr).
+			s.log.Warn().Str("listener", "bootstrap").Str("addr", g.bound).
 				Strs("upstreams", s.cfg.Upstream.BootstrapServers).Int("suppressed", suppressed).
 				Msg("bootstrap listener refuses connections: no upstream bootstrap server is reachable; it reopens when one is")
 		}
@@ -144,7 +144,7 @@ func (s *Server) reopenBootstrap(g *bootstrapGate) error {
 	g.ln = ln
 	s.metrics.bootstrapOpen.Set(1)
 	if ok, suppressed := g.reopenedLogs.allow(time.Now()); ok {
-		s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Int("suppressed", suppressed).
+		s.log.Info().Str("listener", "bootstrap").Str("addr", g.bound).Int("suppressed", suppressed).
 			Msg("bootstrap listener accepting again: an upstream bootstrap server is reachable")
 	}
 	s.serve(ln, bootstrapNode)

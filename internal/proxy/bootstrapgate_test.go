@@ -114,15 +114,7 @@ func TestBootstrapListenerFollowsUpstream(t *testing.T) {
 		t.Skipf("the upstream's port was taken meanwhile: %v", err)
 	}
 	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(ln)
 	waitRefused(t, addr, false, "bootstrap port still refuses with the bootstrap server back")
 	if n := len(countMessages(t, &logs, "bootstrap listener accepting again")); n != 1 {
 		t.Errorf("%d lines saying the bootstrap listener accepts again, want 1", n)
@@ -144,15 +136,7 @@ func TestBootstrapListenerOpenWhileOneServerAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer up.Close()
-	go func() {
-		for {
-			c, err := up.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(up)
 	down := closedPort(t)
 	s := gateServer(t, &logs, prometheus.NewRegistry(), down, up.Addr().String())
 	for deadline := time.Now().Add(5 * time.Second); !s.health.down(down); time.Sleep(10 * time.Millisecond) {
@@ -165,5 +149,58 @@ func TestBootstrapListenerOpenWhileOneServerAnswers(t *testing.T) {
 	}
 	if n := len(countMessages(t, &logs, "bootstrap listener refuses connections")); n != 0 {
 		t.Errorf("%d lines saying the bootstrap listener refuses, want none", n)
+	}
+}
+
+// acceptAndClose serves ln by closing every connection it accepts.
+func acceptAndClose(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
+}
+
+// waitMessage waits up to 5 seconds for a log line starting with prefix.
+func waitMessage(t *testing.T, logs *logbuf.Buffer, prefix string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); len(countMessages(t, logs, prefix)) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line %q within 5s:\n%s", prefix, logs.String())
+		}
+	}
+}
+
+// While the bootstrap listener is closed its port is free: if another
+// process takes it, the reopen fails, is logged, and is retried until the
+// port is free again.
+func TestBootstrapListenerReopenRetriedWhilePortTaken(t *testing.T) {
+	var logs logbuf.Buffer
+	upstream := closedPort(t)
+	reg := prometheus.NewRegistry()
+	s := gateServer(t, &logs, reg, upstream)
+	addr := s.BootstrapAddr()
+	waitRefused(t, addr, true, "bootstrap port still accepts with the only bootstrap server unreachable")
+	thief, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := net.Listen("tcp", upstream)
+	if err != nil {
+		thief.Close()
+		t.Skipf("the upstream's port was taken meanwhile: %v", err)
+	}
+	defer up.Close()
+	go acceptAndClose(up)
+	waitMessage(t, &logs, "bootstrap listener not reopened; retrying")
+	if v := admissionMetric(t, reg, "kproxy_bootstrap_listener_open"); v != 0 {
+		t.Errorf("kproxy_bootstrap_listener_open = %v while its port is taken, want 0", v)
+	}
+	thief.Close()
+	waitMessage(t, &logs, "bootstrap listener accepting again")
+	if refused(addr) {
+		t.Fatal("bootstrap port refuses after the reopen")
 	}
 }
