@@ -23,7 +23,8 @@ type bootstrapGate struct {
 	// addr is the bound address, to reopen on the same port (the port
 	// the configuration gave, or the one the system chose for port 0).
 	addr string
-	// bound is the address the first bind reported, for BootstrapAddr.
+	// bound is the address the first bind reported, for BootstrapAddr and
+	// the log lines (the same as the "listening" line's).
 	bound string
 	ln    net.Listener // nil while closed
 	// shut: Shutdown closed it for good.
@@ -37,7 +38,8 @@ type bootstrapGate struct {
 	closedLogs, reopenedLogs logSampler
 }
 
-// openBootstrap binds the bootstrap listener at addr and serves it.
+// openBootstrap binds the bootstrap listener at addr; serveBootstrap
+// starts serving it.
 func (s *Server) openBootstrap(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
