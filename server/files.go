@@ -3,7 +3,9 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
@@ -32,6 +34,11 @@ func checkFiles(cfg *config.Config) error {
 			errs = append(errs, fmt.Errorf("%s%s: %w", prefix, key, err))
 		}
 		checkClusterFiles(cl.Config, report)
+	}
+	if a := cfg.Audit; a != nil && a.Output != "" && a.Output != config.AuditStdout {
+		if err := appendable(a.Output); err != nil {
+			errs = append(errs, fmt.Errorf("audit.output: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -81,6 +88,24 @@ func checkListenerTLS(at string, t *config.ListenerTLS, report func(key string, 
 		_, err := tlsconfig.LoadCertPool(t.ClientCAFile)
 		report(at+"client_ca_file", err)
 	}
+}
+
+// appendable reports whether file could be opened for appending, as run
+// opens audit.output, without creating it: an existing file must open for
+// writing, a new one needs its directory. (Whether the directory is
+// writable is left to run, which says so.)
+func appendable(file string) error {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if st, serr := os.Stat(filepath.Dir(file)); serr != nil || !st.IsDir() {
+		return err // its directory is missing: the open's error says which file
+	}
+	return nil
 }
 
 // readable reports whether file can be opened for reading.

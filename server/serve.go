@@ -136,7 +136,7 @@ func startFailure(ctx context.Context, cfg *config.Config, servers []*proxy.Serv
 			select {
 			case err := <-srv.Failed():
 				if name != "" {
-					err = fmt.Errorf("virtual cluster %s: %w", name, err)
+					err = fmt.Errorf("virtual cluster %s (virtual_clusters[%d]): %w", name, i, err)
 				}
 				failed <- err
 			case <-ctx.Done():
@@ -161,7 +161,7 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger, retry func
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("admin listener %s: %w", cfg.Listen, err)
+		return nil, fmt.Errorf("admin.listen: admin listener on %s: %w", cfg.Listen, err)
 	}
 	ln = retry(ln, "admin")
 	admin := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
@@ -204,7 +204,7 @@ func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, o
 		if err := srv.Start(ctx); err != nil {
 			shutdownAll(context.Background(), servers)
 			if cl.Name != "" {
-				err = fmt.Errorf("virtual cluster %s: %w", cl.Name, err)
+				err = fmt.Errorf("virtual cluster %s (virtual_clusters[%d]): %w", cl.Name, i, err)
 			}
 			return nil, err
 		}

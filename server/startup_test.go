@@ -14,11 +14,11 @@ import (
 	"github.com/kproxy/kproxy/server"
 )
 
-// TestStartupErrorsWithAPolicyAreReturned: with a policy configured, a
-// start-up step that fails after the policy's wiring began (an upstream CA
-// bundle that is missing, an audit file that cannot be opened) is returned
-// as an error naming its cause; the wiring's clean-up must not run on a nil
-// wiring and panic instead.
+// TestStartupErrorsWithAPolicyAreReturned: with a policy configured, an
+// upstream CA bundle that is missing or an audit file that cannot be
+// opened is returned as an error naming its cause, never a panic. (Run's
+// file checks find both before the policy's wiring begins;
+// TestStartPolicyErrorIsReturnedNotAPanic holds the wiring's clean-up.)
 func TestStartupErrorsWithAPolicyAreReturned(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
 	missing := filepath.Join(t.TempDir(), "absent", "file.pem")

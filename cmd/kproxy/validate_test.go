@@ -80,11 +80,12 @@ policy:
 }
 
 // TestValidateExamplesWithoutWarnings: the shipped examples teach no grant
-// a client can claim.
+// a client can claim. They are written for a server (an audit log under
+// /var/log/kproxy), so the files they name are left unread.
 func TestValidateExamplesWithoutWarnings(t *testing.T) {
 	for _, path := range []string{"../../configs/example.yaml", "../../configs/policy-example.yaml"} {
 		var stdout, stderr bytes.Buffer
-		if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+		if code := runArgs([]string{"validate", "--skip-file-checks", "--config", path}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
 			t.Errorf("%s: exit %d, stderr %q", path, code, stderr.String())
 		}
 	}

@@ -45,7 +45,7 @@ func TestDefaultsYAMLKeys(t *testing.T) {
 	dec.KnownFields(true)
 	var cfg Config
 	if err := dec.Decode(&cfg); err != nil {
-		t.Fatalf("defaults with every section written do not decode: %v\n%s", explainYAMLError(err), all)
+		t.Fatalf("defaults with every section written do not decode: %v\n%s", explainYAMLError(all, err), all)
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(all, &root); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -63,7 +62,7 @@ func Parse(r io.Reader, overrides ...Override) (*Config, error) {
 	dec.KnownFields(true)
 	var cfg Config
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, explainYAMLError(err)
+		return nil, explainYAMLError(data, err)
 	}
 	sources, err := cfg.applyOverrides(overrides)
 	if err != nil {
@@ -75,22 +74,6 @@ func Parse(r io.Reader, overrides ...Override) (*Config, error) {
 		return nil, err
 	}
 	return &cfg, nil
-}
-
-var unknownField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
-
-// secretTypeValue matches the value yaml.v3 quotes in a type error about
-// a section that holds secrets ("cannot unmarshal !!str `hunter2` into
-// config.UpstreamSASL": up to 10 bytes whole, else the first 7), which is
-// likely a password written in the wrong place.
-var secretTypeValue = regexp.MustCompile("(?s)(cannot unmarshal \\S+) `.*?` (into (?:\\[\\])?config\\.(?:UpstreamSASL|ListenerSASL|SASLUser)\\b)")
-
-// explainYAMLError rewrites yaml.v3's Go-centric wording into key names,
-// and drops the values it quotes from sections that hold secrets.
-func explainYAMLError(err error) error {
-	msg := unknownField.ReplaceAllString(err.Error(), `unknown key "$1" (in $2; docs/configuration.md lists every key)`)
-	msg = secretTypeValue.ReplaceAllString(msg, "$1 value $2")
-	return errors.New(msg)
 }
 
 func (c *Config) applyDefaults() {

@@ -27,14 +27,14 @@ import (
 func admissionServer(t *testing.T, listeners, limits string) (*Server, *prometheus.Registry) {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(fmt.Sprintf(`
-upstream: {bootstrap_servers: ["127.0.0.1:1"]}
+upstream: {bootstrap_servers: [%q]}
 listeners:
   bind_host: 127.0.0.1
   bootstrap_port: 0
 %s
 limits:
 %s
-`, listeners, limits)))
+`, silentUpstream(t), listeners, limits)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +49,35 @@ limits:
 		s.Shutdown(ctx)
 	})
 	return s, reg
+}
+
+// silentUpstream is the address of a listener that accepts connections
+// and never answers: an upstream reachable enough that the bootstrap
+// listener stays open (it closes while no bootstrap server is reachable),
+// for tests of what happens before a request is relayed.
+func silentUpstream(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	return ln.Addr().String()
 }
 
 // admissionMetric is the value of the series of name whose labels

@@ -29,6 +29,8 @@ type Metrics struct {
 	upstreamsDown prometheus.Gauge
 	ready         prometheus.Gauge
 	brokerListens prometheus.Gauge
+	// bootstrapOpen is 1 while the bootstrap listener accepts (bootstrapgate.go).
+	bootstrapOpen prometheus.Gauge
 	tlsFailures   *prometheus.CounterVec
 	sasl          *prometheus.CounterVec
 	// jwksFetches and jwksKeys follow the OAUTHBEARER key set.
@@ -95,6 +97,9 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 		brokerListens: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_broker_listeners", Help: "Per-broker listeners open.",
 		}),
+		bootstrapOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kproxy_bootstrap_listener_open", Help: "1 while the bootstrap listener accepts connections; 0 while it refuses them because no upstream bootstrap server is reachable (or none is configured).",
+		}),
 		tlsFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_tls_handshake_failures_total", Help: "TLS handshakes that failed, by side: client (a client of kproxy) or upstream (kproxy to a broker).",
 		}, []string{"side"}),
@@ -117,7 +122,7 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.acceptErrors, m.handshaking, m.inFlight, m.receivedBytes, m.sentBytes,
-		m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens, m.tlsFailures, m.sasl,
+		m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens, m.bootstrapOpen, m.tlsFailures, m.sasl,
 		m.jwksFetches, m.jwksKeys, m.bufferedBytes, m.bufferedLimit)
 	return m
 }

@@ -143,11 +143,22 @@ func (r *routes) listen(nodeID int32) (*nodeRoute, error) {
 	addr := net.JoinHostPort(r.cfg.BindHost, strconv.Itoa(port))
 	ln, err := r.open(nodeID, addr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: open listener for node %d on %s: %w", errNodeListener, nodeID, addr, err)
+		return nil, fmt.Errorf("%s: %w for node %d on %s: %w", r.portKey(nodeID), errNodeListener, nodeID, addr, err)
 	}
 	boundPort := ln.Addr().(*net.TCPAddr).Port
 	return &nodeRoute{nodeID: nodeID, advertisedHost: host, advertisedPort: int32(boundPort), listener: ln,
 		bindAddr: net.JoinHostPort(r.cfg.BindHost, strconv.Itoa(boundPort))}, nil
+}
+
+// portKey names the configuration key that gives nodeID's port: its
+// override in listeners.brokers, else listeners.broker_port_base.
+func (r *routes) portKey(nodeID int32) string {
+	for i, o := range r.cfg.Brokers {
+		if o.NodeID == nodeID && o.Port != 0 {
+			return fmt.Sprintf("listeners.brokers[%d].port", i)
+		}
+	}
+	return "listeners.broker_port_base"
 }
 
 // upstreamFor returns the upstream address of nodeID, if known.

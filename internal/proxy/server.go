@@ -67,8 +67,11 @@ type Server struct {
 
 	sec security
 	// quotas enforces policy.quotas (quota.go); nil: none.
-	quotas    *quota.Engine
-	bootstrap net.Listener // nil when listeners.port_per_broker is false
+	quotas *quota.Engine
+	// bootstrapGate holds the bootstrap listener (none when
+	// listeners.port_per_broker is false), closed while no upstream
+	// bootstrap server is reachable.
+	bootstrapGate bootstrapGate
 	// sni is listeners.sni, nil if unset; sniRefused counts its refused
 	// handshakes.
 	sni        *sniListener
@@ -159,20 +162,14 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	l := s.cfg.Listeners
 	if l.PortPerBrokerEnabled() {
-		addr := net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("bootstrap listener %s: %w", addr, err)
+		if err := s.openBootstrap(net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))); err != nil {
+			return err
 		}
-		s.bootstrap = ln
-		s.log.Info().Str("listener", "bootstrap").Str("addr", ln.Addr().String()).Msg("listening")
 	}
 	if l.SNI != nil {
 		sni, err := s.newSNIListener()
 		if err != nil {
-			if s.bootstrap != nil {
-				s.bootstrap.Close()
-			}
+			s.closeBootstrap()
 			return err
 		}
 		s.sni = sni
@@ -183,12 +180,11 @@ func (s *Server) Start(ctx context.Context) error {
 	s.stopDiscovery, s.discoveryDone = stop, make(chan struct{})
 	s.apiVersions = newAPIVersionsCache(dctx)
 	go s.refreshJWKS(dctx)
-	if s.bootstrap != nil {
-		s.serve(s.bootstrap, bootstrapNode)
-	}
+	s.serveBootstrap()
 	if s.sni != nil {
 		s.serveListener(s.sni.ln, bootstrapNode, sniListenerName, s.sni)
 	}
+	s.probeBootstrapServers()
 	go func() {
 		defer close(s.discoveryDone)
 		s.discoverBrokers(dctx)
@@ -237,12 +233,7 @@ func (s *Server) registry(mapper rewrite.BrokerMapper) *filter.Registry {
 
 // BootstrapAddr is the bound address of the bootstrap listener, "" when
 // listeners.port_per_broker is false.
-func (s *Server) BootstrapAddr() string {
-	if s.bootstrap == nil {
-		return ""
-	}
-	return s.bootstrap.Addr().String()
-}
+func (s *Server) BootstrapAddr() string { return s.bootstrapAddr() }
 
 // BrokerAddr is the address clients are told for upstream node nodeID.
 func (s *Server) BrokerAddr(nodeID int32) (string, bool) { return s.routes.advertised(nodeID) }
@@ -369,9 +360,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}
-	if s.bootstrap != nil {
-		s.bootstrap.Close()
-	}
+	s.closeBootstrap()
 	if s.sni != nil {
 		s.sni.ln.Close()
 	}

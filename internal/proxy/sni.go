@@ -122,7 +122,7 @@ func (s *Server) newSNIListener() (*sniListener, error) {
 	addr := net.JoinHostPort(c.BindHost, strconv.Itoa(c.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listeners.sni %s: %w", addr, err)
+		return nil, fmt.Errorf("listeners.sni.port: SNI listener on %s: %w", addr, err)
 	}
 	l := &sniListener{cfg: c, ln: ln, routes: s.routes, tls: tc, principalFrom: c.TLS.PrincipalFrom,
 		advertisedPort: int32(c.AdvertisedPort), refused: s.sniRefused}

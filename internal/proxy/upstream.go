@@ -170,8 +170,10 @@ func (s *Server) probeUpstream(ctx context.Context, addr string) error {
 }
 
 // upstreamChanged is told by the health tracker that addr went down or
-// came back: the listeners of the nodes served there follow.
+// came back: the listeners of the nodes served there follow, and the
+// bootstrap listener if addr is a bootstrap server.
 func (s *Server) upstreamChanged(addr string) {
+	s.bootstrapFollow(addr)
 	if err := s.routes.upstreamChanged(addr); err != nil {
 		s.log.Error().Err(err).Str("upstream", addr).Msg("broker listener not reopened; retried when metadata next names the node")
 	}

@@ -56,14 +56,14 @@ func TestCodeBlocksRunAsWritten(t *testing.T) {
 	var inventory []blockResult
 	t.Run("blocks", func(t *testing.T) {
 		for _, base := range fragmentBases(blocks) {
-			t.Run("base "+base, func(t *testing.T) {
+			t.Run("base "+base.Path, func(t *testing.T) {
 				t.Parallel()
-				text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(base)))
+				text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(base.Path)))
 				if err != nil {
 					t.Fatalf("a fragment's complete file: %v", err)
 				}
-				if _, err := validateConfig(bin, root, t.TempDir(), text, false); err != nil {
-					t.Errorf("%s, which fragments are merged into: %v", base, err)
+				if _, err := validateConfig(bin, root, t.TempDir(), text, base.FilesElsewhere); err != nil {
+					t.Errorf("%s, which fragments are merged into: %v", base.Path, err)
 				}
 			})
 		}
@@ -146,16 +146,32 @@ func checkClass(t *testing.T, b codeBlock, c blockClass, root, bin string, tests
 
 // fragmentBases lists the complete files fragments name, each once: they
 // must be valid themselves, or a fragment's check would say nothing.
-func fragmentBases(blocks []codeBlock) []string {
-	seen := map[string]bool{}
-	var bases []string
+func fragmentBases(blocks []codeBlock) []fragmentBase {
+	at := map[string]int{}
+	var bases []fragmentBase
 	for _, b := range blocks {
-		if c, err := parseMarker(b.Marker); err == nil && c.Kind == kindFragment && !seen[c.Base] {
-			seen[c.Base] = true
-			bases = append(bases, c.Base)
+		c, err := parseMarker(b.Marker)
+		if err != nil || c.Kind != kindFragment {
+			continue
 		}
+		i, ok := at[c.Base]
+		if !ok {
+			i = len(bases)
+			at[c.Base] = i
+			bases = append(bases, fragmentBase{Path: c.Base})
+		}
+		// A fragment whose files live on a server says the same of the
+		// file it belongs to.
+		bases[i].FilesElsewhere = bases[i].FilesElsewhere || c.FilesElsewhere
 	}
 	return bases
+}
+
+// fragmentBase is a complete file fragments name, and whether it names
+// files that exist only where it is deployed.
+type fragmentBase struct {
+	Path           string
+	FilesElsewhere bool
 }
 
 // logInventory logs every block: file, line, language, class, result.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"net"
 	"slices"
 	"strconv"
@@ -106,33 +107,43 @@ func TestLongPollDoesNotDelayOthers(t *testing.T) {
 }
 
 // TestUpstreamUnreachable: a kproxy whose only bootstrap server cannot be
-// reached gives a connecting client a clean close (EOF) within the dial
-// timeout, not a hang: when the port refuses connections (at once), and
-// when connection attempts go unanswered (after the dial timeout).
+// reached answers a connecting client at once or within the dial timeout,
+// never with a hang. When the server refuses connections kproxy knows at
+// once, and its bootstrap port refuses them too, as a dead cluster's
+// would. When connection attempts go unanswered, a client that connects
+// meanwhile gets a clean close (EOF) after the dial timeout; from then on
+// the server is known down and the port refuses.
 func TestUpstreamUnreachable(t *testing.T) {
 	t.Parallel()
 	const dialTimeout = 2 * time.Second
 	t.Run("refused", func(t *testing.T) {
 		t.Parallel()
 		refusing, _ := tcppeer.Refusing(t)
-		took := unreachable(t, refusing, dialTimeout)
-		if took > dialTimeout {
-			t.Errorf("close took %v, longer than the %v dial timeout", took, dialTimeout)
+		p := testkit.StartProxyNoWait(t, []string{refusing}, dialTimeout, "")
+		var err error
+		for deadline := time.Now().Add(5 * time.Second); !errors.Is(err, syscall.ECONNREFUSED); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("bootstrap port with its only server refusing: %v, want connection refused", err)
+			}
+			_, err = apiVersionsAt(p.BootstrapAddr())
 		}
+		clientFailsFast(t, p, dialTimeout)
 	})
 	t.Run("unanswered", func(t *testing.T) {
 		t.Parallel()
-		took := unreachable(t, blackhole(t), dialTimeout)
+		p := testkit.StartProxyNoWait(t, []string{blackhole(t)}, dialTimeout, "")
+		took := closedAfterFirstRequest(t, p, dialTimeout)
 		if took < dialTimeout*3/4 || took > dialTimeout+1500*time.Millisecond {
 			t.Errorf("close took %v, want about the %v dial timeout", took, dialTimeout)
 		}
+		clientFailsFast(t, p, dialTimeout)
 	})
 }
 
-// unreachable starts a kproxy in front of upstream, which cannot be
-// reached, and returns how long a client's request took to end in a close.
-func unreachable(t *testing.T, upstream string, dialTimeout time.Duration) time.Duration {
-	p := testkit.StartProxyNoWait(t, []string{upstream}, dialTimeout, "")
+// closedAfterFirstRequest connects to p's bootstrap port, whose upstream
+// cannot be reached, and returns how long its first request took to end in
+// a close.
+func closedAfterFirstRequest(t *testing.T, p *testkit.Proxy, dialTimeout time.Duration) time.Duration {
 	if p.Ready() {
 		t.Fatalf("kproxy ready with no reachable upstream")
 	}
@@ -148,10 +159,15 @@ func unreachable(t *testing.T, upstream string, dialTimeout time.Duration) time.
 	if n := testkit.MetricValue(t, p.Registry, "kproxy_connections_closed_total", "reason", "upstream_unreachable"); n != 1 {
 		t.Errorf("kproxy_connections_closed_total{reason=upstream_unreachable} = %v, want 1", n)
 	}
+	return took
+}
+
+// clientFailsFast: a kgo client of p, whose upstream cannot be reached,
+// gets an error, not a hang, and kproxy is not ready.
+func clientFailsFast(t *testing.T, p *testkit.Proxy, dialTimeout time.Duration) {
 	if n := testkit.MetricValue(t, p.Registry, "kproxy_ready"); n != 0 {
 		t.Errorf("kproxy_ready = %v with no upstream", n)
 	}
-
 	// A kgo client gets an error, not a hang.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.BootstrapAddr()), kgo.RequestRetries(0))
 	if err != nil {
@@ -168,7 +184,6 @@ func unreachable(t *testing.T, upstream string, dialTimeout time.Duration) time.
 	} else {
 		t.Logf("ping failed after %v: %v", time.Since(start), err)
 	}
-	return took
 }
 
 // blackhole returns the address of a listener whose accept queue is full,
