@@ -56,4 +56,3 @@ func imageTag(image string) string {
 	}
 	return image[i+1:]
 }
-
