@@ -25,10 +25,11 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# Static (no cgo), no paths of this machine in the binary, version and
-# commit shown by `kproxy version`.
+# Static (no cgo), no paths of this machine in the binary, no DWARF,
+# version and commit shown by `kproxy version` (and kept in the symbol
+# table, as scripts/lib/build.sh builds release binaries).
 RUN CGO_ENABLED=0 go build -trimpath \
-      -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
+      -ldflags="-w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
       -o /out/kproxy ./cmd/kproxy \
  && cp /etc/ssl/certs/ca-certificates.crt /out/
 
