@@ -60,19 +60,28 @@ pick_runtime() {
   return 1
 }
 
+# image_runtime IMAGE ARGS... sets image_ran to how images run here:
+# "container" where `podman run IMAGE ARGS...` works, else "unpacked".
+# Call it outside $(...), so that what pick_runtime found is kept.
+# KPROXY_IMAGE_RUN=unpacked forces the fallback.
+image_runtime() {
+  if [[ ${KPROXY_IMAGE_RUN:-auto} == unpacked ]]; then
+    image_ran=unpacked
+  elif pick_runtime "$@" >/dev/null; then image_ran=container; else image_ran=unpacked; fi
+}
+
 # image_run IMAGE ARGS... runs the image's entrypoint with ARGS and prints
-# its output: in a container where containers run here, else with the
-# image's filesystem unpacked (podman image mount) as root, as the image's
-# user (chroot --userspec). image_ran says which.
+# its output, as image_runtime found: in a container, or with the image's
+# filesystem unpacked (podman image mount) as root, as the image's user
+# (chroot --userspec).
 image_run() {
-  local image=$1 root user entrypoint rc=0
+  local image=$1 root user rc=0
+  local -a entrypoint
   shift
-  if pick_runtime "$image" "$@" >/dev/null; then
-    image_ran=container
+  if [[ $image_ran == container ]]; then
     timeout 60 "${podman[@]}" run --rm --network none "${run_flags[@]}" "$image" "$@" 2>&1
     return
   fi
-  image_ran=unpacked
   user=$("${podman[@]}" image inspect --format '{{.Config.User}}' "$image")
   readarray -t entrypoint < <("${podman[@]}" image inspect --format '{{range .Config.Entrypoint}}{{println .}}{{end}}' "$image")
   root=$(timeout 60 "${podman[@]}" image mount "$image")

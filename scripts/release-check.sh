@@ -18,6 +18,9 @@
 # - the Helm chart's version and appVersion are the version, and it renders
 #   (Helm's Go SDK) with the version as the image tag.
 #
+# KPROXY_IMAGE_RUN=unpacked runs the image's binary unpacked even where
+# containers run (as deploy/image-test.sh).
+#
 # Needs: go, podman (Debian: podman, runc), python3, tar, sha256sum.
 set -euo pipefail
 [[ $# -eq 1 && -d $1 ]] || { echo "usage: scripts/release-check.sh DIST_DIR" >&2; exit 2; }
@@ -170,6 +173,7 @@ timeout 30 "${podman[@]}" image unmount "$image" >/dev/null
 released=$(sha256sum <"$work/kproxy_${version}_linux_${image_arch}/kproxy" | cut -d' ' -f1)
 [[ $in_image == "$released" ]] || fail "$image: /kproxy has SHA-256 $in_image, the linux/$image_arch tarball's $released"
 ok "$image: /kproxy is the linux/$image_arch tarball's binary"
+image_runtime "$image" version
 out=$(image_run "$image" version) || fail "$image: kproxy version failed ($image_ran): $out"
 grep -qx "version $version" <<<"$out" || fail "$image: kproxy version ($image_ran) prints:"$'\n'"$out"$'\n'"want the line: version $version"
 ok "$image: kproxy version prints version $version (ran as: $image_ran)"
