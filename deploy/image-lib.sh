@@ -83,7 +83,7 @@ image_run() {
     return
   fi
   user=$("${podman[@]}" image inspect --format '{{.Config.User}}' "$image")
-  readarray -t entrypoint < <("${podman[@]}" image inspect --format '{{range .Config.Entrypoint}}{{println .}}{{end}}' "$image")
+  readarray -t entrypoint < <("${podman[@]}" image inspect --format '{{range .Config.Entrypoint}}{{println .}}{{end}}' "$image" | sed '/^$/d')
   root=$(timeout 60 "${podman[@]}" image mount "$image")
   chroot --userspec="$user" "$root" "${entrypoint[@]}" "$@" 2>&1 || rc=$?
   timeout 30 "${podman[@]}" image unmount "$image" >/dev/null 2>&1 || true
