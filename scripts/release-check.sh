@@ -55,7 +55,8 @@ echo "== checksums"
 (cd "$dist" && sha256sum --strict --quiet -c SHA256SUMS) || fail "SHA256SUMS does not verify"
 listed=$(awk '{print $2}' "$dist/SHA256SUMS" | sed 's/^\*//' | LC_ALL=C sort)
 present=$(cd "$dist" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort)
-[[ $listed == "$present" ]] || fail "SHA256SUMS lists $(tr '\n' ' ' <<<"$listed"), dist/ holds $(tr '\n' ' ' <<<"$present")"
+[[ $listed == "$present" ]] ||
+  fail "SHA256SUMS does not list: $(comm -13 <(echo "$listed") <(echo "$present") | tr '\n' ' '); lists, missing: $(comm -23 <(echo "$listed") <(echo "$present") | tr '\n' ' ')"
 ok "SHA256SUMS verifies $(wc -l <<<"$listed") files, every file in $dist"
 
 host=$(go env GOOS)/$(go env GOARCH)
@@ -83,9 +84,9 @@ for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
   done
   # -trimpath keeps -ldflags out of the build info: the stamp is read
   # from the symbol table.
-  stamped=$("$work/stamped" "$bin" main.version) || fail "$name: $stamped"
+  stamped=$("$work/stamped" "$bin" main.version 2>&1) || fail "$name: $stamped"
   [[ $stamped == "$version" ]] || fail "$name: main.version is stamped '$stamped', want $version"
-  stamped_commit=$("$work/stamped" "$bin" main.commit) || fail "$name: $stamped_commit"
+  stamped_commit=$("$work/stamped" "$bin" main.commit 2>&1) || fail "$name: $stamped_commit"
   first_commit=${first_commit:-$stamped_commit}
   [[ $stamped_commit == "$first_commit" ]] || fail "$name: main.commit is stamped $stamped_commit, another binary's $first_commit"
   ok "$name: build info GOOS=$goos GOARCH=$goarch CGO_ENABLED=0 -trimpath; stamped main.version=$version main.commit=$stamped_commit"
