@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by deploy/image-test.sh, scripts/release.sh and
 # scripts/release-check.sh: kproxy's image built with podman from a binary
 # built on the host, and run, in a private podman store.
@@ -76,16 +77,16 @@ image_runtime() {
 # (chroot --userspec).
 image_run() {
   local image=$1 root user rc=0
-  local -a entrypoint
+  local -a image_entrypoint
   shift
   if [[ $image_ran == container ]]; then
     timeout 60 "${podman[@]}" run --rm --network none "${run_flags[@]}" "$image" "$@" 2>&1
     return
   fi
   user=$("${podman[@]}" image inspect --format '{{.Config.User}}' "$image")
-  readarray -t entrypoint < <("${podman[@]}" image inspect --format '{{range .Config.Entrypoint}}{{println .}}{{end}}' "$image" | sed '/^$/d')
+  readarray -t image_entrypoint < <("${podman[@]}" image inspect --format '{{range .Config.Entrypoint}}{{println .}}{{end}}' "$image" | sed '/^$/d')
   root=$(timeout 60 "${podman[@]}" image mount "$image")
-  chroot --userspec="$user" "$root" "${entrypoint[@]}" "$@" 2>&1 || rc=$?
+  chroot --userspec="$user" "$root" "${image_entrypoint[@]}" "$@" 2>&1 || rc=$?
   timeout 30 "${podman[@]}" image unmount "$image" >/dev/null 2>&1 || true
   return "$rc"
 }

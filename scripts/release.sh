@@ -15,9 +15,11 @@
 # VERSION is SemVer 2 without build metadata (an image tag cannot hold
 # "+"); a leading "v" is dropped. Timestamps (SBOMs, the image, tar
 # entries) are the commit's time, or SOURCE_DATE_EPOCH when set, so the
-# same commit and toolchain give the same binaries and tarballs.
+# same commit and toolchain give the same binaries, tarballs and SBOMs
+# (the chart and image archives hold their packing time).
 #
-# Needs: go, git, podman (Debian: podman, runc), tar, gzip, sha256sum.
+# Needs (Linux): go, git, podman (Debian: podman, runc), GNU tar and date,
+# gzip, sha256sum.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib/build.sh
@@ -107,7 +109,8 @@ timeout 300 "${podman[@]}" save --quiet --format oci-archive -o "$dist/kproxy_${
 echo "== Helm chart"
 (cd deploy/helm/test && go run ./cmd/package-chart -version "$version" -o "$dist" ../kproxy) >/dev/null
 
-(cd "$dist" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
+(cd "$dist" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum >"$work/SHA256SUMS")
+mv "$work/SHA256SUMS" "$dist/SHA256SUMS"
 echo "== dist/ (release $version)"
 (cd "$dist" && ls -l --time-style=+ | tail -n +2)
 if [[ -z $snapshot ]] && ! git rev-parse -q --verify "refs/tags/v$version" >/dev/null; then

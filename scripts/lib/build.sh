@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/release.sh and deploy/image-test.sh: how a kproxy
 # binary for release or an image is built, in one place.
 
