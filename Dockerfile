@@ -4,7 +4,8 @@
 #
 #   docker build -t kproxy \
 #     --build-arg VERSION=$(git describe --tags --always --dirty) \
-#     --build-arg COMMIT=$(git rev-parse HEAD) .
+#     --build-arg COMMIT=$(git rev-parse HEAD) \
+#     --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ) .
 #   docker run --rm --network host kproxy     # the demo: configs/demo.yaml
 #
 # The `build` stage compiles kproxy with the Go toolchain image. Where no
@@ -24,20 +25,25 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# Static (no cgo), no paths of this machine in the binary, version and
-# commit shown by `kproxy version`.
+# Static (no cgo), no paths of this machine in the binary, no DWARF,
+# version and commit shown by `kproxy version` (and kept in the symbol
+# table, as scripts/lib/build.sh builds release binaries).
 RUN CGO_ENABLED=0 go build -trimpath \
-      -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
+      -ldflags="-w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
       -o /out/kproxy ./cmd/kproxy \
  && cp /etc/ssl/certs/ca-certificates.crt /out/
 
 FROM scratch
 ARG VERSION=dev
 ARG COMMIT=unknown
+# When the image was built, RFC 3339 (scripts/release.sh: the commit's time).
+ARG CREATED=""
 LABEL org.opencontainers.image.title="kproxy" \
       org.opencontainers.image.description="Transparent Kafka protocol proxy" \
+      org.opencontainers.image.source="https://github.com/kproxy/kproxy" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${COMMIT}" \
+      org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.licenses="Apache-2.0"
 # System roots for upstream.tls without a ca_file.
 COPY --from=build /out/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt

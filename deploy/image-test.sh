@@ -26,13 +26,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# shellcheck source=scripts/lib/build.sh
+source scripts/lib/build.sh
+# shellcheck source=deploy/image-lib.sh
+source deploy/image-lib.sh
+
 mode=${KPROXY_IMAGE_RUN:-auto}   # auto | container | unpacked
 build=${KPROXY_IMAGE_BUILD:-prebuilt} # prebuilt | toolchain
 image=localhost/kproxy:ci
 work=$(mktemp -d "${TMPDIR:-/tmp}/kproxy-image.XXXXXX")
-# A private store: nothing of the machine's own podman state is touched,
-# and cleanup is one rm.
-podman=(podman --root "$work/storage" --runroot "$work/run" --storage-driver vfs)
+image_store "$work"
 container="" mounted="" pid=""
 
 cleanup() {
@@ -45,52 +48,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# pick_runtime finds podman settings under which containers start here,
-# trying `podman run --rm IMAGE ARGS...`: the defaults, then runc with
-# cgroupfs (crun refuses a hybrid cgroup tree), each with rlimits within
-# the hard ones (without CAP_SYS_RESOURCE nothing may raise them, and
-# podman's defaults ask for more). It adds what worked to podman and
-# run_flags.
-run_flags=()
-pick_runtime() {
-  local nofile nproc out
-  ((${#run_flags[@]} == 0)) || return 0 # picked already
-  nofile=$(ulimit -Hn) nproc=$(ulimit -Hu)
-  [[ $nofile == unlimited ]] && nofile=1048576
-  [[ $nproc == unlimited ]] || ((nproc > 4096)) && nproc=4096
-  local -a limits=(--ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc")
-  local -a attempts=("" "--cgroup-manager cgroupfs --runtime runc")
-  for global in "${attempts[@]}"; do
-    # shellcheck disable=SC2206
-    local -a g=($global)
-    if out=$(timeout 60 "${podman[@]}" "${g[@]}" run --rm --network none "${limits[@]}" "$@" 2>&1); then
-      podman+=("${g[@]}")
-      run_flags=("${limits[@]}")
-      echo "containers run here (podman ${global:-defaults}): $out"
-      return 0
-    fi
-    echo "podman run ${global:-with defaults} failed: $(tail -1 <<<"$out")"
-  done
-  return 1
-}
-
 version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+created=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 if [[ $build == prebuilt ]]; then
   echo "== image: static binary"
-  out=$work/prebuilt/out # handed in as the Dockerfile's build stage
-  mkdir -p "$out"
-  CGO_ENABLED=0 go build -trimpath \
-    -ldflags="-s -w -X main.version=$version -X main.commit=$commit" \
-    -o "$out/kproxy" ./cmd/kproxy
-  if ldd "$out/kproxy" >/dev/null 2>&1; then
-    echo "kproxy is dynamically linked:"; ldd "$out/kproxy"; exit 1
-  fi
-  cp /etc/ssl/certs/ca-certificates.crt "$out/"
+  kproxy_build "$work/kproxy" linux "$(go env GOARCH)" "$version" "$commit"
   echo "== image: podman build (vfs), the build stage replaced by the host's binary"
-  timeout 300 "${podman[@]}" build --quiet --pull=never --build-context build="$work/prebuilt" \
-    --build-arg VERSION="$version" --build-arg COMMIT="$commit" \
-    -f Dockerfile -t "$image" . >/dev/null
+  image_build_prebuilt "$work/prebuilt" "$work/kproxy" "$image" "$version" "$commit" "$created"
 else
   echo "== image: stand-in golang image from this machine's toolchain"
   # Laid out as the official golang image: Go in /usr/local/go, GOPATH
@@ -111,6 +76,7 @@ else
   echo "== image: podman build (vfs) of the Dockerfile's build stage"
   timeout 900 "${podman[@]}" build --quiet --pull=never --network host "${run_flags[@]}" \
     --build-arg GO_VERSION="$go_version" --build-arg VERSION="$version" --build-arg COMMIT="$commit" \
+    --build-arg CREATED="$created" \
     -f Dockerfile -t "$image" . >/dev/null
 fi
 

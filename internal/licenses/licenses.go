@@ -70,13 +70,23 @@ var licenceFile = regexp.MustCompile(`(?i)^(licen[cs]e|copying|unlicense)([._-].
 // links, run in the module at root, with their licences; the main module
 // is left out. The Go toolchain itself is not a module: see Render.
 func Linked(root, pkg string) ([]Module, error) {
+	return LinkedFor(root, pkg)
+}
+
+// LinkedFor is Linked for a build with the environment env added to
+// this process's (e.g. GOOS=darwin, GOARCH=arm64, CGO_ENABLED=0): a
+// module may be linked on one platform only.
+func LinkedFor(root, pkg string, env ...string) ([]Module, error) {
 	cmd := exec.Command("go", "list", "-deps", "-json=Module", pkg)
 	cmd.Dir = root
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go list -deps %s: %w: %s", pkg, err, stderr.String())
+		return nil, fmt.Errorf("go list -deps %s %v: %w: %s", pkg, env, err, stderr.String())
 	}
 	type listed struct {
 		Module *struct {

@@ -71,3 +71,18 @@ func TestClassify(t *testing.T) {
 		t.Errorf("problems %q, want one each for a, b and c", problems)
 	}
 }
+
+// TestLinkedForPlatform: the modules linked depend on the platform, so a
+// binary's licences are listed for its own GOOS: procfs is linux-only.
+func TestLinkedForPlatform(t *testing.T) {
+	has := func(goos string) bool {
+		mods, err := licenses.LinkedFor(root, "./cmd/kproxy", "GOOS="+goos, "GOARCH=arm64", "CGO_ENABLED=0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(mods, func(m licenses.Module) bool { return m.Path == "github.com/prometheus/procfs" })
+	}
+	if !has("linux") || has("darwin") {
+		t.Errorf("github.com/prometheus/procfs linked on linux %v, on darwin %v; want linux only", has("linux"), has("darwin"))
+	}
+}

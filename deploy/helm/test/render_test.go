@@ -47,7 +47,12 @@ func loadChart(t testing.TB) *chart.Chart {
 // file's text by template path (NOTES.txt and partials left out).
 func renderValues(t testing.TB, layers ...string) (map[string]string, error) {
 	t.Helper()
-	c := loadChart(t)
+	return renderChartValues(t, loadChart(t), layers...)
+}
+
+// renderChartValues is renderValues for the chart c.
+func renderChartValues(t testing.TB, c *chart.Chart, layers ...string) (map[string]string, error) {
+	t.Helper()
 	vals := layeredValues(t, layers...)
 	caps := chartutil.DefaultCapabilities.Copy()
 	kv, err := chartutil.ParseKubeVersion(kubeVersion)
@@ -104,7 +109,13 @@ type objects struct {
 // kind the chart should not produce fails the test.
 func render(t testing.TB, layers ...string) *objects {
 	t.Helper()
-	files, err := renderValues(t, layers...)
+	return renderChart(t, loadChart(t), layers...)
+}
+
+// renderChart is render for the chart c.
+func renderChart(t testing.TB, c *chart.Chart, layers ...string) *objects {
+	t.Helper()
+	files, err := renderChartValues(t, c, layers...)
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
