@@ -57,8 +57,15 @@ func checkClusterFiles(c *config.Config, report func(key string, err error)) {
 			report(fmt.Sprintf("listeners.sni.certificates[%d]", j), tlsconfig.CheckKeyPair(kp.CertFile, kp.KeyFile))
 		}
 	}
-	if sa := l.SASL; sa != nil && sa.OAuthBearer != nil && sa.OAuthBearer.JWKSFile != "" {
-		report("listeners.sasl.oauthbearer.jwks_file", readable(sa.OAuthBearer.JWKSFile))
+	if sa := l.SASL; sa != nil && sa.OAuthBearer != nil {
+		if o := sa.OAuthBearer; o.JWKSFile != "" {
+			report("listeners.sasl.oauthbearer.jwks_file", readable(o.JWKSFile))
+		}
+		// A wrong bundle would otherwise show only when the identity
+		// provider is first asked, as failed logins.
+		if o := sa.OAuthBearer; o.JWKSCAFile != "" {
+			report("listeners.sasl.oauthbearer.jwks_ca_file", caBundle(o.JWKSCAFile))
+		}
 	}
 	if t := u.TLS; t != nil {
 		if t.CAFile != "" {
@@ -73,6 +80,9 @@ func checkClusterFiles(c *config.Config, report func(key string, err error)) {
 		if s.OAuth() {
 			_, err := auth.ResolveSecret(s.ClientSecret, s.ClientSecretFile, s.ClientSecretEnv)
 			report("upstream.sasl.client_secret", err)
+			if s.TokenEndpointCAFile != "" {
+				report("upstream.sasl.token_endpoint_ca_file", caBundle(s.TokenEndpointCAFile))
+			}
 		} else {
 			_, err := auth.ResolveSecret(s.Password, s.PasswordFile, s.PasswordEnv)
 			report("upstream.sasl.password", err)
@@ -115,4 +125,12 @@ func readable(file string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// caBundle loads a PEM bundle of CA certificates to trust.
+func caBundle(file string) error {
+	if _, err := tlsconfig.LoadCertPool(file); err != nil {
+		return fmt.Errorf("%w; want a readable PEM file of the CA certificates to trust", err)
+	}
+	return nil
 }

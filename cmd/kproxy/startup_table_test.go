@@ -100,11 +100,15 @@ func TestBrokenConfigurationsExitCleanly(t *testing.T) {
 		{name: "upstream OAuth client secret file missing", body: upstreamWith(fmt.Sprintf("sasl: {%s, client_secret_file: %q}", oauthUpstream, missing)) + plain,
 			file: true, want: []string{"upstream.sasl.client_secret", missing}},
 		{name: "upstream OAuth token endpoint CA missing", body: upstreamWith(fmt.Sprintf("sasl: {%s, client_secret: s, token_endpoint_ca_file: %q}", oauthUpstream, missing)) + plain,
-			want: []string{"upstream.sasl.token_endpoint_ca_file", missing}},
+			file: true, want: []string{"upstream.sasl.token_endpoint_ca_file", missing}},
+		{name: "upstream OAuth token endpoint CA without a certificate", body: upstreamWith(fmt.Sprintf("sasl: {%s, client_secret: s, token_endpoint_ca_file: %q}", oauthUpstream, notPEM)) + plain,
+			file: true, want: []string{"upstream.sasl.token_endpoint_ca_file", notPEM, "no PEM certificate"}},
 		{name: "listener JWKS file missing", body: upstream + withOAuth(fmt.Sprintf("jwks_file: %q", missing)),
 			file: true, want: []string{"listeners.sasl.oauthbearer.jwks_file", missing}},
 		{name: "listener JWKS CA missing", body: upstream + withOAuth(fmt.Sprintf("jwks_url: \"https://idp.example.com/jwks\", jwks_ca_file: %q", missing)),
-			want: []string{"listeners.sasl.oauthbearer.jwks_ca_file", missing}},
+			file: true, want: []string{"listeners.sasl.oauthbearer.jwks_ca_file", missing}},
+		{name: "listener JWKS CA without a certificate", body: upstream + withOAuth(fmt.Sprintf("jwks_url: \"https://idp.example.com/jwks\", jwks_ca_file: %q", notPEM)),
+			file: true, want: []string{"listeners.sasl.oauthbearer.jwks_ca_file", notPEM, "no PEM certificate"}},
 		{name: "SNI certificate missing", body: upstream + sni(0, fmt.Sprintf("tls: {cert_file: %q, key_file: %q}", missing, key)),
 			file: true, want: []string{"listeners.sni.tls.cert_file", missing}},
 		{name: "SNI extra certificate missing", body: upstream + sni(0, fmt.Sprintf("tls: {cert_file: %q, key_file: %q}, certificates: [{cert_file: %q, key_file: %q}]", cert, key, missing, key)),
@@ -112,6 +116,9 @@ func TestBrokenConfigurationsExitCleanly(t *testing.T) {
 		{name: "virtual cluster's listener certificate missing", body: upstream + fmt.Sprintf(
 			"virtual_clusters:\n  - {name: team-a, topic_prefix: a., group_prefix: a., transactional_id_prefix: a., listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0, tls: {cert_file: %q, key_file: %q}}}\n", missing, key),
 			file: true, want: []string{"virtual_clusters[0].listeners.tls.cert_file", missing}},
+		{name: "virtual cluster's JWKS CA missing", body: upstream + fmt.Sprintf(
+			"virtual_clusters:\n  - {name: team-a, topic_prefix: a., group_prefix: a., transactional_id_prefix: a., listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0, tls: {cert_file: %q, key_file: %q}, sasl: {mechanisms: [OAUTHBEARER], oauthbearer: {jwks_url: \"https://idp.example.com/jwks\", issuer: \"https://idp.example.com/\", audience: kafka, jwks_ca_file: %q}}}}\n", cert, key, missing),
+			file: true, want: []string{"virtual_clusters[0].listeners.sasl.oauthbearer.jwks_ca_file", missing}},
 
 		// The audit log cannot be written where it is asked to be.
 		{name: "audit output in a directory that does not exist", body: upstream + plain + fmt.Sprintf("audit: {output: %q}\n", filepath.Join(missing, "audit.log")),

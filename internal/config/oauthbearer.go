@@ -107,10 +107,6 @@ func (o *OAuthBearer) validate(key string) []error {
 			bad("jwks_ca_file", "only with jwks_url (jwks_file is read from disk, not fetched over https); remove it or use jwks_url")
 		case urlScheme(o.JWKSURL) == "http":
 			bad("jwks_ca_file", "only with an https:// jwks_url (%q is plain http, no certificate is verified)", o.JWKSURL)
-		default:
-			if err := validCAFile(o.JWKSCAFile); err != nil {
-				bad("jwks_ca_file", "%v", err)
-			}
 		}
 	}
 	for i, h := range o.JWKSAllowedRedirectHosts {

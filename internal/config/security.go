@@ -178,8 +178,8 @@ func (s *Security) applyDefaults() {
 
 // validate checks every security key, after applyDefaults, and returns one
 // error per problem, each starting with the key it is about. It reads no
-// files but the OAuth CA bundles (see validCAFile); the others are read,
-// with errors naming them, at start-up.
+// files: those are read, with errors naming them, at start-up and by
+// kproxy validate (unless --skip-file-checks).
 func (s *Security) validate() []error {
 	var errs []error
 	if t := s.ListenerTLS; t != nil {
@@ -348,15 +348,6 @@ func (u *UpstreamSASL) validate(key string) []error {
 		errs = append(errs, fmt.Errorf("%s: set exactly one of password, password_file, password_env (%d set)", key, n))
 	}
 	return errs
-}
-
-// validCAFile loads a CA bundle at load time: a wrong one would otherwise
-// only show when the identity provider is first asked, as failed logins.
-func validCAFile(file string) error {
-	if _, err := tlsconfig.LoadCertPool(file); err != nil {
-		return fmt.Errorf("%w; want a readable PEM file of the CA certificates to trust", err)
-	}
-	return nil
 }
 
 // countSet counts the non-empty values: a secret must be given one way.

@@ -39,8 +39,6 @@ func (u *UpstreamSASL) validateOAuth(key string) []error {
 	if u.TokenEndpointCAFile != "" {
 		if urlScheme(u.TokenEndpoint) == "http" {
 			bad("token_endpoint_ca_file", "only with an https:// token_endpoint (%q is plain http, no certificate is verified)", u.TokenEndpoint)
-		} else if err := validCAFile(u.TokenEndpointCAFile); err != nil {
-			bad("token_endpoint_ca_file", "%v", err)
 		}
 	}
 	return errs

@@ -56,9 +56,6 @@ func validateConfig(bin, root, dir string, config []byte, skipFiles bool) (strin
 		}
 		return validated, nil
 	}
-	if keys, ok := onlyCAFilesReadAtLoad(string(out), string(config)); skipFiles && ok {
-		return fmt.Sprintf("%s but for %s, read despite --skip-file-checks (a kproxy bug)", validated, strings.Join(keys, ", ")), nil
-	}
 	// The first line is what kproxy said, for the inventory.
 	said := strings.TrimPrefix(strings.TrimSpace(string(out)), "config "+file+": ")
 	return "", fmt.Errorf("kproxy validate: %s\n(kproxy %s: %v)\nthe configuration:\n%s", said, strings.Join(args, " "), err, config)
