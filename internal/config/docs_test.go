@@ -3,10 +3,11 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kproxy/kproxy/internal/testkit/golden"
 )
 
 const referenceDoc = "docs/configuration.md"
@@ -15,19 +16,8 @@ const referenceDoc = "docs/configuration.md"
 // generates.
 func TestConfigurationDoc(t *testing.T) {
 	want := configurationDoc()
-	path := filepath.Join(root, referenceDoc)
-	if *update {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is not what internal/config's reference generates; edit internal/config/reference_table.go (or reference_policy.go), not the file, and regenerate it: go test ./internal/config -run TestConfigurationDoc -update", referenceDoc)
-	}
+	golden.Check(t, filepath.Join(root, referenceDoc), want, *update,
+		"edit internal/config/reference_table.go (or reference_policy.go), not the file, then go test ./internal/config -run TestConfigurationDoc -update")
 }
 
 // configurationDoc renders Reference as docs/configuration.md: an

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kproxy/kproxy/internal/testkit/golden"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 )
@@ -27,19 +29,7 @@ func TestSchemaFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(root, schemaFile)
-	if *update {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is not what the code generates; regenerate it: go test ./internal/config -run TestSchemaFile -update", schemaFile)
-	}
+	golden.Check(t, filepath.Join(root, schemaFile), want, *update, "go test ./internal/config -run TestSchemaFile -update")
 }
 
 // compiledSchema compiles Schema with a real JSON Schema validator, which

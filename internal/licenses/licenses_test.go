@@ -1,12 +1,12 @@
 package licenses_test
 
 import (
-	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/kproxy/kproxy/internal/testkit/golden"
 
 	"github.com/kproxy/kproxy/internal/licenses"
 )
@@ -30,19 +30,7 @@ func TestThirdPartyLicensesFile(t *testing.T) {
 		t.Error(p)
 	}
 	want := licenses.Render(mods)
-	path := filepath.Join(root, "THIRD_PARTY_LICENSES.md")
-	if *update {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("THIRD_PARTY_LICENSES.md is not what the linked modules give; regenerate it: go test ./internal/licenses -run TestThirdPartyLicensesFile -update")
-	}
+	golden.Check(t, filepath.Join(root, "THIRD_PARTY_LICENSES.md"), want, *update, "go test ./internal/licenses -run TestThirdPartyLicensesFile -update")
 }
 
 // TestClassify: each licence is told by its own text, and a copyleft or
