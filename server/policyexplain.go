@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
+	"github.com/kproxy/kproxy/policy"
 )
 
 // withPolicyExplain adds GET /policy/explain to the admin endpoint h: the

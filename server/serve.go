@@ -18,7 +18,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/embedded"
-	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // logger is Options.Logger, or one built from the file's log section.

@@ -8,10 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/topicids"
+	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // newNameMapper is a virtual cluster's name mapper: its prefixes and

@@ -8,8 +8,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/tracing"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // tracingFlushTimeout bounds exporting the last spans at shutdown.

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
+	"github.com/kproxy/kproxy/policy"
 )
 
 // Output formats of the policy commands.

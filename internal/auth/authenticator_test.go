@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 type fakeClock struct{ t time.Time }

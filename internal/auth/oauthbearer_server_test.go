@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
-	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 func newOAuthAuthenticator(t *testing.T, p *idp.IdP, clock *fakeClock, lifetime time.Duration) *Authenticator {

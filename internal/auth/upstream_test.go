@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 
-	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 func startKfake(t *testing.T, opts ...kfake.Opt) string {

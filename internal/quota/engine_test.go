@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/quota"
+	"github.com/kproxy/kproxy/policy"
 )
 
 var now = time.Unix(1_700_000_000, 0)

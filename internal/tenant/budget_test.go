@@ -11,9 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // changeAndHold changes every Produce request and keeps it for the

@@ -14,9 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // tenantProxy is a kproxy in front of c whose clients are the virtual

@@ -3,7 +3,7 @@ package tenant
 import (
 	"context"
 
-	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 // rawFetchRequest maps a Fetch request body without decoding it: topic

@@ -3,7 +3,7 @@ package tenant
 import (
 	"fmt"
 
-	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 // rawFetchResponse maps a Fetch response body of v0-12 (topics by name)

@@ -3,7 +3,7 @@ package tenant
 import (
 	"context"
 
-	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 // rawProduceRequest maps a Produce request body without decoding its

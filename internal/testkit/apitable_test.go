@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/protocol"
-	"github.com/kproxy/kproxy/internal/rewrite"
+	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/rewrite"
 )
 
 // The test below adds one row to the API table, for an API no one knows,

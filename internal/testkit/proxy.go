@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // StartProxy starts kproxy in front of the given bootstrap servers, with

@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 // RawConn is one hand-driven Kafka connection (plaintext or TLS), for tests

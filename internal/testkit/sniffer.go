@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 // Sniffer watches every connection a kgo client opens (install it with

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // Cluster starts a kfake cluster with n brokers (node ids 0..n-1) and

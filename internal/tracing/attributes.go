@@ -8,8 +8,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
-	"github.com/kproxy/kproxy/internal/protocol"
-	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // kproxy's own span attributes, beside the messaging conventions.

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/bench/relaytest"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // BenchmarkRelayTraced is the relay with tracing off, on with no request

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/proxy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // Tracer is the request observer that exports spans. Its data-path

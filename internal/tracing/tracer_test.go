@@ -17,9 +17,9 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/protocol"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 func tracingConfig(ratio float64, queue int) config.Tracing {

@@ -14,10 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // The quota scenarios (issue 16): each client produces as fast as it can

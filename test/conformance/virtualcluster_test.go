@@ -11,9 +11,9 @@ import (
 	kafka "github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // The virtual-cluster scenario is every client's round trip through a

@@ -11,9 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/acl"
-	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 // TestLowPrivEveryAPIKey walks every API key kmsg knows. For each, the

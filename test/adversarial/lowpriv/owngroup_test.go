@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/protocol"
+	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 // TestLowPrivOwnGroupEveryAPIKey walks every API key again, this time

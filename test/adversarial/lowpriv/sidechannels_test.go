@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 // TestLowPrivSideChannels: the principal tries to learn of the topics,

@@ -17,8 +17,8 @@ import (
 	"github.com/kproxy/kproxy/internal/acl"
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/server"
 )
 

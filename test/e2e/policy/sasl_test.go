@@ -14,10 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kproxy/kproxy/internal/auth"
-	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
+	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestUserPrincipalFromSASL: users authenticated by kproxy's SASL are the

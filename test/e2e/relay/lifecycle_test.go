@@ -10,8 +10,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestShutdownStopsDiscovery: once Shutdown has returned (and the Start

@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // adminGet fetches path from an admin handler and returns status and body.

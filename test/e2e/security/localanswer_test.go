@@ -8,9 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // answerDescribeGroups answers every DescribeGroups request itself, with

@@ -26,9 +26,9 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/protocol"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/protocol"
 )
 
 const memoryConfig = `

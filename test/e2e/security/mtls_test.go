@@ -21,13 +21,13 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/policy"
-	"github.com/kproxy/kproxy/internal/proxy"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/testpki"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
+	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 const mtlsPolicy = `

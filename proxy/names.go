@@ -1,0 +1,153 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/tenant"
+	"github.com/kproxy/kproxy/protocol"
+)
+
+// WithNameMapper puts m at the name boundary of every connection: a
+// virtual cluster's clients use its names, the upstream the prefixed ones.
+//
+// The boundary is where the client's side ends. A request is mapped after
+// every request filter (so filters, the policy included, see the client's
+// names), just before it is encoded for the upstream; a response is mapped
+// right after it is decoded, before any Verdict.OnResponse hook and any
+// response filter. Keys and versions m needs nothing of stay streamed;
+// those it maps raw (Produce's names, Fetch v0-12 responses) are buffered
+// and rewritten without decoding; the rest are decoded once, for m and
+// the filters together.
+func WithNameMapper(m *tenant.Mapper) Option { return func(s *Server) { s.names = m } }
+
+// WithClusterOperators says which connections are the virtual cluster's
+// cluster operators, whose requests to the APIs acting on the whole
+// upstream cluster the name mapper lets through (everyone else's it
+// answers with the API's authorization error). Without it, no one is.
+func WithClusterOperators(isOperator func(*filter.Conn) bool) Option {
+	return func(s *Server) { s.clusterOperator = isOperator }
+}
+
+// mapContext is the context the name mapper maps a request of key in: a
+// cluster operator's when the mapping depends on it and the connection's
+// principal is one (matched only then, and so only for those keys).
+func (p *pair) mapContext(key int16) context.Context {
+	ctx := context.Background()
+	if p.s.clusterOperator != nil && p.s.names.NeedsOperator(key) && p.s.clusterOperator(&p.conn) {
+		return tenant.AsClusterOperator(ctx)
+	}
+	return ctx
+}
+
+// requestNeed is what the name mapper needs of a request (nothing without
+// one).
+func (s *Server) requestNeed(key, version int16) tenant.Need {
+	if s.names == nil {
+		return tenant.NeedNothing
+	}
+	return s.names.RequestNeed(key, version)
+}
+
+// responseNeed is what the name mapper needs of every response of key at
+// version.
+func (s *Server) responseNeed(key, version int16) tenant.Need {
+	if s.names == nil {
+		return tenant.NeedNothing
+	}
+	return s.names.ResponseNeed(key, version)
+}
+
+// mapRawRequest builds the upstream's frame of a request the name mapper
+// rewrites raw: frame's size prefix and header, then the mapped body. nil:
+// the frame needs no change (an idempotent produce by topic ids, say).
+func (p *pair) mapRawRequest(h protocol.RequestHeader, frame []byte, owed *pending) (*[]byte, error) {
+	body := frame[protocol.FrameSizeLen+h.Len:]
+	out := p.s.frames.get(len(frame))
+	head := append((*out)[:0], frame[:protocol.FrameSizeLen+h.Len]...)
+	mapped, mapResponse, err := p.s.names.MapRawRequest(context.Background(), h.APIKey, h.APIVersion, body, head)
+	if err != nil || mapped == nil {
+		p.s.frames.put(out)
+		if err != nil {
+			return nil, p.nameMappingFailed(h, owed, err)
+		}
+		return nil, nil
+	}
+	*out = mapped
+	binary.BigEndian.PutUint32(*out, uint32(len(*out)-protocol.FrameSizeLen))
+	if mapResponse {
+		owed.mapNeed = tenant.NeedDecoded
+	}
+	return out, nil
+}
+
+// mapDecodedRequest maps req (decoded, after every filter) to the
+// upstream's names. It returns the request to encode: req itself, or, when
+// hooks keep req to read with the response (they must see the client's
+// names), a fresh decoding of its encoding that is mapped instead.
+func (p *pair) mapDecodedRequest(h protocol.RequestHeader, req kmsg.Request, hooks bool, decodeCopy func(kmsg.Request) (kmsg.Request, error), owed *pending) (kmsg.Request, error) {
+	target := req
+	if hooks {
+		var err error
+		if target, err = decodeCopy(req); err != nil {
+			return nil, err
+		}
+	}
+	mapResponse, err := p.s.names.MapRequest(p.mapContext(h.APIKey), target)
+	if err != nil {
+		return nil, p.nameMappingFailed(h, owed, err)
+	}
+	if mapResponse {
+		owed.mapNeed = tenant.NeedDecoded
+	}
+	if owed.mapNeed == tenant.NeedDecoded {
+		owed.mappedReq = target
+	}
+	return target, nil
+}
+
+// nameMappingFailed turns the name mapper's refusal into kproxy's answer
+// (an Answer: owed.local) or the error that closes the connection.
+func (p *pair) nameMappingFailed(h protocol.RequestHeader, owed *pending, err error) error {
+	if a, ok := tenant.AsAnswer(err); ok {
+		a.Response.SetVersion(h.APIVersion)
+		owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, a.Response)
+		owed.timing.ErrorCode = topLevelErrorCode(a.Response)
+		return nil
+	}
+	return fail(reasonFilter, fmt.Errorf("client %s v%d request: %w", protocol.APIName(h.APIKey), h.APIVersion, err))
+}
+
+// mapRawResponse rewrites the buffered response frame (size prefix and
+// header, then body) to the tenant's names into p.mapBuf and returns the
+// new frame and body (frame and body themselves when nothing changes).
+func (p *pair) mapRawResponse(owed pending, frame, body []byte) ([]byte, []byte, error) {
+	head := len(frame) - len(body)
+	out := append(p.mapBuf[:0], frame[:head]...)
+	out, err := p.s.names.MapRawResponse(owed.key, owed.version, body, out)
+	if err != nil {
+		return nil, nil, fail(reasonRewrite, fmt.Errorf("upstream %s v%d response: %w", protocol.APIName(owed.key), owed.version, err))
+	}
+	if out == nil { // no change
+		return frame, body, nil
+	}
+	binary.BigEndian.PutUint32(out, uint32(len(out)-protocol.FrameSizeLen))
+	p.mapBuf = out
+	return out, out[head:], nil
+}
+
+// responseNeedWithNames raises need to what the name mapper needs of the
+// response owed: decoded, or at least buffered for a raw rewrite.
+func responseNeedWithNames(need filter.Need, owed pending) filter.Need {
+	switch owed.mapNeed {
+	case tenant.NeedDecoded:
+		return filter.Decode
+	case tenant.NeedRaw:
+		return max(need, filter.Inspect)
+	}
+	return need
+}

@@ -1,0 +1,189 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kproxy/kproxy/internal/quota"
+	"github.com/kproxy/kproxy/protocol"
+)
+
+// reasonQuota: a connection quota (max_connections,
+// connection_creation_rate) refused the connection.
+const reasonQuota = "quota_refused"
+
+// WithQuotas enforces e's quota rules (docs/quotas.md) on every
+// connection. Without it no quota applies.
+func WithQuotas(e *quota.Engine) Option {
+	return func(s *Server) { s.quotas = e }
+}
+
+// quotaStage holds the request r to the connection's quotas: it binds the
+// connection to the rules in force when its principal or the rules
+// changed (refusing it if a connection quota says so), counts a produce
+// request's bytes, muting the connection when they exceed the quota, and
+// holds a fetch to the fetch quota (fetchQuota). A connection no rule matches pays one comparison here.
+func (p *pair) quotaStage(r *clientRequest, cr *bufio.Reader, up *direction) error {
+	e := p.s.quotas
+	if e == nil {
+		return nil
+	}
+	if e.Stale(&p.quota, p.conn.User, p.conn.ClientID) {
+		if err := p.bindQuota(e); err != nil {
+			return err
+		}
+	}
+	b := p.quota.Binding()
+	if b == nil || r.owed.local != nil {
+		return nil
+	}
+	r.owed.quota = b
+	switch {
+	case r.owed.key == protocol.ProduceKey:
+		// Kafka counts a produce request's size against the produce quota.
+		if t := b.Record(quota.Produce, float64(r.frameLen), time.Now()); t > 0 {
+			r.owed.throttle = t
+			p.mute(t)
+		}
+	case r.owed.key == protocol.FetchKey && b.Limits(quota.Fetch):
+		return p.fetchQuota(r, cr, up, b)
+	}
+	return nil
+}
+
+// bindQuota binds the connection to e's rules for its principal now.
+func (p *pair) bindQuota(e *quota.Engine) error {
+	principal := quota.Principal{User: p.conn.User, ClientID: p.conn.ClientID, Listener: p.conn.Listener,
+		CN: p.conn.CertCN, Addr: p.conn.Client.Addr().Unmap(), VirtualCluster: p.conn.VirtualCluster, Claims: p.conn.Claims}
+	if principal.User == "" {
+		principal.User = quota.Anonymous
+	}
+	adm := e.Refresh(&p.quota, p.conn.User, &principal, time.Now())
+	if !adm.Refuse {
+		return nil
+	}
+	// Debug: the close line (sampled) says why; a flood of refusals must
+	// not flood the log.
+	p.logger().Debug().Str("quota", adm.Rule).Str("reason", adm.Reason).Str("principal", principal.String()).
+		Dur("delay", adm.Delay).Msg("connection refused by a quota")
+	if adm.Delay > 0 && !p.sleep(adm.Delay) {
+		return fail(reasonClientClosed, errors.New("closed while a connection quota delayed it"))
+	}
+	return fail(reasonQuota, fmt.Errorf("quota %q: %s exceeded", adm.Rule, adm.Reason))
+}
+
+// releaseQuota gives back the connection's share of its quotas once the
+// request loop has stopped.
+func (p *pair) releaseQuota() {
+	if p.s.quotas != nil {
+		p.s.quotas.Release(&p.quota)
+	}
+}
+
+// mute stops the request loop reading the client for d from now (KIP-219:
+// the broker mutes a throttled client's channel), or longer if already so.
+func (p *pair) mute(d time.Duration) {
+	until := time.Now().Add(d).UnixNano()
+	for {
+		cur := p.mutedUntil.Load()
+		if cur >= until || p.mutedUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// waitMuted waits, at a frame boundary, until the connection's throttle is
+// over. The client's bytes wait in the socket (TCP back-pressure), not in
+// kproxy; other connections are not affected. A drain or close ends the
+// wait.
+func (p *pair) waitMuted() error {
+	for {
+		d := time.Until(time.Unix(0, p.mutedUntil.Load()))
+		if d <= 0 || p.draining.Load() {
+			return nil
+		}
+		if !p.sleep(min(d, drainPoll)) {
+			return fail(reasonClientClosed, errors.New("closed while throttled"))
+		}
+	}
+}
+
+// sleep waits d unless the pair closes first (then false).
+func (p *pair) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.closed:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// responseThrottle is the throttle time the response to owed must carry,
+// frameLen bytes long, on the response loop: the produce quota's (from the
+// request loop), the fetch quota's for the response's bytes (unless
+// chargeFetchResponse counted them already, into owed.throttle), and the
+// request quota's for the time kproxy spent on the request so far; the
+// largest. A throttle mutes the connection from now.
+func (p *pair) responseThrottle(owed *pending, frameLen int, now time.Time) time.Duration {
+	b := owed.quota
+	if b == nil {
+		return 0
+	}
+	throttle := owed.throttle
+	if owed.key == protocol.FetchKey && !owed.fetchCharged {
+		throttle = max(throttle, b.Record(quota.Fetch, float64(frameLen), now))
+	}
+	if b.Limits(quota.Request) {
+		// The request loop's time is recorded already (recordRequestTime):
+		// this checks the quota, as a broker does when it sends the
+		// response.
+		throttle = max(throttle, b.Record(quota.Request, 0, now))
+	}
+	if throttle > owed.throttle { // the request loop muted for owed.throttle already
+		p.mute(throttle)
+	}
+	return throttle
+}
+
+// throttleResponse is responseThrottle on the response loop, which also
+// delays the response by the throttle time for a client too old to back
+// off by itself, as a broker does.
+func (p *pair) throttleResponse(owed *pending, down *direction, frameLen int) (time.Duration, error) {
+	throttle := p.responseThrottle(owed, frameLen, time.Now())
+	if throttle > 0 && !clientBacksOff(owed.key, owed.version) {
+		if err := down.w.Flush(); err != nil { // what is owed before it goes out now
+			return 0, fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+		}
+		if !p.sleep(throttle) {
+			return 0, fail(reasonClientClosed, errors.New("closed while delaying a throttled response"))
+		}
+	}
+	return throttle, nil
+}
+
+// recordRequestTime counts the time the request loop spent on r, from
+// its frame's first bytes to its last written upstream, against the
+// request quota, without throttling: its response checks the quota.
+func (p *pair) recordRequestTime(r *clientRequest) {
+	if b := r.owed.quota; b.Limits(quota.Request) && !p.requestStart.IsZero() {
+		now := time.Now()
+		b.RecordNoThrottle(quota.Request, threadPercent(now.Sub(p.requestStart)), now)
+	}
+}
+
+// recordResponseTime counts the time the response loop spent delivering
+// owed against the request quota, for the next request to pay (Kafka
+// records network thread time without throttling).
+func (p *pair) recordResponseTime(owed *pending, done time.Time) {
+	if b := owed.quota; b.Limits(quota.Request) && !p.observed.UpstreamFirstByte.IsZero() {
+		b.RecordNoThrottle(quota.Request, threadPercent(done.Sub(p.observed.UpstreamFirstByte)), done)
+	}
+}
+
+// threadPercent is d as a percentage of one thread's second, the unit of
+// Kafka's request quota.
+func threadPercent(d time.Duration) float64 { return d.Seconds() * 100 }

@@ -1,0 +1,581 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/tenant"
+	"github.com/kproxy/kproxy/protocol"
+)
+
+// forwardRequests is the request loop. Each client frame goes through the
+// stages in turn: framing (nextFrame), the auth stage (a raw SASL token,
+// then the request's own rules), the response it is owed, the request
+// filters, and forward, which answers it, queues its response and relays
+// it. It returns why it stopped.
+func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
+	cr := bufio.NewReaderSize(clientReader{p}, readBufSize)
+	var up *direction // client to upstream, once connected
+	var held int64    // memory budget charged for the request in hand
+	defer func() { p.s.budget.release(&p.budget, held) }()
+	for {
+		frameLen, err := p.nextFrame(cr, up)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		p.requestStart = time.Time{} // a raw SASL token is not a request to observe
+		token, isToken, err := p.auth.token(cr, frameLen)
+		if err == nil && isToken {
+			err = p.forward(cr, &up, responses, token, &held)
+		}
+		if err != nil {
+			return err
+		}
+		if isToken {
+			continue
+		}
+		p.requestStart = start
+		h, clientID, bodyPrefix, err := p.requestHeader(cr, frameLen)
+		if err != nil {
+			return err
+		}
+		owed, expected, err := p.responseOwed(h, bodyPrefix)
+		if err != nil {
+			return err
+		}
+		p.s.sample(&owed.timing, h, bodyPrefix)
+		r, err := p.auth.request(h, cr, clientRequest{frameLen: frameLen, owed: owed, expected: expected})
+		if err != nil {
+			return err
+		}
+		if p.session.expired() {
+			return p.upstreamSessionExpired()
+		}
+		if err := p.guardSessions(h, bodyPrefix, &r); err != nil {
+			return err
+		}
+		if r, err = p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
+			return err
+		}
+		if err := p.quotaStage(&r, cr, up); err != nil {
+			return err
+		}
+		if err := p.forward(cr, &up, responses, r, &held); err != nil {
+			return err
+		}
+		if r.owed.quota != nil {
+			p.recordRequestTime(&r)
+		}
+	}
+}
+
+// filterStage runs the request handlers of h's key, then the name mapper,
+// over r, unless a stage already answered it or read it whole; bodyPrefix
+// (what cr buffers of the body) lets the mapper say it has nothing to map. held is set to the memory budget
+// the request then holds, also when err is set. clientID aliases cr's
+// buffer: it is copied into the filters' Conn only when it changed.
+func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte, cr *bufio.Reader, r clientRequest, held *int64) (clientRequest, error) {
+	if r.owed.local != nil || r.frame != nil {
+		return r, nil
+	}
+	handlers := p.s.requestHandlers.lookup(h.APIKey)
+	r.owed.mapNeed = p.s.responseNeed(h.APIKey, h.APIVersion)
+	mapNeed := p.s.requestNeed(h.APIKey, h.APIVersion)
+	if len(handlers) == 0 && mapNeed != tenant.NeedNothing && p.s.names.Streams(context.Background(), h.APIKey, h.APIVersion, bodyPrefix) {
+		mapNeed = tenant.NeedNothing // nothing to map: keep it streamed
+	}
+	if len(handlers) == 0 && mapNeed == tenant.NeedNothing {
+		return r, nil
+	}
+	var err error
+	r.frame, r.recycle, r.charge, err = p.filterRequest(h, cr, r.frameLen, &r.owed, handlers, mapNeed)
+	*held = r.charge.afterWrite + r.charge.afterResponse
+	if err != nil {
+		return r, err
+	}
+	if !r.expected && r.owed.local != nil {
+		// No response can carry the refusal: close, as a broker does for
+		// a failed acks=0 produce.
+		return r, fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
+	}
+	return r, nil
+}
+
+// nextFrame waits for the client's next frame and returns its length,
+// size prefix included, once the prefix is in cr. Between frames, where
+// nothing is half-written upstream, it re-authenticates kproxy's upstream
+// session when that is due.
+func (p *pair) nextFrame(cr *bufio.Reader, up *direction) (int, error) {
+	for {
+		if p.quota.Binding() != nil {
+			if err := p.waitMuted(); err != nil {
+				return 0, err
+			}
+		}
+		if up != nil && p.session.reauthDue() {
+			if err := p.reauthenticateUpstream(up); err != nil {
+				return 0, err
+			}
+		}
+		p.atBoundary.Store(true)
+		prefix, err := cr.Peek(protocol.FrameSizeLen)
+		if errors.Is(err, errReauthDue) {
+			continue
+		}
+		if err != nil {
+			return 0, clientReadError(err)
+		}
+		p.atBoundary.Store(false)
+		size, err := protocol.ParseFrameSize(prefix, p.auth.frameLimit(int32(p.s.cfg.Limits.MaxFrameBytes)))
+		if err != nil {
+			return 0, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		return protocol.FrameSizeLen + int(size), nil
+	}
+}
+
+// requestHeader parses the header of the request frame of frameLen bytes
+// at the front of cr, which stays unread, and counts the request. The
+// client id and bodyPrefix (as much of the body as cr buffers) alias cr's
+// buffer: they are valid until cr is read.
+func (p *pair) requestHeader(cr *bufio.Reader, frameLen int) (h protocol.RequestHeader, clientID, bodyPrefix []byte, err error) {
+	head, err := cr.Peek(min(frameLen, cr.Size()))
+	if err != nil {
+		return h, nil, nil, clientReadError(err)
+	}
+	h, clientID, err = protocol.PeekRequestHeader(head[protocol.FrameSizeLen:])
+	if err != nil {
+		if errors.Is(err, protocol.ErrShortBuffer) && len(head) < frameLen {
+			err = fmt.Errorf("request header longer than %d bytes: %w", cr.Size(), err)
+		}
+		return h, nil, nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+	}
+	p.s.metrics.countRequest(h.APIKey, h.APIVersion)
+	if string(clientID) != p.conn.ClientID { // allocates only when it changed
+		id := string(clientID)
+		p.conn.ClientID = id
+		p.clientID.Store(&id)
+	}
+	p.activity.Add(1)
+	return h, clientID, head[protocol.FrameSizeLen+h.Len:], nil
+}
+
+// clientRequest is one client frame once the stages have decided about
+// it, ready for forward.
+type clientRequest struct {
+	frameLen int
+	owed     pending
+	// expected is false for a request that gets no response (Produce with
+	// acks=0).
+	expected bool
+	// frame is the whole frame when a stage had to read it; nil: it is
+	// still in the client reader, to stream.
+	frame []byte
+	// recycle is frame's pooled buffer, given back once it is written.
+	recycle *[]byte
+	// charge is the memory budget held for it (the request loop's held).
+	charge requestCharge
+	// closeAfter, when set, ends the pair once owed.local is delivered:
+	// the client must read why before the connection ends.
+	closeAfter error
+}
+
+// forward hands r on. kproxy's own answer goes straight to the client
+// while no upstream is connected, nothing else being owed. Otherwise the
+// upstream is dialled if need be (here only, for the first request that
+// must reach it: in SASL terminate mode never before the client
+// authenticated), the response owed is queued before the request is
+// written, so that it can never arrive first, and the frame is relayed or,
+// when kproxy answers it, dropped. held is the budget the request loop
+// holds for r: forward releases it, or leaves what is not released yet
+// when it fails.
+func (p *pair) forward(cr *bufio.Reader, up **direction, responses *sync.WaitGroup, r clientRequest, held *int64) error {
+	p.startTiming(&r)
+	if *up == nil && r.owed.local != nil {
+		if err := discardUnread(cr, r); err != nil {
+			return err
+		}
+		p.releaseRequest(r, held)
+		if err := p.answerDirect(r.owed.local); err != nil {
+			return err
+		}
+		p.observeOnRequestLoop(&r.owed.timing, len(r.owed.local))
+		return r.closeAfter
+	}
+	if *up == nil {
+		var err error
+		if *up, err = p.connect(cr, responses); err != nil {
+			return err
+		}
+	}
+	if r.owed.local == nil {
+		r.owed.timing.SentUpstream = time.Now()
+	}
+	if r.expected {
+		r.owed.charged = r.charge.afterResponse
+		if r.closeAfter != nil {
+			r.owed.deliver = closeAfterAnswer(r.closeAfter)
+		}
+		if err := p.owe(r.owed); err != nil {
+			return err
+		}
+		*held -= r.charge.afterResponse // the response loop releases it
+		if r.closeAfter != nil {
+			return failAfterDelivery(reasonAuth, r.closeAfter)
+		}
+	}
+	if err := p.relay(cr, *up, r); err != nil {
+		return err
+	}
+	p.releaseRequest(r, held)
+	if err := flushIfIdle(cr, *up); err != nil {
+		return err
+	}
+	if !r.expected {
+		p.observeOnRequestLoop(&r.owed.timing, 0)
+	}
+	return nil
+}
+
+// startTiming counts r's bytes and fills in what the request loop knows
+// of its timing, unless it is not a client request to observe (a raw SASL
+// token).
+func (p *pair) startTiming(r *clientRequest) {
+	p.received.Add(int64(r.frameLen))
+	p.bytesIn.Add(float64(r.frameLen))
+	if p.requestStart.IsZero() {
+		return
+	}
+	t := &r.owed.timing
+	t.Key, t.Version, t.CorrelationID = r.owed.key, r.owed.version, r.owed.correlationID
+	t.ClientID, t.Principal, t.VirtualCluster = p.conn.ClientID, p.conn.User, p.conn.VirtualCluster
+	t.RequestBytes, t.Start, t.Local = r.frameLen, p.requestStart, r.owed.local != nil
+}
+
+// observeOnRequestLoop completes and hands on the timing of a request
+// that no response loop delivers: owing no response (acks=0), or answered
+// before an upstream connection exists. responseBytes is what the client
+// was sent.
+func (p *pair) observeOnRequestLoop(t *RequestTiming, responseBytes int) {
+	if t.Start.IsZero() {
+		return
+	}
+	p.requestObserved = *t
+	p.requestObserved.ResponseBytes, p.requestObserved.Done = responseBytes, time.Now()
+	p.observe(&p.requestObserved)
+}
+
+// relay writes r upstream, whole when a stage read it, else streamed from
+// cr; a request kproxy answered is dropped from cr instead.
+func (p *pair) relay(cr *bufio.Reader, up *direction, r clientRequest) error {
+	switch {
+	case r.owed.local != nil: // answered by kproxy: never reaches the upstream
+		return discardUnread(cr, r)
+	case r.frame != nil:
+		if _, err := up.w.Write(r.frame); err != nil {
+			return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
+		}
+	default:
+		if err := up.stream(r.frameLen); err != nil {
+			if errors.Is(err, errWriteSide) {
+				return fail(reasonUpstreamClosed, err)
+			}
+			return clientReadError(err)
+		}
+	}
+	return nil
+}
+
+// discardUnread drops r's frame from cr unless a stage read it already.
+func discardUnread(cr *bufio.Reader, r clientRequest) error {
+	if r.frame != nil {
+		return nil
+	}
+	if _, err := cr.Discard(r.frameLen); err != nil {
+		return clientReadError(err)
+	}
+	return nil
+}
+
+// releaseRequest gives back what the request loop holds for r once its
+// frame is written: the pooled buffer and the budget.
+func (p *pair) releaseRequest(r clientRequest, held *int64) {
+	p.s.frames.put(r.recycle)
+	p.s.budget.release(&p.budget, *held)
+	*held = 0
+}
+
+// flushIfIdle sends buffered requests upstream once the client has nothing
+// more buffered: small pipelined requests go out together.
+func flushIfIdle(cr *bufio.Reader, up *direction) error {
+	if cr.Buffered() > 0 {
+		return nil
+	}
+	if err := up.w.Flush(); err != nil {
+		return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
+	}
+	return nil
+}
+
+// upstreamSessionExpired ends a pair whose upstream SASL session (KIP-368)
+// is over, once nothing is owed, so the client reconnects and kproxy
+// authenticates afresh. kproxy re-authenticates before the end
+// (reauthenticateUpstream); this is for a session that ended anyway, say
+// while one client frame took longer than what was left of it. The request
+// just read was not forwarded: the client retries it on the new connection.
+func (p *pair) upstreamSessionExpired() error {
+	for deadline := time.Now().Add(p.s.cfg.Limits.ShutdownTimeout); p.owed.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fail(reasonUpstreamClosed, errors.New("upstream SASL session lifetime over; closing so the client reconnects"))
+}
+
+// responseOwed says which response the client expects for a request with
+// header h whose body starts with bodyPrefix (as much of the body as the
+// read buffer holds). expected is false for a request that gets no response
+// (Produce with acks=0). An error means kproxy must not forward the request.
+func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed pending, expected bool, err error) {
+	owed = pending{correlationID: h.CorrelationID, key: h.APIKey, version: h.APIVersion, timing: RequestTiming{ErrorCode: -1}}
+	if !protocol.SupportedVersion(h.APIKey, h.APIVersion) {
+		if h.APIKey != protocol.APIVersionsKey {
+			return owed, false, fail(reasonProtocol, fmt.Errorf("client request %s v%d: %w (kproxy decodes up to v%d)",
+				protocol.APIName(h.APIKey), h.APIVersion, protocol.ErrUnsupportedVersion, protocol.MaxVersion(h.APIKey)))
+		}
+		// As a broker does (KIP-511): answer in the v0 layout with the
+		// versions we do support, and the client retries within them.
+		owed.local = unsupportedAPIVersionsFrame(h.CorrelationID)
+		owed.timing.ErrorCode = protocol.ErrCodeUnsupportedVersion
+		return owed, true, nil
+	}
+	if h.APIKey == protocol.ProduceKey {
+		acks, err := protocol.ProduceAcks(h.APIVersion, bodyPrefix)
+		if err != nil {
+			return owed, false, fail(reasonProtocol, fmt.Errorf("client produce request: %w", err))
+		}
+		if acks == 0 {
+			return owed, false, nil
+		}
+	}
+	return owed, true, nil
+}
+
+// requestCharge is the memory budget a request read whole holds: until
+// it is written upstream, and until its response is handled (when a hook
+// reads the decoded request then).
+type requestCharge struct{ afterWrite, afterResponse int64 }
+
+// filterRequest reads the whole request frame from cr and passes it
+// through handlers, in order: as raw bytes to one with filter.DecideRaw
+// while nothing decoded it yet, else decoded (once, for the first handler
+// that needs it); then, as mapNeed says, through the name mapper (raw
+// while nothing decoded it, else decoded). It returns the frame to forward
+// (the original bytes, or a re-encoding if a handler or the mapper changed
+// the request) and fills in owed: a local answer, or a hook for the
+// upstream's response. The caller must not read the frame from cr
+// again, and gives recycle (when not nil) back to the frame pool once the
+// frame is written.
+//
+// The frame (as its bytes arrive), its decoding, the name mapper's copy
+// and a re-encoding are each charged to limits.max_buffered_bytes (waiting
+// for room) before they are allocated, the copy of a changed request
+// right after it is encoded; the caller releases charge, also when err is
+// set.
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler, mapNeed tenant.Need) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
+	reserve := func(n int) error {
+		if err := p.s.budget.acquire(&p.budget, int64(n), p.closed); err != nil {
+			return fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(n)
+		return nil
+	}
+	buf := p.s.frames.get(frameLen)
+	if *buf, err = readFrameReserving(*buf, cr, frameLen, reserve); err != nil {
+		return nil, nil, charge, err
+	}
+	frame = *buf
+	body := frame[protocol.FrameSizeLen+h.Len:]
+	var req kmsg.Request // decoded for the first handler that cannot decide from body
+	decodeBody := func(body []byte) (kmsg.Request, error) {
+		decoded, err := protocol.DecodedSize(h.APIKey, h.APIVersion, body, false)
+		if err != nil {
+			return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		// The walk found what decoding allocates beyond the body: charge
+		// it before kmsg allocates it.
+		if err := p.s.budget.acquire(&p.budget, int64(decoded-len(body)), p.closed); err != nil {
+			return nil, fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(decoded - len(body))
+		decodedReq, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, body)
+		if err != nil {
+			return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
+		}
+		return decodedReq, nil
+	}
+	decode := func() (err error) {
+		req, err = decodeBody(body)
+		return err
+	}
+	var modified bool
+	var hooks []func(kmsg.Response) error
+	for _, handler := range handlers {
+		v, decided := filter.Verdict{}, false
+		if req == nil {
+			v, decided = p.decideRaw(handler, h, body)
+		}
+		if !decided {
+			if req == nil {
+				if err := decode(); err != nil {
+					return nil, nil, charge, err
+				}
+			}
+			v = handler.Handle(&p.conn, req)
+		}
+		if v.Close != nil {
+			return nil, nil, charge, fail(reasonFilter, v.Close)
+		}
+		if v.Respond != nil {
+			owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, v.Respond)
+			owed.timing.ErrorCode = topLevelErrorCode(v.Respond)
+			return frame, buf, charge, nil
+		}
+		modified = modified || v.Modified
+		if v.OnResponse != nil {
+			hooks = append(hooks, v.OnResponse)
+		}
+	}
+	// The name boundary: after every filter.
+	if mapNeed == tenant.NeedRaw && req == nil {
+		// Nothing decoded it, so nothing changed it and no hook holds it.
+		if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+			return nil, nil, charge, fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(frameLen)
+		out, err := p.mapRawRequest(h, frame, owed)
+		if err != nil || owed.local != nil || out == nil {
+			return frame, buf, charge, err
+		}
+		p.s.frames.put(buf)
+		return *out, out, charge, nil
+	}
+	if mapNeed != tenant.NeedNothing {
+		if req == nil {
+			if err := decode(); err != nil {
+				return nil, nil, charge, err
+			}
+		}
+		copyForMapper := func(filtered kmsg.Request) (kmsg.Request, error) {
+			if !modified {
+				return decodeBody(body)
+			}
+			// A filter changed it: the copy is decoded from its encoding,
+			// which the copy aliases (record batches) and so holds as
+			// long as the frame. Its size is known only once encoded.
+			encoded := filtered.AppendTo(nil)
+			if err := reserve(len(encoded)); err != nil {
+				return nil, err
+			}
+			return decodeBody(encoded)
+		}
+		mapped, err := p.mapDecodedRequest(h, req, len(hooks) > 0, copyForMapper, owed)
+		if err != nil || owed.local != nil {
+			return frame, buf, charge, err
+		}
+		req, modified = mapped, true
+	}
+	switch len(hooks) {
+	case 0:
+	case 1:
+		owed.onResponse = hooks[0]
+	default:
+		owed.onResponse = func(resp kmsg.Response) error {
+			for _, hook := range hooks {
+				if err := hook(resp); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if len(hooks) > 0 || owed.mappedReq != nil {
+		// The decoded request aliases buf and a hook (or the name mapper)
+		// may read it when the response comes: buf stays with it, for the
+		// collector, and so does its charge.
+		buf = nil
+		charge.afterResponse, charge.afterWrite = charge.afterWrite, 0
+	}
+	if modified {
+		// The re-encoding is about the frame's size.
+		if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+			return nil, nil, charge, fail(reasonClientClosed, err)
+		}
+		charge.afterWrite += int64(frameLen)
+		out := p.s.frames.get(frameLen)
+		h.ClientID = p.conn.ClientID
+		*out = protocol.AppendRequestFrame(*out, h, req)
+		p.s.frames.put(buf) // only now: req, just encoded, aliases it
+		return *out, out, charge, nil
+	}
+	return frame, buf, charge, nil
+}
+
+// owe queues a response the client is owed, waiting while max_in_flight
+// responses are already owed: back-pressure instead of unbounded buffering.
+func (p *pair) owe(owed pending) error {
+	if owed.fetchQuota {
+		if p.fetchAnswered == nil {
+			p.fetchAnswered = make(chan struct{}, 1)
+		}
+		p.fetchesOwed.Add(1)
+	}
+	p.owed.Add(1)
+	p.s.metrics.inFlight.Inc()
+	if !p.inflight.push(owed, p.closed) {
+		return fail(reasonUpstreamClosed, errors.New("pair closed while queueing a request"))
+	}
+	if owed.local != nil {
+		p.wakeResponses() // no upstream bytes will come for it
+	}
+	return nil
+}
+
+// midFrameDeadline is where to push the client's read deadline while a
+// frame is still arriving: briefly when draining or when the upstream
+// session is due for re-authentication (both wait for the frame's end),
+// else the idle timeout or the re-authentication, whichever comes first.
+func (p *pair) midFrameDeadline() time.Time {
+	if p.draining.Load() || p.session.reauthDue() {
+		return time.Now().Add(drainPoll)
+	}
+	return p.readDeadline()
+}
+
+// armMidFrameDeadline sets midFrameDeadline, and polls after all if drain
+// ran meanwhile (as armReadDeadline, but mid-frame a past deadline would
+// spin).
+func (p *pair) armMidFrameDeadline() {
+	p.client.SetReadDeadline(p.midFrameDeadline())
+	if p.draining.Load() {
+		p.client.SetReadDeadline(time.Now().Add(drainPoll))
+	}
+}
+
+func unsupportedAPIVersionsFrame(correlationID int32) []byte {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(0)
+	resp.ErrorCode = protocol.ErrCodeUnsupportedVersion
+	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{
+		ApiKey:     protocol.APIVersionsKey,
+		MinVersion: 0,
+		MaxVersion: protocol.MaxVersion(protocol.APIVersionsKey),
+	}}
+	return protocol.AppendResponseFrame(nil, correlationID, resp)
+}
