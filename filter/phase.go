@@ -1,17 +1,21 @@
 package filter
 
-// Phase is where in the chain a filter runs. Requests pass the phases in
-// ascending order and responses in descending order, so each filter sees
-// a response in the shape it left the request: the name boundary restores
-// a tenant's names before the policy hides what the principal may not
-// see, and the address rewriter speaks last to the client. Within a phase,
-// filters run in the order they were added.
+// Phase is where in the chain a filter runs, from the client's side to the
+// cluster's. Requests pass the phases in ascending order and responses in
+// descending order, so each filter sees a response in the shape it left
+// the request: the name boundary restores a tenant's names before the
+// policy hides what the principal may not see, and the address rewriter
+// speaks last to the client. Within a phase, filters run in the order they
+// were added.
 type Phase uint8
 
 const (
+	// PhaseAddresses: broker addresses the client is told, rewritten to
+	// the listener it came in on.
+	PhaseAddresses Phase = iota + 1
 	// PhaseNegotiate: what the connection may speak (the ApiVersions clamp,
 	// the SASL stage's version advertisement).
-	PhaseNegotiate Phase = iota + 1
+	PhaseNegotiate
 	// PhaseAuthorize: who may do what (the policy).
 	PhaseAuthorize
 	// PhaseQuota: how much they may do (quotas and their throttling).
@@ -21,14 +25,13 @@ const (
 	// PhaseNames: the virtual cluster's name boundary, last before the
 	// cluster on requests and first from it on responses.
 	PhaseNames
-	// PhaseAddresses: broker addresses the client is told, rewritten to
-	// the listener it came in on.
-	PhaseAddresses
 )
 
 // String names the phase as docs and logs do.
 func (p Phase) String() string {
 	switch p {
+	case PhaseAddresses:
+		return "addresses"
 	case PhaseNegotiate:
 		return "negotiate"
 	case PhaseAuthorize:
@@ -39,8 +42,6 @@ func (p Phase) String() string {
 		return "program"
 	case PhaseNames:
 		return "names"
-	case PhaseAddresses:
-		return "addresses"
 	}
 	return "unknown"
 }
