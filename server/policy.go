@@ -229,16 +229,21 @@ func newCountedApplier(a config.Applier, started *config.Config, m *proxy.Config
 }
 
 func (c *countedApplier) ApplyConfig(cfg *config.Config, log zerolog.Logger) error {
+	running := *c.started
+	running.Policy, running.Audit = cfg.Policy, cfg.Audit
+	running.VirtualClusters = withPolicies(c.started.VirtualClusters, cfg.VirtualClusters)
+	// In force before the appliers log that it is, so that whoever reads
+	// "policy reloaded" and asks /config or /policy/explain gets it; put
+	// back if an applier refuses it.
+	previous := c.inForce.Swap(&running)
 	err := c.Applier.ApplyConfig(cfg, log)
-	if err == nil {
-		running := *c.started
-		running.Policy, running.Audit = cfg.Policy, cfg.Audit
-		running.VirtualClusters = withPolicies(c.started.VirtualClusters, cfg.VirtualClusters)
-		c.inForce.Store(&running)
-		cfg = &running
+	if err != nil {
+		c.inForce.Store(previous)
+		c.metrics.Reloaded(cfg, err)
+		return err
 	}
-	c.metrics.Reloaded(cfg, err)
-	return err
+	c.metrics.Reloaded(&running, nil)
+	return nil
 }
 
 // withPolicies is started's virtual clusters with the policies of the
