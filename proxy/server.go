@@ -153,6 +153,9 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 // upstream metadata in the background to open every node's listener and
 // become ready. It returns once the listeners are bound.
 func (s *Server) Start(ctx context.Context) error {
+	if len(s.listeners) == 0 {
+		return errors.New("listeners.port_per_broker: false leaves no listener: set listeners.sni too")
+	}
 	if err := s.setupSecurity(); err != nil {
 		return err
 	}
@@ -194,11 +197,8 @@ func (s *Server) Start(ctx context.Context) error {
 //
 // Each listener gets its own response table, registered the same way but
 // with the rewriter mapping for that listener, so each hands out only its
-// own addresses.
+// own addresses; the request handlers are the same in every registration.
 func (s *Server) registerFilters() error {
-	if len(s.listeners) == 0 {
-		return errors.New("no listener: set listeners.port_per_broker or listeners.sni")
-	}
 	var reg *filter.Registry
 	for _, l := range s.listeners {
 		reg = s.registry(listenerMapper{s: s, l: l})
