@@ -48,7 +48,7 @@ func TestAcceptOutlivesTemporaryErrors(t *testing.T) {
 	}
 	ln := &failingListener{Listener: real, failures: 4, err: emfile()}
 	defer ln.Close()
-	s.serveListener(ln, 7, "node-7", nil)
+	s.serveListener(ln, 7, "node-7", s.listeners[0])
 
 	c, err := net.Dial("tcp", real.Addr().String())
 	if err != nil {

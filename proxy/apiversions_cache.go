@@ -228,7 +228,9 @@ func (s *Server) requestAPIVersions(ctx context.Context, conn net.Conn) (*kmsg.A
 		if resp.ErrorCode != 0 {
 			return nil, fmt.Errorf("upstream ApiVersions: error code %d", resp.ErrorCode)
 		}
-		for _, h := range s.responses.handlers.lookup(protocol.APIVersionsKey) {
+		// Every listener's table has the same ApiVersions handlers: only
+		// addresses differ.
+		for _, h := range s.listeners[0].responses().handlers.lookup(protocol.APIVersionsKey) {
 			if err := h.Handle(resp); err != nil {
 				return nil, fmt.Errorf("upstream ApiVersions: %w", err)
 			}
@@ -242,7 +244,7 @@ func (s *Server) requestAPIVersions(ctx context.Context, conn net.Conn) (*kmsg.A
 // already find their answer. Errors leave an entry empty; its first client
 // then fetches it.
 func (s *Server) warmAPIVersions(ctx context.Context) {
-	for _, node := range append([]int32{bootstrapNode}, s.routes.nodeIDs()...) {
+	for _, node := range append([]int32{bootstrapNode}, s.nodes.ids()...) {
 		if _, err := s.apiVersions.get(ctx, node, s.apiVersionsFetcher(node)); err != nil {
 			if ctx.Err() != nil {
 				return

@@ -40,12 +40,12 @@ type bootstrapGate struct {
 
 // openBootstrap binds the bootstrap listener at addr; serveBootstrap
 // starts serving it.
-func (s *Server) openBootstrap(addr string) error {
+func (l *portPerBroker) openBootstrap(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listeners.bootstrap_port: bootstrap listener on %s: %w", addr, err)
 	}
-	g := &s.bootstrapGate
+	s, g := l.s, &l.gate
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ln, g.bound = ln, ln.Addr().String()
@@ -58,18 +58,18 @@ func (s *Server) openBootstrap(addr string) error {
 }
 
 // serveBootstrap starts the accept loop of the listener openBootstrap bound.
-func (s *Server) serveBootstrap() {
-	g := &s.bootstrapGate
+func (l *portPerBroker) serveBootstrap() {
+	g := &l.gate
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.ln != nil {
-		s.serve(g.ln, bootstrapNode)
+		l.s.serveListener(g.ln, bootstrapNode, listenerName(bootstrapNode), l)
 	}
 }
 
 // closeBootstrap closes the bootstrap listener for good.
-func (s *Server) closeBootstrap() {
-	g := &s.bootstrapGate
+func (l *portPerBroker) closeBootstrap() {
+	s, g := l.s, &l.gate
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.shut = true
@@ -80,9 +80,14 @@ func (s *Server) closeBootstrap() {
 	s.metrics.bootstrapOpen.Set(0)
 }
 
-// bootstrapAddr is the bound address of the bootstrap listener, "" if none.
-func (s *Server) bootstrapAddr() string {
-	g := &s.bootstrapGate
+// BootstrapAddr is the bound address of the bootstrap listener, "" when
+// listeners.port_per_broker is false.
+func (s *Server) BootstrapAddr() string {
+	l, ok := listenerOf[*portPerBroker](s)
+	if !ok {
+		return ""
+	}
+	g := &l.gate
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.bound
@@ -106,11 +111,11 @@ func (s *Server) allBootstrapDown() bool {
 // bootstrapFollow closes or reopens the bootstrap listener as the health
 // of the upstream bootstrap servers says; addr is the upstream address
 // whose health changed.
-func (s *Server) bootstrapFollow(addr string) {
+func (l *portPerBroker) bootstrapFollow(addr string) {
+	s, g := l.s, &l.gate
 	if !slices.Contains(s.cfg.Upstream.BootstrapServers, addr) {
 		return
 	}
-	g := &s.bootstrapGate
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.shut || g.addr == "" {
@@ -128,17 +133,18 @@ func (s *Server) bootstrapFollow(addr string) {
 				Msg("bootstrap listener refuses connections: no upstream bootstrap server is reachable; it reopens when one is")
 		}
 	case !down && g.ln == nil:
-		if err := s.reopenBootstrap(g); err != nil {
+		if err := l.reopenBootstrap(); err != nil {
 			s.log.Error().Err(err).Str("listener", "bootstrap").
 				Str("retry_in", durationText(s.cfg.Upstream.ReconnectBackoffMax)).
 				Msg("bootstrap listener not reopened; retrying")
-			s.retryBootstrap(g)
+			l.retryBootstrap()
 		}
 	}
 }
 
-// reopenBootstrap binds the bootstrap listener again on its port. g.mu held.
-func (s *Server) reopenBootstrap(g *bootstrapGate) error {
+// reopenBootstrap binds the bootstrap listener again on its port. gate.mu held.
+func (l *portPerBroker) reopenBootstrap() error {
+	s, g := l.s, &l.gate
 	ln, err := net.Listen("tcp", g.addr)
 	if err != nil {
 		return fmt.Errorf("reopen bootstrap listener on %s: %w", g.addr, err)
@@ -149,14 +155,15 @@ func (s *Server) reopenBootstrap(g *bootstrapGate) error {
 		s.log.Info().Str("listener", "bootstrap").Str("addr", g.bound).Int("suppressed", suppressed).
 			Msg("bootstrap listener accepting again: an upstream bootstrap server is reachable")
 	}
-	s.serve(ln, bootstrapNode)
+	s.serveListener(ln, bootstrapNode, listenerName(bootstrapNode), l)
 	return nil
 }
 
 // retryBootstrap retries, once per reconnect_backoff_max, a reopen that
 // failed (another process took the port while it was closed) until it
-// succeeds, the servers are down again, or kproxy stops. g.mu held.
-func (s *Server) retryBootstrap(g *bootstrapGate) {
+// succeeds, the servers are down again, or kproxy stops. gate.mu held.
+func (l *portPerBroker) retryBootstrap() {
+	s, g := l.s, &l.gate
 	if g.retrying {
 		return
 	}
@@ -169,7 +176,7 @@ func (s *Server) retryBootstrap(g *bootstrapGate) {
 			case <-t.C:
 			}
 			g.mu.Lock()
-			done := ctx.Err() != nil || g.shut || g.ln != nil || s.allBootstrapDown() || s.reopenBootstrap(g) == nil
+			done := ctx.Err() != nil || g.shut || g.ln != nil || s.allBootstrapDown() || l.reopenBootstrap() == nil
 			if done {
 				g.retrying = false
 			}

@@ -20,14 +20,14 @@ func (s *Server) refreshBrokers(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		before := s.routes.count()
+		before := s.nodes.count()
 		if err := s.fetchBrokers(ctx); err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn().Err(err).Msg("periodic upstream metadata refresh failed; brokers known so far stay served")
 			}
 			continue
 		}
-		if after := s.routes.count(); after != before {
+		if after := s.nodes.count(); after != before {
 			s.log.Info().Int("brokers", after).Msg("periodic upstream metadata refresh found new brokers")
 		}
 	}

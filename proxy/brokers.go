@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -68,7 +66,7 @@ func (s *Server) Brokers() []BrokerStatus {
 		conns[p.nodeID]++
 	}
 	s.mu.Unlock()
-	out := s.routes.statuses()
+	out := s.nodeStatuses()
 	for i := range out {
 		b := &out[i]
 		b.Connections = conns[b.NodeID]
@@ -80,18 +78,22 @@ func (s *Server) Brokers() []BrokerStatus {
 	return out
 }
 
-// statuses lists the nodes' addresses, for Server.Brokers.
-func (r *routes) statuses() []BrokerStatus {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]BrokerStatus, 0, len(r.nodes))
-	for _, n := range r.nodes {
-		out = append(out, BrokerStatus{
-			NodeID:     n.nodeID,
-			Upstream:   n.upstreamAddr,
-			Advertised: net.JoinHostPort(n.advertisedHost, strconv.Itoa(int(n.advertisedPort))),
-			Listening:  n.listener != nil,
-		})
+// nodeStatuses lists the nodes' addresses, for Server.Brokers: the
+// advertised address is the first listener's that has one (the port-per-broker one
+// when there is one).
+func (s *Server) nodeStatuses() []BrokerStatus {
+	ids := s.nodes.ids()
+	out := make([]BrokerStatus, 0, len(ids))
+	for _, id := range ids {
+		b := BrokerStatus{NodeID: id}
+		b.Upstream, _ = s.nodes.upstreamFor(id)
+		for _, l := range s.listeners {
+			if a, ok := l.advertised(id); ok {
+				b.Advertised, b.Listening = a.String(), a.listening
+				break
+			}
+		}
+		out = append(out, b)
 	}
 	return out
 }

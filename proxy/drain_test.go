@@ -42,7 +42,7 @@ limits: {idle_timeout: 1m}
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := s.newPair(conn, nil, bootstrapNode, "bootstrap") // registered, not yet running
+	p := s.newPair(conn, nil, bootstrapNode, "bootstrap", s.listeners[0]) // registered, not yet running
 	if p == nil {
 		t.Fatal("pair refused")
 	}

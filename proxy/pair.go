@@ -36,9 +36,9 @@ type pair struct {
 	s        *Server
 	nodeID   int32
 	listener string
-	// sni is the SNI listener the pair came in on (nil: port-per-broker);
-	// its handshake sets nodeID.
-	sni *sniListener
+	// via is the listener the pair came in on: its route secures the
+	// connection, and may set nodeID from the handshake.
+	via listenerKind
 	// log is the pair's logger; it gains a user field when the client
 	// authenticates, on the request loop, while other goroutines (the
 	// response loop, the handshake timer, Shutdown) log through it: hence
@@ -228,15 +228,8 @@ func (p *pair) run() {
 // start secures a new client connection: TLS handshake, the auth stage,
 // and the deadline by which a SASL client must have authenticated.
 func (p *pair) start() error {
-	switch {
-	case p.sni != nil:
-		if err := p.handshakeSNI(p.sni); err != nil {
-			return err
-		}
-	case p.s.sec.listenerTLS != nil:
-		if err := p.handshakeTLS(p.s.sec.listenerTLS, p.s.sec.principalFrom); err != nil {
-			return err
-		}
+	if err := p.via.route(p); err != nil {
+		return err
 	}
 	auth, err := newAuthStage(p)
 	if err != nil {

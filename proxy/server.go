@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +20,9 @@ import (
 	"github.com/kproxy/kproxy/rewrite"
 )
 
-// Server is one kproxy instance: a bootstrap listener, one listener per
-// upstream node, and the connection pairs they accept.
+// Server is one kproxy instance: its listeners (a bootstrap port and one
+// port per upstream node, and the SNI port) and the connection pairs they
+// accept.
 type Server struct {
 	cfg        *config.Config
 	log        zerolog.Logger
@@ -40,23 +40,24 @@ type Server struct {
 	// closeLogs rate-limits the warnings of pairs closed for the same
 	// reason (log.sample).
 	closeLogs sampledLog
-	routes    *routes
+	// listeners are the kinds of listener the configuration asks for, in
+	// the order they bind (listener.go); nodes are the upstream nodes the
+	// cluster reported, where their pairs dial.
+	listeners []listenerKind
+	nodes     *nodeTable
 	// health bounds how often kproxy dials an unreachable upstream, and
 	// closes the listener of a node while its upstream is down.
 	health *upstreamHealth
-	// filters are the features WithFilters added. requestHandlers and
-	// responses hold, per API key, the handlers they and the built-in
-	// filters registered (in Start); none means the frame is streamed.
-	// sniResponses are the SNI listener's: the same but for the address
-	// rewriter's Mapper.
+	// filters are the features WithFilters added. requestHandlers holds,
+	// per API key, the handlers they and the built-in filters registered
+	// (in Start); none means the frame is streamed. Each listener holds
+	// its own response table the same way.
 	filters []filter.Filter
 	names   *tenant.Mapper // WithNameMapper: a virtual cluster's name boundary
 	// clusterOperator reports whether a connection's principal is one of
 	// the virtual cluster's cluster operators (WithClusterOperators).
 	clusterOperator func(*filter.Conn) bool
 	requestHandlers handlerTable[filter.RequestHandler]
-	responses       responseFilters
-	sniResponses    responseFilters
 	frames          framePool // buffers of requests read whole for filters
 	// apiVersions answers ApiVersions of clients not yet authenticated
 	// (SASL terminate mode); set in Start.
@@ -68,13 +69,7 @@ type Server struct {
 	sec security
 	// quotas enforces policy.quotas (quota.go); nil: none.
 	quotas *quota.Engine
-	// bootstrapGate holds the bootstrap listener (none when
-	// listeners.port_per_broker is false), closed while no upstream
-	// bootstrap server is reachable.
-	bootstrapGate bootstrapGate
-	// sni is listeners.sni, nil if unset; sniRefused counts its refused
-	// handshakes.
-	sni        *sniListener
+	// sniRefused counts the SNI listener's refused handshakes.
 	sniRefused *prometheus.CounterVec
 	ready      atomic.Bool
 	// connIDs numbers connections: the Server's own, or one shared by
@@ -134,7 +129,13 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 	s.observers = []RequestObserver{s.metrics.requests, &requestLog{log}}
 	s.proxyHeaders = newProxyHeaders(cfg)
 	s.budget = newMemoryBudget(cfg.Limits.MaxBufferedBytes, s.metrics.bufferedBytes, s.metrics.bufferedLimit)
-	s.routes = newRoutes(cfg.Listeners, s.openNodeListener)
+	s.nodes = newNodeTable()
+	if cfg.Listeners.PortPerBrokerEnabled() {
+		s.listeners = append(s.listeners, newPortPerBroker(s))
+	}
+	if cfg.Listeners.SNI != nil {
+		s.listeners = append(s.listeners, newSNIListener(s))
+	}
 	s.health = newUpstreamHealth(healthSettings{
 		backoff:    cfg.Upstream.ReconnectBackoff,
 		maxBackoff: cfg.Upstream.ReconnectBackoffMax,
@@ -142,47 +143,39 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		probe:      s.probeUpstream,
 		changed:    s.upstreamChanged,
 	}, log, s.metrics)
-	s.routes.upstreamDown = s.health.down
-	s.routes.paused = s.nodeListenerPaused
 	for _, opt := range opts {
 		opt(s)
 	}
 	return s
 }
 
-// Start binds the bootstrap listener and starts serving it, then fetches
+// Start binds every listener and starts serving it, then fetches
 // upstream metadata in the background to open every node's listener and
-// become ready. It returns once the bootstrap listener is bound.
+// become ready. It returns once the listeners are bound.
 func (s *Server) Start(ctx context.Context) error {
+	if len(s.listeners) == 0 {
+		return errors.New("listeners.port_per_broker: false leaves no listener: set listeners.sni too")
+	}
 	if err := s.setupSecurity(); err != nil {
 		return err
 	}
 	if err := s.registerFilters(); err != nil {
 		return fmt.Errorf("filters: %w", err)
 	}
-	l := s.cfg.Listeners
-	if l.PortPerBrokerEnabled() {
-		if err := s.openBootstrap(net.JoinHostPort(l.BindHost, strconv.Itoa(l.BootstrapPort))); err != nil {
+	for i, l := range s.listeners {
+		if err := l.bind(); err != nil {
+			for _, bound := range s.listeners[:i] {
+				bound.close()
+			}
 			return err
 		}
-	}
-	if l.SNI != nil {
-		sni, err := s.newSNIListener()
-		if err != nil {
-			s.closeBootstrap()
-			return err
-		}
-		s.sni = sni
-		s.log.Info().Str("listener", sniListenerName).Str("addr", sni.ln.Addr().String()).
-			Str("bootstrap_host", l.SNI.BootstrapHost).Str("broker_host_pattern", l.SNI.BrokerHostPattern).Msg("listening")
 	}
 	dctx, stop := context.WithCancel(ctx)
 	s.stopDiscovery, s.discoveryDone = stop, make(chan struct{})
 	s.apiVersions = newAPIVersionsCache(dctx)
 	go s.refreshJWKS(dctx)
-	s.serveBootstrap()
-	if s.sni != nil {
-		s.serveListener(s.sni.ln, bootstrapNode, sniListenerName, s.sni)
+	for _, l := range s.listeners {
+		l.serve()
 	}
 	s.probeBootstrapServers()
 	go func() {
@@ -202,17 +195,16 @@ func (s *Server) Start(ctx context.Context) error {
 // in SASL terminate mode saslVersions after all. It runs once, in Start,
 // once the SASL mode is known.
 //
-// The SNI listener gets its own response table, registered the same way
-// but for the rewriter's Mapper, so each listener hands out only its own
-// addresses.
+// Each listener gets its own response table, registered the same way but
+// with the rewriter mapping for that listener, so each hands out only its
+// own addresses; the request handlers are the same in every registration.
 func (s *Server) registerFilters() error {
-	reg := s.registry(s.routes)
-	s.requestHandlers = buildHandlerTable(requestKey, reg.Requests())
-	s.responses = newResponseFilters(reg.Responses())
-	if s.cfg.Listeners.SNI != nil {
-		sniReg := s.registry(sniMapper{s: s})
-		s.sniResponses = newResponseFilters(sniReg.Responses())
+	var reg *filter.Registry
+	for _, l := range s.listeners {
+		reg = s.registry(listenerMapper{s: s, l: l})
+		*l.responses() = newResponseFilters(reg.Responses())
 	}
+	s.requestHandlers = buildHandlerTable(requestKey, reg.Requests())
 	return reg.Err()
 }
 
@@ -231,15 +223,8 @@ func (s *Server) registry(mapper rewrite.BrokerMapper) *filter.Registry {
 	return &reg
 }
 
-// BootstrapAddr is the bound address of the bootstrap listener, "" when
-// listeners.port_per_broker is false.
-func (s *Server) BootstrapAddr() string { return s.bootstrapAddr() }
-
-// BrokerAddr is the address clients are told for upstream node nodeID.
-func (s *Server) BrokerAddr(nodeID int32) (string, bool) { return s.routes.advertised(nodeID) }
-
 // Ready reports whether listeners are bound and upstream metadata was seen.
-func (s *Server) Ready() bool { return s.ready.Load() }
+func (s *Server) Ready() bool { return s.ready.Load() && s.listenersReady() }
 
 // WaitReady blocks until the server is ready or ctx ends.
 func (s *Server) WaitReady(ctx context.Context) error {
@@ -255,28 +240,12 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) openNodeListener(nodeID int32, addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	s.log.Info().Int32("node_id", nodeID).Str("addr", ln.Addr().String()).Msg("listening for broker")
-	s.metrics.brokerListens.Inc()
-	s.serve(ln, nodeID)
-	return ln, nil
-}
-
-// serve accepts connections for nodeID's port-per-broker listener ln
-// until it is closed.
-func (s *Server) serve(ln net.Listener, nodeID int32) {
-	s.serveListener(ln, nodeID, listenerName(nodeID), nil)
-}
-
-// serveListener accepts connections on ln, the listener called name,
-// until it is closed; sni is set for the SNI listener. Accept errors
+// serveListener accepts connections on ln, a port of listener via called
+// name, for node nodeID (bootstrapNode: the bootstrap servers, or a node
+// the connection's handshake names), until it is closed. Accept errors
 // (file descriptors used up, say) are retried with backoff (accept.go):
 // only closing ln ends the loop.
-func (s *Server) serveListener(ln net.Listener, nodeID int32, name string, sni *sniListener) {
+func (s *Server) serveListener(ln net.Listener, nodeID int32, name string, via listenerKind) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -291,7 +260,7 @@ func (s *Server) serveListener(ln net.Listener, nodeID int32, name string, sni *
 				continue
 			}
 			s.wg.Add(1) // under the accept loop's own count, so never after Shutdown's Wait returned
-			go s.handle(conn, a, nodeID, name, sni)
+			go s.handle(conn, a, nodeID, name, via)
 		}
 	}()
 }
@@ -300,24 +269,23 @@ func (s *Server) serveListener(ln net.Listener, nodeID int32, name string, sni *
 // conn as a pair. It runs on the connection's own goroutine so that a slow
 // header holds up no other connection. Whatever way it ends, a's counts
 // are released.
-func (s *Server) handle(conn net.Conn, a *admission, nodeID int32, listener string, sni *sniListener) {
+func (s *Server) handle(conn net.Conn, a *admission, nodeID int32, listener string, via listenerKind) {
 	defer s.wg.Done()
 	if conn = s.acceptProxyHeader(conn, a, listener); conn == nil {
 		s.release(a)
 		return
 	}
-	p := s.newPair(conn, a, nodeID, listener)
+	p := s.newPair(conn, a, nodeID, listener, via)
 	if p == nil {
 		s.release(a)
 		return
 	}
-	p.sni = sni
 	p.run() // pairDone releases a
 }
 
-// newPair registers a pair for conn, admitted as a, or closes conn if
-// kproxy is draining.
-func (s *Server) newPair(conn net.Conn, a *admission, nodeID int32, listener string) *pair {
+// newPair registers a pair for conn, admitted as a on the port called
+// listener of via, or closes conn if kproxy is draining.
+func (s *Server) newPair(conn net.Conn, a *admission, nodeID int32, listener string, via listenerKind) *pair {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining {
@@ -325,7 +293,7 @@ func (s *Server) newPair(conn net.Conn, a *admission, nodeID int32, listener str
 		return nil
 	}
 	p := newPair(s, conn, nodeID, listener)
-	p.admission = a
+	p.admission, p.via = a, via
 	s.pairs[p] = struct{}{}
 	s.wg.Add(1)
 	s.metrics.connsTotal.WithLabelValues(listener).Inc()
@@ -360,11 +328,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}
-	s.closeBootstrap()
-	if s.sni != nil {
-		s.sni.ln.Close()
+	s.nodes.close()
+	for _, l := range s.listeners {
+		l.close()
 	}
-	s.routes.closeAll()
 	s.ready.Store(false)
 	s.metrics.ready.Set(0)
 	for _, p := range pairs {
@@ -390,11 +357,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 		return fmt.Errorf("shutdown: %d of %d connections still busy: %w", busy, len(pairs), ctx.Err())
 	}
-}
-
-func listenerName(nodeID int32) string {
-	if nodeID == bootstrapNode {
-		return "bootstrap"
-	}
-	return "node-" + strconv.Itoa(int(nodeID))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -24,14 +25,14 @@ const (
 	sniUnknownNode  = "unknown_node"
 )
 
-// sniListener is listeners.sni: one TLS port whose connections are routed
-// by the server name of their TLS ClientHello. Its clients are told every
-// broker as a name of the pattern at this port (mapper), so they only
-// ever learn this listener's addresses.
+// sniListener is the listener kind of listeners.sni: one TLS port whose
+// connections are routed by the server name of their TLS ClientHello.
+// Its clients are told every broker as a name of the pattern at this
+// port, so they only ever learn this listener's addresses.
 type sniListener struct {
-	cfg    *config.SNIListener
-	ln     net.Listener
-	routes *routes
+	s   *Server
+	cfg *config.SNIListener
+	ln  net.Listener
 	// tls is the listener's TLS configuration, certificates chosen per
 	// server name and reloaded from disk (sni_tls.go).
 	tls           *tls.Config
@@ -40,33 +41,73 @@ type sniListener struct {
 	// else the bound port.
 	advertisedPort int32
 	refused        *prometheus.CounterVec
+	table          responseFilters
+	// bound and closed make ready, which any goroutine may ask.
+	bound, closed atomic.Bool
 }
 
-// sniMapper is the address rewriter's Mapper for the SNI listener's
-// responses: it records the node's upstream address, exactly as the
-// port-per-broker routes do (so the node is routable before the response
-// reaches the client), and hands out the node's name at the SNI port.
-// Only SNI pairs use it, so s.sni is set (Start binds it before serving).
-type sniMapper struct{ s *Server }
+func newSNIListener(s *Server) *sniListener {
+	c := s.cfg.Listeners.SNI
+	return &sniListener{s: s, cfg: c, principalFrom: c.TLS.PrincipalFrom, refused: s.sniRefused}
+}
 
-func (m sniMapper) MapBroker(nodeID int32, host string, port int32) (string, int32, error) {
-	if _, _, err := m.s.routes.MapBroker(nodeID, host, port); err != nil {
-		return "", 0, err
+// bind loads the listener's certificates and binds its port.
+func (l *sniListener) bind() error {
+	c := l.cfg
+	tc, err := l.s.sniTLS(c)
+	if err != nil {
+		return err
 	}
-	l := m.s.sni
-	return l.cfg.BrokerHost(nodeID), l.advertisedPort, nil
+	addr := net.JoinHostPort(c.BindHost, strconv.Itoa(c.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listeners.sni.port: SNI listener on %s: %w", addr, err)
+	}
+	l.ln, l.tls, l.advertisedPort = ln, tc, int32(c.AdvertisedPort)
+	if l.advertisedPort == 0 {
+		l.advertisedPort = int32(ln.Addr().(*net.TCPAddr).Port)
+	}
+	l.bound.Store(true)
+	l.s.log.Info().Str("listener", sniListenerName).Str("addr", ln.Addr().String()).
+		Str("bootstrap_host", c.BootstrapHost).Str("broker_host_pattern", c.BrokerHostPattern).Msg("listening")
+	return nil
 }
 
-// advertised is the host:port clients of the SNI listener are told for
-// nodeID.
-func (l *sniListener) advertised(nodeID int32) string {
-	return net.JoinHostPort(l.cfg.BrokerHost(nodeID), strconv.Itoa(int(l.advertisedPort)))
+// serve accepts on the one port; each pair's handshake sets its node.
+func (l *sniListener) serve() { l.s.serveListener(l.ln, bootstrapNode, sniListenerName, l) }
+
+// nodeSeen needs nothing: every node shares the one port.
+func (l *sniListener) nodeSeen(int32, string) error { return nil }
+
+// upstreamChanged changes nothing: the port serves every node, and a
+// dead node's connections fail at their dial.
+func (l *sniListener) upstreamChanged(string) {}
+
+func (l *sniListener) route(p *pair) error { return p.handshakeSNI(l) }
+
+func (l *sniListener) responses() *responseFilters { return &l.table }
+
+func (l *sniListener) ready() bool { return l.bound.Load() && !l.closed.Load() }
+
+func (l *sniListener) close() {
+	if l.closed.CompareAndSwap(false, true) && l.ln != nil {
+		l.ln.Close()
+	}
 }
 
-// route says which node a server name reaches: bootstrapNode for the
-// bootstrap name, else a node the routes know. The error's reason is one
-// of the sni* constants.
-func (l *sniListener) route(serverName string) (int32, string, error) {
+// advertised is the name of broker_host_pattern at the SNI port, for a
+// node the cluster reported.
+func (l *sniListener) advertised(nodeID int32) (advertisedNode, bool) {
+	if _, known := l.s.nodes.upstreamFor(nodeID); !known {
+		return advertisedNode{}, false
+	}
+	return advertisedNode{host: l.cfg.BrokerHost(nodeID), port: l.advertisedPort, listening: l.ready()}, true
+}
+
+// nodeFor says which node a server name reaches: bootstrapNode for the
+// bootstrap name, else a node the cluster reported. The error's reason is
+// one of the sni* constants.
+func (l *sniListener) nodeFor(serverName string) (int32, string, error) {
 	switch {
 	case serverName == "":
 		return 0, sniNoServerName, errors.New("the client sent no TLS server name (SNI): it must connect by name, such as " + l.cfg.BootstrapHost)
@@ -77,7 +118,7 @@ func (l *sniListener) route(serverName string) (int32, string, error) {
 	if !ok {
 		return 0, sniUnknownName, fmt.Errorf("server name %q is neither %s nor a name of %s", serverName, l.cfg.BootstrapHost, l.cfg.BrokerHostPattern)
 	}
-	if _, known := l.routes.upstreamFor(nodeID); !known {
+	if _, known := l.s.nodes.upstreamFor(nodeID); !known {
 		return 0, sniUnknownNode, fmt.Errorf("server name %q names node %d, which the cluster has not reported", serverName, nodeID)
 	}
 	return nodeID, "", nil
@@ -89,7 +130,7 @@ func (l *sniListener) route(serverName string) (int32, string, error) {
 func (p *pair) handshakeSNI(l *sniListener) error {
 	var refusal error
 	perConn := &tls.Config{GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
-		nodeID, reason, err := l.route(hello.ServerName)
+		nodeID, reason, err := l.nodeFor(hello.ServerName)
 		if err != nil {
 			l.refused.WithLabelValues(reason).Inc()
 			p.logger().Warn().Str("server_name", hello.ServerName).Str("sni_refusal", reason).Err(err).
@@ -112,26 +153,6 @@ func (p *pair) handshakeSNI(l *sniListener) error {
 	return err
 }
 
-// newSNIListener binds listeners.sni.
-func (s *Server) newSNIListener() (*sniListener, error) {
-	c := s.cfg.Listeners.SNI
-	tc, err := s.sniTLS(c)
-	if err != nil {
-		return nil, err
-	}
-	addr := net.JoinHostPort(c.BindHost, strconv.Itoa(c.Port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listeners.sni.port: SNI listener on %s: %w", addr, err)
-	}
-	l := &sniListener{cfg: c, ln: ln, routes: s.routes, tls: tc, principalFrom: c.TLS.PrincipalFrom,
-		advertisedPort: int32(c.AdvertisedPort), refused: s.sniRefused}
-	if l.advertisedPort == 0 {
-		l.advertisedPort = int32(ln.Addr().(*net.TCPAddr).Port)
-	}
-	return l, nil
-}
-
 // newSNIRefused registers kproxy_sni_handshake_refused_total.
 func newSNIRefused(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -149,29 +170,23 @@ func newSNIRefused(reg prometheus.Registerer) *prometheus.CounterVec {
 
 // SNIAddr is the bound address of listeners.sni, "" if it is not set.
 func (s *Server) SNIAddr() string {
-	if s.sni == nil {
+	l, ok := listenerOf[*sniListener](s)
+	if !ok || l.ln == nil {
 		return ""
 	}
-	return s.sni.ln.Addr().String()
+	return l.ln.Addr().String()
 }
 
 // SNIBrokerAddr is the address clients of listeners.sni are told for
 // nodeID (a name of broker_host_pattern at the SNI port).
 func (s *Server) SNIBrokerAddr(nodeID int32) (string, bool) {
-	if s.sni == nil {
+	l, ok := listenerOf[*sniListener](s)
+	if !ok {
 		return "", false
 	}
-	if _, known := s.routes.upstreamFor(nodeID); !known {
+	a, ok := l.advertised(nodeID)
+	if !ok {
 		return "", false
 	}
-	return s.sni.advertised(nodeID), true
-}
-
-// pairResponses is the response handler table and needs of p's listener:
-// each listener's address rewriter hands out that listener's addresses.
-func (p *pair) responseTable() *responseFilters {
-	if p.sni != nil {
-		return &p.s.sniResponses
-	}
-	return &p.s.responses
+	return a.String(), true
 }

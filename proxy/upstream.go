@@ -29,7 +29,7 @@ func (s *Server) dialUpstream(ctx context.Context, nodeID int32) (net.Conn, erro
 	if nodeID == bootstrapNode {
 		return s.dialBootstrap(ctx)
 	}
-	addr, ok := s.routes.upstreamFor(nodeID)
+	addr, ok := s.nodes.upstreamFor(nodeID)
 	if !ok {
 		return nil, fmt.Errorf("node %d: upstream address not known yet", nodeID)
 	}
@@ -170,21 +170,12 @@ func (s *Server) probeUpstream(ctx context.Context, addr string) error {
 }
 
 // upstreamChanged is told by the health tracker that addr went down or
-// came back: the listeners of the nodes served there follow, and the
-// bootstrap listener if addr is a bootstrap server.
+// came back: every listener follows (the port of a node served there, and
+// the bootstrap port if addr is a bootstrap server).
 func (s *Server) upstreamChanged(addr string) {
-	s.bootstrapFollow(addr)
-	if err := s.routes.upstreamChanged(addr); err != nil {
-		s.log.Error().Err(err).Str("upstream", addr).Msg("broker listener not reopened; retried when metadata next names the node")
+	for _, l := range s.listeners {
+		l.upstreamChanged(addr)
 	}
-}
-
-// nodeListenerPaused logs that a node's listener was closed because its
-// upstream is down.
-func (s *Server) nodeListenerPaused(nodeID int32, upstream string) {
-	s.metrics.brokerListens.Dec()
-	s.log.Info().Int32("node_id", nodeID).Str("upstream", upstream).
-		Msg("broker listener closed while its upstream is unreachable: clients are refused as by a dead broker")
 }
 
 // dialOne connects to addr and secures the connection as configured.
@@ -215,7 +206,7 @@ func (s *Server) discoverBrokers(ctx context.Context) {
 		if err == nil {
 			s.ready.Store(true)
 			s.metrics.ready.Set(1)
-			s.log.Info().Int("brokers", s.routes.count()).Msg("upstream metadata fetched; ready")
+			s.log.Info().Int("brokers", s.nodes.count()).Msg("upstream metadata fetched; ready")
 			return
 		}
 		if ctx.Err() != nil {
@@ -265,7 +256,7 @@ func (s *Server) fetchBrokers(ctx context.Context) error {
 		return fmt.Errorf("upstream metadata: %w", err)
 	}
 	for _, b := range resp.Brokers {
-		if _, _, err := s.routes.MapBroker(b.NodeID, b.Host, b.Port); err != nil {
+		if err := s.nodeSeen(b.NodeID, b.Host, b.Port); err != nil {
 			return err
 		}
 	}
