@@ -128,6 +128,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		}
 	}
 	p.observed.ResponseBytes = frameLen // a re-encoding below says otherwise
+	p.noteCoordinatorError(&owed, down, frameLen)
 	if need == filter.DropTopLevelTags {
 		return p.streamDroppingTags(owed, down, frameLen)
 	}
