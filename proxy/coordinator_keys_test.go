@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -14,7 +15,7 @@ import (
 // offered to both; the responses that carry a group error without a group
 // or partition in them (heartbeats, joins, ...) must be in the engine's list.
 func TestGroupCoordinatorKeysMatchProtocol(t *testing.T) {
-	for key := int16(0); key <= protocol.MaxKnownKey(); key++ {
+	for key := int16(0); key <= wire.MaxKnownKey(); key++ {
 		resp := kmsg.ResponseForKey(key)
 		if resp == nil {
 			continue
