@@ -140,8 +140,8 @@ func (p *pair) chargeFetchResponse(owed *pending, down *direction, frameLen int)
 	if err != nil {
 		return false, upstreamReadError(err)
 	}
-	body, err := wire.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
-	if err != nil {
+	body, ok := protocol.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
+	if !ok {
 		return false, nil // decoded on the usual path, which says what is wrong
 	}
 	code, sessionID, err := wire.FetchResponseSession(owed.version, body)

@@ -131,8 +131,8 @@ func (p *pair) learnFetchSession(owed *pending, down *direction, frameLen int) {
 	if err != nil {
 		return // relaying the frame meets the same error
 	}
-	body, err := wire.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
-	if err != nil {
+	body, ok := protocol.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
+	if !ok {
 		return
 	}
 	if _, id, err := wire.FetchResponseSession(owed.version, body); err == nil {
