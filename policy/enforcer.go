@@ -32,7 +32,7 @@ type Enforcer struct {
 	// tableMisses counts handler questions the table does not list (bugs;
 	// tests assert none).
 	tableMisses atomic.Uint64
-	// summaries recycles the *protocol.ProduceSummary decideProduceRaw
+	// summaries recycles the *wire.ProduceSummary decideProduceRaw
 	// reads produces into.
 	summaries sync.Pool
 

@@ -1,17 +1,17 @@
 package policy
 
-import "github.com/kproxy/kproxy/protocol"
+import "github.com/kproxy/kproxy/internal/wire"
 
 // Kafka error codes the policy answers with.
 const (
 	errUnknownTopicOrPartition            = int16(3)
 	errMessageTooLarge                    = int16(10)
-	errInvalidRequiredAcks                = protocol.ErrCodeInvalidRequiredAcks
-	errTopicAuthorizationFailed           = protocol.ErrCodeTopicAuthorizationFailed
-	errGroupAuthorizationFailed           = protocol.ErrCodeGroupAuthorizationFailed
-	errClusterAuthorizationFailed         = protocol.ErrCodeClusterAuthorizationFailed
-	errPolicyViolation                    = protocol.ErrCodePolicyViolation
-	errTransactionalIDAuthorizationFailed = protocol.ErrCodeTransactionalIDAuthorizationFailed
+	errInvalidRequiredAcks                = wire.ErrCodeInvalidRequiredAcks
+	errTopicAuthorizationFailed           = wire.ErrCodeTopicAuthorizationFailed
+	errGroupAuthorizationFailed           = wire.ErrCodeGroupAuthorizationFailed
+	errClusterAuthorizationFailed         = wire.ErrCodeClusterAuthorizationFailed
+	errPolicyViolation                    = wire.ErrCodePolicyViolation
+	errTransactionalIDAuthorizationFailed = wire.ErrCodeTransactionalIDAuthorizationFailed
 	errOperationNotAttempted              = int16(55)
 	errUnknownTopicID                     = int16(100)
 )

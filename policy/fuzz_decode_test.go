@@ -10,6 +10,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -36,7 +37,7 @@ policy:
 // enforcer registers for it, and the response hook it returns through a response of
 // the same shape (default, and the body decoded as a response). Nothing
 // may panic, and decoding may allocate no more than
-// protocol.MaxDecodedSize of the body.
+// wire.MaxDecodedSize of the body.
 func FuzzPolicyDecode(f *testing.F) {
 	cfg, err := config.Parse(strings.NewReader(fuzzPolicy))
 	if err != nil {
@@ -63,7 +64,7 @@ func FuzzPolicyDecode(f *testing.F) {
 		}
 		// The decoder learns a key's wire layout on its first use: learn
 		// it here, so that the allocation measured below is the decode's.
-		protocol.DecodedSize(key, 0, nil, false)
+		wire.DecodedSize(key, 0, nil, false)
 	}
 	conn := &filter.Conn{ID: 1, Listener: "bootstrap", User: "alice", ClientID: "pay-app"}
 	f.Fuzz(func(t *testing.T, keyIndex uint16, version int16, body []byte) {
@@ -71,7 +72,7 @@ func FuzzPolicyDecode(f *testing.F) {
 		version = int16(uint16(version) % uint16(protocol.MaxVersion(key)+1))
 		var req kmsg.Request
 		var err error
-		if n := allocatedBytes(func() { req, err = protocol.DecodeRequest(key, version, body) }); n > uint64(protocol.MaxDecodedSize(len(body)))+4096 {
+		if n := allocatedBytes(func() { req, err = protocol.DecodeRequest(key, version, body) }); n > uint64(wire.MaxDecodedSize(len(body)))+4096 {
 			t.Fatalf("%s v%d: decoding %d bytes allocated %d", protocol.APIName(key), version, len(body), n)
 		}
 		if err != nil {

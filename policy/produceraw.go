@@ -2,7 +2,7 @@ package policy
 
 import (
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/internal/wire"
 )
 
 // decideProduceRaw decides a Produce request from its raw body when the
@@ -10,7 +10,7 @@ import (
 // without decoding them: the common case, and the one whose cost is paid on
 // every produce. It reads only what the decision needs (transactional id,
 // acks, topic names or ids, record batch headers) through a pooled
-// protocol.ProduceSummary.
+// wire.ProduceSummary.
 //
 // Anything else is left undecided, and the engine decodes the request for
 // handleProduce, which answers it as before: a denial anywhere (to split
@@ -20,9 +20,9 @@ import (
 // records each decision once; for an allowed one, the decisions are
 // recorded as handleProduce records them.
 func (e *Enforcer) decideProduceRaw(conn *filter.Conn, version int16, body []byte) (filter.Verdict, bool) {
-	s, _ := e.summaries.Get().(*protocol.ProduceSummary)
+	s, _ := e.summaries.Get().(*wire.ProduceSummary)
 	if s == nil {
-		s = new(protocol.ProduceSummary)
+		s = new(wire.ProduceSummary)
 	}
 	defer func() {
 		s.Reset() // holds no alias of the frame once pooled
@@ -35,8 +35,8 @@ func (e *Enforcer) decideProduceRaw(conn *filter.Conn, version int16, body []byt
 	if st == nil {
 		return filter.Verdict{}, true
 	}
-	entry := e.table[protocol.ProduceKey]
-	c := reqCtx{e: e, st: st, prin: PrincipalOf(conn), client: conn.Client, key: protocol.ProduceKey, entry: entry}
+	entry := e.table[wire.ProduceKey]
+	c := reqCtx{e: e, st: st, prin: PrincipalOf(conn), client: conn.Client, key: wire.ProduceKey, entry: entry}
 	c.subj = st.subject(&c.prin)
 	if !c.produceAllowed(s) {
 		return filter.Verdict{}, false
@@ -47,7 +47,7 @@ func (e *Enforcer) decideProduceRaw(conn *filter.Conn, version int16, body []byt
 
 // produceAllowed reports whether handleProduce would forward the request
 // unchanged, recording nothing: every check it makes passes.
-func (c *reqCtx) produceAllowed(s *protocol.ProduceSummary) bool {
+func (c *reqCtx) produceAllowed(s *wire.ProduceSummary) bool {
 	if (c.st.gov.hasClientID || c.st.gov.forbids) && !c.connectionGovernanceClean() {
 		return false
 	}
@@ -128,7 +128,7 @@ func (c *reqCtx) connectionGovernanceClean() bool {
 
 // recordProduceAllowed records the allowed decisions handleProduce would
 // have recorded, in its order: the transactional id, then each topic.
-func (c *reqCtx) recordProduceAllowed(s *protocol.ProduceSummary) {
+func (c *reqCtx) recordProduceAllowed(s *wire.ProduceSummary) {
 	if !c.st.logAllowed {
 		n := s.Topics()
 		if s.HasTransactionalID {

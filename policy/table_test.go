@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -21,7 +22,7 @@ func TestTableCoversEveryAPIKey(t *testing.T) {
 	for _, e := range operationTable() {
 		rows[int16(e.key)]++
 	}
-	for key := int16(0); key <= protocol.MaxKnownKey()+5; key++ {
+	for key := int16(0); key <= wire.MaxKnownKey()+5; key++ {
 		known := kmsg.RequestForKey(key) != nil
 		switch {
 		case known && rows[key] == 0:
@@ -53,11 +54,11 @@ func TestRequestKeys(t *testing.T) {
 	for _, k := range requestKeys(enf) {
 		got[k] = true
 	}
-	for key := int16(0); key <= protocol.MaxKnownKey(); key++ {
+	for key := int16(0); key <= wire.MaxKnownKey(); key++ {
 		if !protocol.KnownAPI(key) {
 			continue
 		}
-		setup := key == protocol.APIVersionsKey || key == protocol.SASLHandshakeKey || key == protocol.SASLAuthenticateKey
+		setup := key == wire.APIVersionsKey || key == wire.SASLHandshakeKey || key == wire.SASLAuthenticateKey
 		if got[key] == setup {
 			t.Errorf("handler registered for %s = %v, want %v", protocol.APIName(key), got[key], !setup)
 		}

@@ -1,14 +1,23 @@
-// Package protocol is kproxy's knowledge of the Kafka wire format that sits
-// around the message bodies: frame sizes, request and response headers,
-// which versions use flexible (tagged-field) headers, and the glue that turns
-// a body into a kmsg message and back.
+// Package protocol offers Kafka wire-format helpers on raw bytes: the
+// framing, request and response headers, request and response bodies to
+// and from kmsg messages, the table of API keys, and the group error of a
+// group coordinator's response read in place. kproxy's engine uses these
+// same functions on every frame it relays.
 //
-// Its API table (APIs) is the one place that says, per API key, how to
-// make and decode its messages, where its responses hold broker endpoints,
-// and whether a response can be walked while it streams; the address
-// rewriter, the engine's streamed walks and the test sniffer all read it.
+// Every function works on byte slices, never blocks and keeps no state;
+// none panics, whatever the bytes. A frame is a big-endian int32 size
+// (FrameSizeLen bytes) followed by that many bytes: a header, then a body.
+// Functions named for "the bytes after the size prefix" take the frame
+// without its size; those named for a body take what follows the header.
 //
-// It is pure: no sockets, no goroutines, no mutable state (the table is
-// built once and never changes). Everything here works on byte slices so
-// that it can be tested and fuzzed without a network.
+// Reading the error of a response as it arrives, without decoding it:
+//
+//	size, err := protocol.ParseFrameSize(prefix, 100<<20) // prefix: the frame's first 4 bytes
+//	// ... read size more bytes into frame ...
+//	if code, ok := protocol.GroupResponseErrorCode(int16(kmsg.Heartbeat), 4, frame); ok && code == kerr.NotCoordinator.Code {
+//		// the client will look its coordinator up again
+//	}
+//
+// The engine's other wire-format knowledge (decode-size bounds, streamed
+// walks, produce summaries, session fields) is internal to kproxy.
 package protocol

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -216,10 +217,10 @@ func (s *Server) requestAPIVersions(ctx context.Context, conn net.Conn) (*kmsg.A
 			return nil, fmt.Errorf("upstream ApiVersions: %w", err)
 		}
 		resp := kresp.(*kmsg.ApiVersionsResponse)
-		if resp.ErrorCode == protocol.ErrCodeUnsupportedVersion && attempt == 0 {
+		if resp.ErrorCode == wire.ErrCodeUnsupportedVersion && attempt == 0 {
 			// KIP-511: the broker listed the ApiVersions versions it has.
 			for _, k := range resp.ApiKeys {
-				if k.ApiKey == protocol.APIVersionsKey && k.MaxVersion < req.Version {
+				if k.ApiKey == wire.APIVersionsKey && k.MaxVersion < req.Version {
 					req.Version = k.MaxVersion
 				}
 			}
@@ -230,7 +231,7 @@ func (s *Server) requestAPIVersions(ctx context.Context, conn net.Conn) (*kmsg.A
 		}
 		// Every listener's table has the same ApiVersions handlers: only
 		// addresses differ.
-		for _, h := range s.listeners[0].responses().handlers.lookup(protocol.APIVersionsKey) {
+		for _, h := range s.listeners[0].responses().handlers.lookup(wire.APIVersionsKey) {
 			if err := h.Handle(resp); err != nil {
 				return nil, fmt.Errorf("upstream ApiVersions: %w", err)
 			}

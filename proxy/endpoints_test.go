@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -30,7 +31,7 @@ func TestFetchLeaderEndpointsAreDroppedWhileStreaming(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
 	host, port := upstreamEndpoint(t, cluster)
 	records := bytes.Repeat([]byte("record-bytes."), 5000) // large enough to splice
-	cluster.ControlKey(protocol.FetchKey, func(req kmsg.Request) (kmsg.Response, error, bool) {
+	cluster.ControlKey(wire.FetchKey, func(req kmsg.Request) (kmsg.Response, error, bool) {
 		cluster.KeepControl()
 		resp := req.ResponseKind().(*kmsg.FetchResponse)
 		resp.SetVersion(req.GetVersion())
@@ -48,7 +49,7 @@ func TestFetchLeaderEndpointsAreDroppedWhileStreaming(t *testing.T) {
 	addr, _ := p.BrokerAddr(0)
 	c := dialRaw(t, addr)
 
-	for _, v := range []int16{12, 16, protocol.MaxVersion(protocol.FetchKey)} {
+	for _, v := range []int16{12, 16, protocol.MaxVersion(wire.FetchKey)} {
 		fetch := longPollFetch("t", 0)
 		fetch.SetVersion(v)
 		if v >= 13 {
@@ -73,7 +74,7 @@ func TestFetchLeaderEndpointsAreDroppedWhileStreaming(t *testing.T) {
 func TestProduceLeaderEndpointsAreRewritten(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
 	host, port := upstreamEndpoint(t, cluster)
-	cluster.ControlKey(protocol.ProduceKey, func(req kmsg.Request) (kmsg.Response, error, bool) {
+	cluster.ControlKey(wire.ProduceKey, func(req kmsg.Request) (kmsg.Response, error, bool) {
 		cluster.KeepControl()
 		resp := req.ResponseKind().(*kmsg.ProduceResponse)
 		resp.SetVersion(req.GetVersion())
@@ -84,7 +85,7 @@ func TestProduceLeaderEndpointsAreRewritten(t *testing.T) {
 	p := testkit.StartProxy(t, cluster.ListenAddrs(), "")
 	addr, _ := p.BrokerAddr(0)
 	c := dialRaw(t, addr)
-	for v := int16(9); v <= protocol.MaxVersion(protocol.ProduceKey); v++ {
+	for v := int16(9); v <= protocol.MaxVersion(wire.ProduceKey); v++ {
 		produce := kmsg.NewPtrProduceRequest()
 		produce.SetVersion(v)
 		produce.Acks = -1

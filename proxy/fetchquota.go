@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/quota"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -42,12 +43,12 @@ func (p *pair) fetchQuota(r *clientRequest, cr *bufio.Reader, up *direction, b *
 		return nil
 	}
 	id, epoch, err := fetchRequestSession(r, cr)
-	if err != nil || protocol.FetchIncremental(id, epoch) {
+	if err != nil || wire.FetchIncremental(id, epoch) {
 		return nil // forwarded: a malformed one is the broker's to refuse
 	}
 	// As a broker answers a throttled full or sessionless fetch: no
 	// session (it was not created), no partitions.
-	r.owed.local = throttledFetchFrame(r.owed.correlationID, r.owed.version, protocol.FetchSessionless, throttle)
+	r.owed.local = throttledFetchFrame(r.owed.correlationID, r.owed.version, wire.FetchSessionless, throttle)
 	r.owed.throttle = throttle
 	p.mute(throttle)
 	return nil
@@ -95,10 +96,10 @@ func fetchRequestSession(r *clientRequest, cr *bufio.Reader) (id, epoch int32, e
 	if err != nil {
 		return 0, 0, fmt.Errorf("fetch request: %w", err)
 	}
-	if r.owed.version < protocol.FetchSessionsVersion {
-		return protocol.FetchSessionless, -1, nil // no sessions: a sessionless fetch
+	if r.owed.version < wire.FetchSessionsVersion {
+		return wire.FetchSessionless, -1, nil // no sessions: a sessionless fetch
 	}
-	id, epoch, ok := protocol.FetchRequestSession(r.owed.version, frame[protocol.FrameSizeLen+h.Len:])
+	id, epoch, ok := wire.FetchRequestSession(r.owed.version, frame[protocol.FrameSizeLen+h.Len:])
 	if !ok {
 		return 0, 0, fmt.Errorf("fetch request session: %w", protocol.ErrShortBuffer)
 	}
@@ -139,11 +140,11 @@ func (p *pair) chargeFetchResponse(owed *pending, down *direction, frameLen int)
 	if err != nil {
 		return false, upstreamReadError(err)
 	}
-	body, err := protocol.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
-	if err != nil {
+	body, ok := protocol.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
+	if !ok {
 		return false, nil // decoded on the usual path, which says what is wrong
 	}
-	code, sessionID, err := protocol.FetchResponseSession(owed.version, body)
+	code, sessionID, err := wire.FetchResponseSession(owed.version, body)
 	if err != nil || code != 0 {
 		return false, nil
 	}

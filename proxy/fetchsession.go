@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -75,9 +76,9 @@ func (g *fetchSessionGuard) learn(id int32) {
 // bodyPrefix, to the fetch and share sessions of its own connection.
 func (p *pair) guardSessions(h protocol.RequestHeader, bodyPrefix []byte, r *clientRequest) error {
 	switch h.APIKey {
-	case protocol.FetchKey:
+	case wire.FetchKey:
 		return p.guardFetchSession(h, bodyPrefix, r)
-	case protocol.ShareFetchKey, protocol.ShareAcknowledgeKey:
+	case wire.ShareFetchKey, wire.ShareAcknowledgeKey:
 		return p.guardShareSession(h, bodyPrefix, r)
 	}
 	return nil
@@ -89,12 +90,12 @@ func (p *pair) guardSessions(h protocol.RequestHeader, bodyPrefix []byte, r *cli
 // foreign incremental session, and marks r to learn the session id of its
 // response when r asks the broker for a new session.
 func (p *pair) guardFetchSession(h protocol.RequestHeader, bodyPrefix []byte, r *clientRequest) error {
-	if r.owed.local != nil || r.frame != nil || h.APIVersion < protocol.FetchSessionsVersion {
+	if r.owed.local != nil || r.frame != nil || h.APIVersion < wire.FetchSessionsVersion {
 		return nil
 	}
-	id, epoch, ok := protocol.FetchRequestSession(h.APIVersion, bodyPrefix)
+	id, epoch, ok := wire.FetchRequestSession(h.APIVersion, bodyPrefix)
 	if !ok {
-		if r.frameLen-protocol.FrameSizeLen-h.Len < protocol.FetchRequestSessionOffset(h.APIVersion)+8 {
+		if r.frameLen-protocol.FrameSizeLen-h.Len < wire.FetchRequestSessionOffset(h.APIVersion)+8 {
 			return nil // names no session at all: the broker refuses it as malformed
 		}
 		// Only a header filling the read buffer pushes them out of it.
@@ -115,7 +116,7 @@ func (p *pair) guardFetchSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 		return nil
 	}
 	log.Msg("full fetch names a fetch session this connection did not open: forwarded without it, so that session stays open")
-	binary.BigEndian.PutUint32(bodyPrefix[protocol.FetchRequestSessionOffset(h.APIVersion):], 0)
+	binary.BigEndian.PutUint32(bodyPrefix[wire.FetchRequestSessionOffset(h.APIVersion):], 0)
 	return nil
 }
 
@@ -130,11 +131,11 @@ func (p *pair) learnFetchSession(owed *pending, down *direction, frameLen int) {
 	if err != nil {
 		return // relaying the frame meets the same error
 	}
-	body, err := protocol.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
-	if err != nil {
+	body, ok := protocol.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
+	if !ok {
 		return
 	}
-	if _, id, err := protocol.FetchResponseSession(owed.version, body); err == nil {
+	if _, id, err := wire.FetchResponseSession(owed.version, body); err == nil {
 		p.fetchSessions.learn(id)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -75,7 +76,7 @@ func TestFetchSessionIsItsConnectionsOnly(t *testing.T) {
 	// The broker's own answer to an id it does not know, for comparison.
 	direct := testkit.DialRaw(t, cluster.ListenAddrs()[0], "direct")
 
-	for _, v := range []int16{7, 12, 13, 15, protocol.MaxVersion(protocol.FetchKey)} {
+	for _, v := range []int16{7, 12, 13, 15, protocol.MaxVersion(wire.FetchKey)} {
 		owner := testkit.DialRaw(t, addr, "owner")
 		_, opened := fetchAnswer(t, owner, sessionFetch(v, "victim", topicID, 0, 0))
 		if opened.ErrorCode != 0 || opened.SessionID == 0 || len(opened.Topics) != 1 {

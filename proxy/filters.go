@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -23,7 +24,7 @@ func WithFilters(fs ...filter.Filter) Option {
 type handlerTable[H any] [][]H
 
 func buildHandlerTable[H any](keyOf func(H) int16, handlers []H) handlerTable[H] {
-	table := make(handlerTable[H], protocol.MaxKnownKey()+1)
+	table := make(handlerTable[H], wire.MaxKnownKey()+1)
 	for _, h := range handlers {
 		if key := keyOf(h); key >= 0 && int(key) < len(table) {
 			table[key] = append(table[key], h)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kproxy/kproxy/bench/relaytest"
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/internal/wire"
 )
 
 // inspectingFilter decides every Produce from its raw body with verdict
@@ -31,7 +31,7 @@ func (f *inspectingFilter) produce(*filter.Conn, *kmsg.ProduceRequest) filter.Ve
 
 func (f *inspectingFilter) decideRaw(_ *filter.Conn, version int16, body []byte) (filter.Verdict, bool) {
 	f.inspected.Add(1)
-	var s protocol.ProduceSummary
+	var s wire.ProduceSummary
 	if s.Parse(version, body) == nil && s.Topics() == 1 {
 		f.sawBody.Store(true)
 	}

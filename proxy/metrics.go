@@ -40,6 +40,8 @@ type Metrics struct {
 	// and bound.
 	bufferedBytes prometheus.Gauge
 	bufferedLimit prometheus.Gauge
+	// coordinatorErrors counts group coordinator errors (coordinator.go).
+	coordinatorErrors *prometheus.CounterVec
 }
 
 // MetricsSettings choose the optional series.
@@ -86,8 +88,9 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 			Name: "kproxy_upstream_dials_skipped_total",
 			Help: "Client connections failed without dialing because their upstream is down and in backoff.",
 		}),
-		upstream:     newUpstreamMetrics(reg),
-		upstreamAuth: newUpstreamAuthMetrics(reg),
+		upstream:          newUpstreamMetrics(reg),
+		upstreamAuth:      newUpstreamAuthMetrics(reg),
+		coordinatorErrors: newCoordinatorErrors(reg),
 		upstreamsDown: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_upstreams_down", Help: "Upstream addresses (nodes, bootstrap servers) currently known unreachable.",
 		}),

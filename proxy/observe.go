@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -107,7 +108,7 @@ func (s *Server) sample(t *RequestTiming, h protocol.RequestHeader, bodyPrefix [
 		return
 	}
 	t.Sampled = true
-	topic, id := protocol.FirstTopic(h.APIKey, h.APIVersion, bodyPrefix)
+	topic, id := wire.FirstTopic(h.APIKey, h.APIVersion, bodyPrefix)
 	t.Topic, t.TopicID = strings.Clone(topic), id
 }
 

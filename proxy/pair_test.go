@@ -14,6 +14,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -155,7 +156,7 @@ func TestNewerApiVersionsIsAnsweredInV0Layout(t *testing.T) {
 	// A version newer than kmsg knows, as the first request on the
 	// connection: kproxy answers UNSUPPORTED_VERSION in the v0 layout.
 	newer := kmsg.NewPtrApiVersionsRequest()
-	newer.SetVersion(protocol.MaxVersion(protocol.APIVersionsKey) + 1)
+	newer.SetVersion(protocol.MaxVersion(wire.APIVersionsKey) + 1)
 	newer.ClientSoftwareName, newer.ClientSoftwareVersion = "raw", "1"
 	corr := c.send(newer)
 	v0 := kmsg.NewPtrApiVersionsRequest()
@@ -165,11 +166,11 @@ func TestNewerApiVersionsIsAnsweredInV0Layout(t *testing.T) {
 		t.Fatal(err)
 	}
 	av := resp.(*kmsg.ApiVersionsResponse)
-	if av.ErrorCode != protocol.ErrCodeUnsupportedVersion {
+	if av.ErrorCode != wire.ErrCodeUnsupportedVersion {
 		t.Fatalf("error code %d, want UNSUPPORTED_VERSION", av.ErrorCode)
 	}
-	if len(av.ApiKeys) != 1 || av.ApiKeys[0].MaxVersion != protocol.MaxVersion(protocol.APIVersionsKey) {
-		t.Fatalf("fallback lists %+v, want ApiVersions up to v%d", av.ApiKeys, protocol.MaxVersion(protocol.APIVersionsKey))
+	if len(av.ApiKeys) != 1 || av.ApiKeys[0].MaxVersion != protocol.MaxVersion(wire.APIVersionsKey) {
+		t.Fatalf("fallback lists %+v, want ApiVersions up to v%d", av.ApiKeys, protocol.MaxVersion(wire.APIVersionsKey))
 	}
 
 	// The retry at a supported version gets the upstream's list, clamped.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kproxy/kproxy/internal/quota"
-	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/internal/wire"
 )
 
 // reasonQuota: a connection quota (max_connections,
@@ -41,13 +41,13 @@ func (p *pair) quotaStage(r *clientRequest, cr *bufio.Reader, up *direction) err
 	}
 	r.owed.quota = b
 	switch {
-	case r.owed.key == protocol.ProduceKey:
+	case r.owed.key == wire.ProduceKey:
 		// Kafka counts a produce request's size against the produce quota.
 		if t := b.Record(quota.Produce, float64(r.frameLen), time.Now()); t > 0 {
 			r.owed.throttle = t
 			p.mute(t)
 		}
-	case r.owed.key == protocol.FetchKey && b.Limits(quota.Fetch):
+	case r.owed.key == wire.FetchKey && b.Limits(quota.Fetch):
 		return p.fetchQuota(r, cr, up, b)
 	}
 	return nil
@@ -134,7 +134,7 @@ func (p *pair) responseThrottle(owed *pending, frameLen int, now time.Time) time
 		return 0
 	}
 	throttle := owed.throttle
-	if owed.key == protocol.FetchKey && !owed.fetchCharged {
+	if owed.key == wire.FetchKey && !owed.fetchCharged {
 		throttle = max(throttle, b.Record(quota.Fetch, float64(frameLen), now))
 	}
 	if b.Limits(quota.Request) {

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -191,7 +192,7 @@ func (p *pair) consumeOwnResponse(owed pending, down *direction, answer chan<- o
 		return upstreamReadError(err)
 	}
 	var res ownResponse
-	body, err := protocol.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
+	body, err := wire.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
 	if err == nil {
 		res.resp, err = protocol.DecodeResponse(owed.key, owed.version, body)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -96,10 +97,10 @@ func startBenchProxy(tb testing.TB, upstream string, opts ...Option) *Server {
 // streamed untouched; at v18 (what current clients use) they are walked on
 // the way for leader endpoints, still without being held or copied whole.
 func BenchmarkRelayPassthrough(b *testing.B) {
-	for _, version := range []int16{11, protocol.MaxVersion(protocol.FetchKey)} {
+	for _, version := range []int16{11, protocol.MaxVersion(wire.FetchKey)} {
 		for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
 			b.Run("fetch-v"+strconv.Itoa(int(version))+"/"+byteSize(size), func(b *testing.B) {
-				benchRelay(b, protocol.FetchKey, version, size)
+				benchRelay(b, wire.FetchKey, version, size)
 			})
 		}
 	}
@@ -107,7 +108,7 @@ func BenchmarkRelayPassthrough(b *testing.B) {
 
 func benchRelay(b *testing.B, key, version int16, size int) {
 	body := fetchResponseBody(version, size)
-	upstream := frameEchoUpstream(b, protocol.ResponseHeaderFlexible(key, version), body)
+	upstream := frameEchoUpstream(b, wire.ResponseHeaderFlexible(key, version), body)
 	s := startBenchProxy(b, upstream)
 	conn, err := net.Dial("tcp", s.BootstrapAddr())
 	if err != nil {
@@ -115,7 +116,7 @@ func benchRelay(b *testing.B, key, version int16, size int) {
 	}
 	defer conn.Close()
 
-	req := protocol.AppendRequestHeader(make([]byte, 4, 4+size), protocol.RequestHeader{
+	req := wire.AppendRequestHeader(make([]byte, 4, 4+size), protocol.RequestHeader{
 		APIKey: key, APIVersion: version, ClientID: "bench", Flexible: protocol.IsFlexible(key, version),
 	})
 	req = append(req, make([]byte, size-len(req)+4)...)
@@ -190,7 +191,7 @@ func (allowAllProduce) produce(*filter.Conn, *kmsg.ProduceRequest) filter.Verdic
 // kproxy with the same requests read whole and decoded for a filter. The
 // ping shape is one small produce at a time: a round trip, not throughput.
 func BenchmarkRelayFilteredProduce(b *testing.B) {
-	produce1M := relaytest.Shape{Name: "produce-1MiB", Key: protocol.ProduceKey, Version: 9, RequestRecords: 1 << 20, InFlight: 2}
+	produce1M := relaytest.Shape{Name: "produce-1MiB", Key: wire.ProduceKey, Version: 9, RequestRecords: 1 << 20, InFlight: 2}
 	for _, shape := range []relaytest.Shape{relaytest.Ping, relaytest.Produce64K, produce1M} {
 		be, err := relaytest.NewBackend(shape)
 		if err != nil {

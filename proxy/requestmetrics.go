@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -68,7 +69,7 @@ func newRequestMetrics(reg prometheus.Registerer, principalLimit int) *requestMe
 			"The broker's part of the round trip: from kproxy writing the request upstream to the response's first bytes arriving."),
 		inProxy: histogram("kproxy_request_proxy_duration_seconds",
 			"Time spent inside kproxy (read, decode, filters, encode, queueing): the round trip minus the upstream part."),
-		byKey: make([]atomic.Pointer[apiSeries], protocol.MaxKnownKey()+1),
+		byKey: make([]atomic.Pointer[apiSeries], wire.MaxKnownKey()+1),
 	}
 	reg.MustRegister(m.requests, m.responses, m.errors, m.total, m.upstream, m.inProxy)
 	if principalLimit > 0 {

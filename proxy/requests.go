@@ -12,6 +12,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/tenant"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -344,19 +345,19 @@ func (p *pair) upstreamSessionExpired() error {
 // (Produce with acks=0). An error means kproxy must not forward the request.
 func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed pending, expected bool, err error) {
 	owed = pending{correlationID: h.CorrelationID, key: h.APIKey, version: h.APIVersion, timing: RequestTiming{ErrorCode: -1}}
-	if !protocol.SupportedVersion(h.APIKey, h.APIVersion) {
-		if h.APIKey != protocol.APIVersionsKey {
+	if !wire.SupportedVersion(h.APIKey, h.APIVersion) {
+		if h.APIKey != wire.APIVersionsKey {
 			return owed, false, fail(reasonProtocol, fmt.Errorf("client request %s v%d: %w (kproxy decodes up to v%d)",
 				protocol.APIName(h.APIKey), h.APIVersion, protocol.ErrUnsupportedVersion, protocol.MaxVersion(h.APIKey)))
 		}
 		// As a broker does (KIP-511): answer in the v0 layout with the
 		// versions we do support, and the client retries within them.
 		owed.local = unsupportedAPIVersionsFrame(h.CorrelationID)
-		owed.timing.ErrorCode = protocol.ErrCodeUnsupportedVersion
+		owed.timing.ErrorCode = wire.ErrCodeUnsupportedVersion
 		return owed, true, nil
 	}
-	if h.APIKey == protocol.ProduceKey {
-		acks, err := protocol.ProduceAcks(h.APIVersion, bodyPrefix)
+	if h.APIKey == wire.ProduceKey {
+		acks, err := wire.ProduceAcks(h.APIVersion, bodyPrefix)
 		if err != nil {
 			return owed, false, fail(reasonProtocol, fmt.Errorf("client produce request: %w", err))
 		}
@@ -404,7 +405,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 	body := frame[protocol.FrameSizeLen+h.Len:]
 	var req kmsg.Request // decoded for the first handler that cannot decide from body
 	decodeBody := func(body []byte) (kmsg.Request, error) {
-		decoded, err := protocol.DecodedSize(h.APIKey, h.APIVersion, body, false)
+		decoded, err := wire.DecodedSize(h.APIKey, h.APIVersion, body, false)
 		if err != nil {
 			return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 		}
@@ -571,11 +572,11 @@ func (p *pair) armMidFrameDeadline() {
 func unsupportedAPIVersionsFrame(correlationID int32) []byte {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.SetVersion(0)
-	resp.ErrorCode = protocol.ErrCodeUnsupportedVersion
+	resp.ErrorCode = wire.ErrCodeUnsupportedVersion
 	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{
-		ApiKey:     protocol.APIVersionsKey,
+		ApiKey:     wire.APIVersionsKey,
 		MinVersion: 0,
-		MaxVersion: protocol.MaxVersion(protocol.APIVersionsKey),
+		MaxVersion: protocol.MaxVersion(wire.APIVersionsKey),
 	}}
 	return protocol.AppendResponseFrame(nil, correlationID, resp)
 }

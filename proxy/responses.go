@@ -10,6 +10,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/tenant"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -120,14 +121,15 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		}
 		switch {
 		case throttle == 0:
-		case owed.key == protocol.FetchKey && setFetchThrottle(down, owed.version, frameLen, throttle):
-		case owed.key == protocol.ProduceKey && owed.version >= 1 && need == filter.Stream:
+		case owed.key == wire.FetchKey && setFetchThrottle(down, owed.version, frameLen, throttle):
+		case owed.key == wire.ProduceKey && owed.version >= 1 && need == filter.Stream:
 			return p.relayThrottledProduce(&owed, down, frameLen, throttle)
 		default:
 			need = filter.Decode // rare: set throttle_time_ms in the decoded response
 		}
 	}
 	p.observed.ResponseBytes = frameLen // a re-encoding below says otherwise
+	p.noteCoordinatorError(&owed, down, frameLen)
 	if need == filter.DropTopLevelTags {
 		return p.streamDroppingTags(owed, down, frameLen)
 	}
@@ -154,7 +156,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if _, err := io.ReadFull(down.r, frame); err != nil {
 		return upstreamReadError(err)
 	}
-	body, err := protocol.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
+	body, err := wire.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream %s response: %w", protocol.APIName(owed.key), err))
 	}
@@ -181,7 +183,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		return nil
 	}
 
-	decoded, err := protocol.DecodedSize(owed.key, protocol.ResponseBodyVersion(owed.key, owed.version, body), body, true)
+	decoded, err := wire.DecodedSize(owed.key, wire.ResponseBodyVersion(owed.key, owed.version, body), body, true)
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
 	}

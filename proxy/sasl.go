@@ -8,6 +8,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -59,14 +60,14 @@ func (saslVersions) advertise(r *kmsg.ApiVersionsResponse) error {
 	if r.ErrorCode != 0 {
 		return nil
 	}
-	want := map[int16]int16{protocol.SASLHandshakeKey: 1, protocol.SASLAuthenticateKey: 2}
+	want := map[int16]int16{wire.SASLHandshakeKey: 1, wire.SASLAuthenticateKey: 2}
 	for i := range r.ApiKeys {
 		if maxV, ok := want[r.ApiKeys[i].ApiKey]; ok {
 			r.ApiKeys[i].MinVersion, r.ApiKeys[i].MaxVersion = 0, maxV
 			delete(want, r.ApiKeys[i].ApiKey)
 		}
 	}
-	for _, key := range []int16{protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey} {
+	for _, key := range []int16{wire.SASLHandshakeKey, wire.SASLAuthenticateKey} {
 		if maxV, ok := want[key]; ok {
 			r.ApiKeys = append(r.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: key, MaxVersion: maxV})
 		}

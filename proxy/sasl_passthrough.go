@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -65,9 +66,9 @@ func (*passthroughAuth) frameLimit(configured int32) int32 { return configured }
 // over.
 func (a *passthroughAuth) request(h protocol.RequestHeader, cr *bufio.Reader, r clientRequest) (clientRequest, error) {
 	switch h.APIKey {
-	case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
+	case wire.SASLHandshakeKey, wire.SASLAuthenticateKey:
 		return a.watch(h, cr, r)
-	case protocol.APIVersionsKey:
+	case wire.APIVersionsKey:
 	default:
 		a.finish()
 	}
@@ -128,7 +129,7 @@ func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, r cl
 			if err := a.learnUser(req.SASLAuthBytes); err != nil {
 				msg := "Authentication failed: kproxy cannot determine the principal of this SASL " + a.mechanism + " login"
 				r.owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, &kmsg.SASLAuthenticateResponse{
-					Version: req.Version, ErrorCode: protocol.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
+					Version: req.Version, ErrorCode: wire.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
 				})
 				r.closeAfter = err
 				a.p.s.metrics.countSASL(a.mechanism, saslFailure)

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -65,9 +66,9 @@ func (t *terminateAuth) token(cr *bufio.Reader, frameLen int) (clientRequest, bo
 // does.
 func (t *terminateAuth) request(h protocol.RequestHeader, cr *bufio.Reader, r clientRequest) (clientRequest, error) {
 	switch h.APIKey {
-	case protocol.SASLHandshakeKey, protocol.SASLAuthenticateKey:
+	case wire.SASLHandshakeKey, wire.SASLAuthenticateKey:
 		return t.answerSASL(h, cr, r)
-	case protocol.APIVersionsKey:
+	case wire.APIVersionsKey:
 		if !t.authn.Authenticated() && r.owed.local == nil {
 			return t.answerAPIVersions(h, cr, r)
 		}
@@ -129,7 +130,7 @@ func (t *terminateAuth) answerAPIVersions(h protocol.RequestHeader, cr *bufio.Re
 	if req := req.(*kmsg.ApiVersionsRequest); h.APIVersion >= 3 && !(validSoftwareField(req.ClientSoftwareName) && validSoftwareField(req.ClientSoftwareVersion)) {
 		resp := kmsg.NewPtrApiVersionsResponse()
 		resp.SetVersion(h.APIVersion)
-		resp.ErrorCode = protocol.ErrCodeInvalidRequest
+		resp.ErrorCode = wire.ErrCodeInvalidRequest
 		r.owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
 		return r, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -85,7 +86,7 @@ func (p *pair) guardShareSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 	if r.owed.local != nil || r.frame != nil {
 		return nil
 	}
-	group, member, epoch, err := protocol.ShareSession(bodyPrefix)
+	group, member, epoch, err := wire.ShareSession(bodyPrefix)
 	if err != nil {
 		if errors.Is(err, protocol.ErrShortBuffer) && r.frameLen-protocol.FrameSizeLen-h.Len > len(bodyPrefix) {
 			return fail(reasonProtocol, fmt.Errorf("client %s request: its share session fields lie beyond the first %d bytes read; refusing to forward a session kproxy cannot check",
@@ -94,7 +95,7 @@ func (p *pair) guardShareSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 		return nil // malformed: the broker (or the name mapper) refuses it
 	}
 	if epoch == 0 {
-		if h.APIKey == protocol.ShareFetchKey {
+		if h.APIKey == wire.ShareFetchKey {
 			r.owed.learnShareSession = shareSessionKey(group, member)
 		}
 		return nil
@@ -106,7 +107,7 @@ func (p *pair) guardShareSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 		Msg("request names a share session this connection did not open: answered SHARE_SESSION_NOT_FOUND, as for an unknown session")
 	var resp kmsg.Response
 	switch h.APIKey {
-	case protocol.ShareFetchKey:
+	case wire.ShareFetchKey:
 		sr := kmsg.NewPtrShareFetchResponse()
 		sr.ErrorCode = kerr.ShareSessionNotFound.Code
 		resp = sr
@@ -126,7 +127,7 @@ func (p *pair) guardShareSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 // read buffer before the frame of frameLen bytes is relayed, and
 // remembers the session when the broker opened it.
 func (p *pair) learnShareSession(owed *pending, down *direction, frameLen int) {
-	const off = protocol.ShareResponseErrorOffset
+	const off = wire.ShareResponseErrorOffset
 	if frameLen < off+2 {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -56,8 +57,8 @@ func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) e
 	st := &down.stepper
 	*st = streamStepper{d: down, left: frameLen}
 	err := st.Skip(protocol.FrameSizeLen + 4) // size and correlation id
-	if err == nil && protocol.ResponseHeaderFlexible(owed.key, owed.version) {
-		err = protocol.WalkTags(st)
+	if err == nil && wire.ResponseHeaderFlexible(owed.key, owed.version) {
+		err = wire.WalkTags(st)
 	}
 	if err == nil {
 		err = walkToTags(owed.key, owed.version, st)
@@ -70,7 +71,7 @@ func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) e
 	if err != nil {
 		return upstreamReadError(err)
 	}
-	tagged, err := protocol.TagSectionHasFields(tail)
+	tagged, err := wire.TagSectionHasFields(tail)
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream %s response tag section: %w", protocol.APIName(owed.key), err))
 	}
@@ -78,7 +79,7 @@ func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) e
 		_, err = down.w.Write(tail)
 	} else {
 		var filler []byte
-		filler, _ = protocol.AppendFillerTags(nil, len(tail)) // a valid non-empty section is >= 3 bytes
+		filler, _ = wire.AppendFillerTags(nil, len(tail)) // a valid non-empty section is >= 3 bytes
 		_, err = down.w.Write(filler)
 		p.logger().Debug().Str("api", protocol.APIName(owed.key)).Int("bytes", len(tail)).
 			Msg("dropped top-level tagged fields (KIP-951 leader endpoints) from a streamed response")
@@ -91,7 +92,7 @@ func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) e
 
 // walkToTags moves s over a response body of key to its top-level tags,
 // by the walk of key's row in the API table.
-func walkToTags(key, version int16, s protocol.Stepper) error {
+func walkToTags(key, version int16, s wire.Stepper) error {
 	api, ok := protocol.APIs().API(key)
 	if !ok || api.WalkToTags == nil {
 		return fmt.Errorf("%s v%d response: no walk to its tags: %w", protocol.APIName(key), version, protocol.ErrUnsupportedVersion)

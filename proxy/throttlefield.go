@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -49,7 +50,7 @@ func setFetchThrottle(down *direction, version int16, frameLen int, throttle tim
 		return true // no such field: the delay is all the client gets
 	}
 	off := protocol.FrameSizeLen + 4 // size, correlation id
-	if protocol.ResponseHeaderFlexible(protocol.FetchKey, version) {
+	if wire.ResponseHeaderFlexible(wire.FetchKey, version) {
 		off++ // an empty tag section; anything else is decoded
 	}
 	if frameLen < off+4 {
@@ -86,10 +87,10 @@ func (p *pair) relayThrottledProduce(owed *pending, down *direction, frameLen in
 	if _, err := io.ReadFull(down.r, frame); err != nil {
 		return upstreamReadError(err)
 	}
-	body, err := protocol.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
+	body, err := wire.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
 	off := 0
 	if err == nil {
-		off, err = protocol.ProduceThrottleOffset(owed.version, body)
+		off, err = wire.ProduceThrottleOffset(owed.version, body)
 	}
 	if err != nil {
 		return fail(reasonProtocol, fmt.Errorf("upstream Produce response: %w", err))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -55,7 +56,7 @@ func TestSetFetchThrottleInPlace(t *testing.T) {
 			if !ok {
 				t.Fatalf("v%d: not set in place", version)
 			}
-			body, err := protocol.SkipResponseHeader(protocol.FetchKey, version, out[protocol.FrameSizeLen:])
+			body, err := wire.SkipResponseHeader(wire.FetchKey, version, out[protocol.FrameSizeLen:])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func FuzzSetFetchThrottle(f *testing.F) {
 	}
 	f.Add([]byte{0, 0, 0, 1, 0}, int16(12), int64(1))
 	f.Fuzz(func(t *testing.T, frame []byte, version int16, throttle int64) {
-		if version < 0 || version > protocol.MaxVersion(protocol.FetchKey) || throttle < 0 {
+		if version < 0 || version > protocol.MaxVersion(wire.FetchKey) || throttle < 0 {
 			return
 		}
 		d := &direction{r: bufio.NewReaderSize(bytes.NewReader(frame), 64)}
@@ -124,7 +125,7 @@ func FuzzSetFetchThrottle(f *testing.F) {
 		}
 		if diff >= 0 {
 			start := protocol.FrameSizeLen + 4 // the field, after the header
-			if protocol.ResponseHeaderFlexible(protocol.FetchKey, version) {
+			if wire.ResponseHeaderFlexible(wire.FetchKey, version) {
 				start++
 			}
 			before, after := int32(binary.BigEndian.Uint32(frame[start:])), int32(binary.BigEndian.Uint32(out[start:]))

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -40,7 +41,7 @@ func TestAddressesRegister(t *testing.T) {
 	produce.SetVersion(9)
 	body := produce.AppendTo(nil)
 	for _, h := range hs {
-		if h.Key == protocol.ProduceKey && h.InspectRaw(9, body) != a.InspectResponse(protocol.ProduceKey, 9, body) {
+		if h.Key == wire.ProduceKey && h.InspectRaw(9, body) != a.InspectResponse(wire.ProduceKey, 9, body) {
 			t.Error("Produce handler's inspection differs from InspectResponse")
 		}
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/internal/wire"
 )
 
 // ResourceType is a Kafka ACL resource type. Its values run from 0 to
@@ -31,7 +31,7 @@ const ClusterName = "kafka-cluster"
 type resourceRow struct {
 	kafka, config string
 	code          kmsg.ACLResourceType
-	denied        protocol.ErrorCode
+	denied        wire.ErrorCode
 	authorizedOps []Operation
 }
 
@@ -41,13 +41,13 @@ type resourceRow struct {
 // resource of the type is not authorized, and the operations an
 // authorized_operations field reports for it.
 var resourceTypes = [NumResourceTypes]resourceRow{
-	Topic: {"Topic", "topics", kmsg.ACLResourceTypeTopic, protocol.ErrCodeTopicAuthorizationFailed,
+	Topic: {"Topic", "topics", kmsg.ACLResourceTypeTopic, wire.ErrCodeTopicAuthorizationFailed,
 		[]Operation{Read, Write, Create, Describe, Delete, Alter, DescribeConfigs, AlterConfigs}},
-	Group: {"Group", "groups", kmsg.ACLResourceTypeGroup, protocol.ErrCodeGroupAuthorizationFailed,
+	Group: {"Group", "groups", kmsg.ACLResourceTypeGroup, wire.ErrCodeGroupAuthorizationFailed,
 		[]Operation{Read, Describe, Delete}},
-	TransactionalID: {"TransactionalId", "transactional_ids", kmsg.ACLResourceTypeTransactionalId, protocol.ErrCodeTransactionalIDAuthorizationFailed,
+	TransactionalID: {"TransactionalId", "transactional_ids", kmsg.ACLResourceTypeTransactionalId, wire.ErrCodeTransactionalIDAuthorizationFailed,
 		nil},
-	Cluster: {"Cluster", "cluster", kmsg.ACLResourceTypeCluster, protocol.ErrCodeClusterAuthorizationFailed,
+	Cluster: {"Cluster", "cluster", kmsg.ACLResourceTypeCluster, wire.ErrCodeClusterAuthorizationFailed,
 		[]Operation{Create, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, Alter, Describe}},
 }
 
@@ -60,7 +60,7 @@ func (r ResourceType) row() resourceRow {
 	if r.valid() {
 		return resourceTypes[r]
 	}
-	return resourceRow{kafka: fmt.Sprintf("ResourceType(%d)", uint8(r)), denied: protocol.ErrCodeClusterAuthorizationFailed}
+	return resourceRow{kafka: fmt.Sprintf("ResourceType(%d)", uint8(r)), denied: wire.ErrCodeClusterAuthorizationFailed}
 }
 
 // String is Kafka's name for the resource type ("TransactionalId").
@@ -75,7 +75,7 @@ func (r ResourceType) Code() kmsg.ACLResourceType { return r.row().code }
 
 // DeniedCode is the error code Kafka answers when an operation on a
 // resource of the type is not authorized.
-func (r ResourceType) DeniedCode() protocol.ErrorCode { return r.row().denied }
+func (r ResourceType) DeniedCode() wire.ErrorCode { return r.row().denied }
 
 // AuthorizedOperations is the operations Kafka reports, in an
 // authorized_operations field, whether a principal may perform on a

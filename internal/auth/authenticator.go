@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -134,18 +135,18 @@ func (a *Authenticator) Handshake(req *kmsg.SASLHandshakeRequest) *kmsg.SASLHand
 	case a.state == stateComplete && !a.expiry.IsZero() && req.Version >= 1:
 		now := a.opts.Now()
 		if req.Mechanism != a.mechanism || (!a.reauthStart.IsZero() && now.Sub(a.reauthStart) < minReauthInterval) {
-			return fail(protocol.ErrCodeIllegalSASLState)
+			return fail(wire.ErrCodeIllegalSASLState)
 		}
 		a.reauth, a.reauthStart = true, now
 	default:
-		return fail(protocol.ErrCodeIllegalSASLState)
+		return fail(wire.ErrCodeIllegalSASLState)
 	}
 	if !slices.Contains(a.opts.Mechanisms, req.Mechanism) {
-		return fail(protocol.ErrCodeUnsupportedSASLMechanism)
+		return fail(wire.ErrCodeUnsupportedSASLMechanism)
 	}
 	s, err := a.newSession(req.Mechanism)
 	if err != nil { // unreachable: mechanisms were checked in NewAuthenticator
-		return fail(protocol.ErrCodeUnsupportedSASLMechanism)
+		return fail(wire.ErrCodeUnsupportedSASLMechanism)
 	}
 	a.session, a.mechanism = s, req.Mechanism
 	a.state = stateFramed
@@ -168,16 +169,16 @@ func (a *Authenticator) Authenticate(req *kmsg.SASLAuthenticateRequest) (*kmsg.S
 	if a.state != stateFramed {
 		expecting := a.state.expecting()
 		a.state, a.session = stateFailed, nil
-		resp.ErrorCode = protocol.ErrCodeIllegalSASLState
+		resp.ErrorCode = wire.ErrCodeIllegalSASLState
 		resp.ErrorMessage = kmsg.StringPtr("SaslAuthenticate out of turn: " + expecting)
 		return resp, false, fmt.Errorf("SaslAuthenticate: %w: %s", ErrIllegalState, expecting)
 	}
 	out, done, err := a.step(req.SASLAuthBytes)
 	if err != nil {
-		resp.ErrorCode = protocol.ErrCodeSASLAuthenticationFailed
+		resp.ErrorCode = wire.ErrCodeSASLAuthenticationFailed
 		msg := "Authentication failed: invalid credentials with SASL mechanism " + a.mechanism
 		if errors.Is(err, ErrIllegalState) {
-			resp.ErrorCode = protocol.ErrCodeIllegalSASLState
+			resp.ErrorCode = wire.ErrCodeIllegalSASLState
 			msg = "illegal SASL state"
 		}
 		resp.ErrorMessage = &msg
@@ -315,7 +316,7 @@ func (a *Authenticator) Admit(apiKey int16) error {
 	case a.state == stateFailed:
 		return fmt.Errorf("%s request: %w: authentication failed", protocol.APIName(apiKey), ErrIllegalState)
 	case a.user == "":
-		if apiKey == protocol.APIVersionsKey {
+		if apiKey == wire.APIVersionsKey {
 			return nil
 		}
 		return fmt.Errorf("%s request before SASL authentication: %w", protocol.APIName(apiKey), ErrIllegalState)

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -101,7 +102,7 @@ func TestAuthenticatorHandshakeV1(t *testing.T) {
 		}
 		// Another handshake without a session lifetime is out of turn.
 		hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: tc.mech.Name()})
-		if hs.ErrorCode != protocol.ErrCodeIllegalSASLState || a.Authenticated() {
+		if hs.ErrorCode != wire.ErrCodeIllegalSASLState || a.Authenticated() {
 			t.Fatalf("second handshake: code %d, authenticated %v", hs.ErrorCode, a.Authenticated())
 		}
 	}
@@ -115,7 +116,7 @@ func TestAuthenticatorWrongCredentials(t *testing.T) {
 	} {
 		a := newTestAuthenticator(t, time.Hour, nil)
 		resp, err := authenticateFramed(t, a, mech, 1)
-		if !errors.Is(err, ErrAuthenticationFailed) || resp.ErrorCode != protocol.ErrCodeSASLAuthenticationFailed {
+		if !errors.Is(err, ErrAuthenticationFailed) || resp.ErrorCode != wire.ErrCodeSASLAuthenticationFailed {
 			t.Fatalf("%s: code %d, %v", mech.Name(), resp.ErrorCode, err)
 		}
 		if resp.ErrorMessage == nil || !strings.Contains(*resp.ErrorMessage, mech.Name()) {
@@ -131,7 +132,7 @@ func TestAuthenticatorWrongCredentials(t *testing.T) {
 		}
 		// After a failure nothing more is accepted.
 		r, _, err := a.Authenticate(&kmsg.SASLAuthenticateRequest{Version: 1})
-		if r.ErrorCode != protocol.ErrCodeIllegalSASLState || !errors.Is(err, ErrIllegalState) {
+		if r.ErrorCode != wire.ErrCodeIllegalSASLState || !errors.Is(err, ErrIllegalState) {
 			t.Fatalf("authenticate after failure: %d, %v", r.ErrorCode, err)
 		}
 	}
@@ -143,7 +144,7 @@ func TestAuthenticatorUnsupportedMechanism(t *testing.T) {
 		for _, m := range []string{"PLAIN", "GSSAPI", "scram-sha-256"} {
 			a := newTestAuthenticator(t, 0, nil, ScramSHA256, ScramSHA512)
 			hs := roundTrip(t, a.Handshake(&kmsg.SASLHandshakeRequest{Version: v, Mechanism: m}), &kmsg.SASLHandshakeResponse{})
-			if hs.ErrorCode != protocol.ErrCodeUnsupportedSASLMechanism || !slices.Equal(hs.SupportedMechanisms, []string{ScramSHA256, ScramSHA512}) {
+			if hs.ErrorCode != wire.ErrCodeUnsupportedSASLMechanism || !slices.Equal(hs.SupportedMechanisms, []string{ScramSHA256, ScramSHA512}) {
 				t.Fatalf("v%d %s: code %d, mechanisms %v", v, m, hs.ErrorCode, hs.SupportedMechanisms)
 			}
 		}
@@ -158,12 +159,12 @@ func TestAuthenticatorUnsupportedMechanism(t *testing.T) {
 func TestAuthenticatorOutOfOrder(t *testing.T) {
 	a := newTestAuthenticator(t, 0, nil)
 	resp, _, err := a.Authenticate(&kmsg.SASLAuthenticateRequest{Version: 1})
-	if resp.ErrorCode != protocol.ErrCodeIllegalSASLState || !errors.Is(err, ErrIllegalState) || !strings.Contains(*resp.ErrorMessage, "expecting SaslHandshake") {
+	if resp.ErrorCode != wire.ErrCodeIllegalSASLState || !errors.Is(err, ErrIllegalState) || !strings.Contains(*resp.ErrorMessage, "expecting SaslHandshake") {
 		t.Fatalf("authenticate before handshake: %d %v", resp.ErrorCode, err)
 	}
 	a = newTestAuthenticator(t, 0, nil)
 	a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256})
-	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != protocol.ErrCodeIllegalSASLState {
+	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != wire.ErrCodeIllegalSASLState {
 		t.Fatalf("handshake twice: %d", hs.ErrorCode)
 	}
 	a = newTestAuthenticator(t, 0, nil)
@@ -177,7 +178,7 @@ func TestAuthenticatorOutOfOrder(t *testing.T) {
 	a = newTestAuthenticator(t, 0, nil)
 	a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: Plain})
 	big := make([]byte, MaxTokenSize+1)
-	if resp, _, err := a.Authenticate(&kmsg.SASLAuthenticateRequest{SASLAuthBytes: big}); resp.ErrorCode != protocol.ErrCodeSASLAuthenticationFailed || err == nil {
+	if resp, _, err := a.Authenticate(&kmsg.SASLAuthenticateRequest{SASLAuthBytes: big}); resp.ErrorCode != wire.ErrCodeSASLAuthenticationFailed || err == nil {
 		t.Fatalf("oversized token: %d %v", resp.ErrorCode, err)
 	}
 }
@@ -221,7 +222,7 @@ func TestAuthenticatorHandshakeV0(t *testing.T) {
 	// SaslAuthenticate after a v0 handshake is out of turn.
 	a = newTestAuthenticator(t, 0, nil)
 	a.Handshake(&kmsg.SASLHandshakeRequest{Version: 0, Mechanism: Plain})
-	if resp, _, err := a.Authenticate(&kmsg.SASLAuthenticateRequest{SASLAuthBytes: []byte("\x00alice\x00alice-secret")}); resp.ErrorCode != protocol.ErrCodeIllegalSASLState || err == nil {
+	if resp, _, err := a.Authenticate(&kmsg.SASLAuthenticateRequest{SASLAuthBytes: []byte("\x00alice\x00alice-secret")}); resp.ErrorCode != wire.ErrCodeIllegalSASLState || err == nil {
 		t.Fatalf("SaslAuthenticate after v0 handshake: %d %v", resp.ErrorCode, err)
 	}
 	// A wrong raw token ends it with an error (the proxy closes).
@@ -282,7 +283,7 @@ func TestAuthenticatorReauthentication(t *testing.T) {
 	// Another user: refused, and the connection is done.
 	clock.t = clock.t.Add(time.Second)
 	resp, err = authenticateFramed(t, a, scram.Auth{User: "bob", Pass: "bob-secret"}.AsSha256Mechanism(), 2)
-	if !errors.Is(err, ErrAuthenticationFailed) || resp.ErrorCode != protocol.ErrCodeSASLAuthenticationFailed || a.Authenticated() {
+	if !errors.Is(err, ErrAuthenticationFailed) || resp.ErrorCode != wire.ErrCodeSASLAuthenticationFailed || a.Authenticated() {
 		t.Fatalf("re-authentication as bob: %d, %v", resp.ErrorCode, err)
 	}
 
@@ -291,7 +292,7 @@ func TestAuthenticatorReauthentication(t *testing.T) {
 	if _, err := authenticateFramed(t, a, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(), 1); err != nil {
 		t.Fatal(err)
 	}
-	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA512}); hs.ErrorCode != protocol.ErrCodeIllegalSASLState {
+	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA512}); hs.ErrorCode != wire.ErrCodeIllegalSASLState {
 		t.Fatalf("re-authentication with another mechanism: %d", hs.ErrorCode)
 	}
 	// After the end, as with Kafka, a SaslHandshake may still begin a
@@ -304,7 +305,7 @@ func TestAuthenticatorReauthentication(t *testing.T) {
 	if _, err := authenticateFramed(t, a, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(), 1); err != nil {
 		t.Fatalf("re-authentication after expiry: %v", err)
 	}
-	if err := a.Admit(protocol.MetadataKey); err != nil || !a.SessionExpiry().Equal(clock.t.Add(time.Minute)) {
+	if err := a.Admit(wire.MetadataKey); err != nil || !a.SessionExpiry().Equal(clock.t.Add(time.Minute)) {
 		t.Fatalf("after a late re-authentication: %v, expiry %v", err, a.SessionExpiry())
 	}
 	// As in Kafka, re-authentications begin at least a second apart, so
@@ -317,7 +318,7 @@ func TestAuthenticatorReauthentication(t *testing.T) {
 		t.Fatalf("first re-authentication right after login: %v", err)
 	}
 	clock.t = clock.t.Add(999 * time.Millisecond)
-	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != protocol.ErrCodeIllegalSASLState {
+	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != wire.ErrCodeIllegalSASLState {
 		t.Fatalf("second re-authentication within a second: %d", hs.ErrorCode)
 	}
 	a = newTestAuthenticator(t, time.Minute, clock)
@@ -332,7 +333,7 @@ func TestAuthenticatorReauthentication(t *testing.T) {
 	if _, err := authenticateFramed(t, a, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(), 2); err != nil {
 		t.Fatal(err)
 	}
-	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != protocol.ErrCodeIllegalSASLState {
+	if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != wire.ErrCodeIllegalSASLState {
 		t.Fatalf("re-handshake without a lifetime: %d", hs.ErrorCode)
 	}
 }
@@ -349,13 +350,13 @@ func TestAuthenticatorLifetimeEveryVersion(t *testing.T) {
 	expired := func(t *testing.T, a *Authenticator, clock *fakeClock, end time.Time) {
 		t.Helper()
 		clock.t = end.Add(-time.Millisecond)
-		for _, key := range []int16{protocol.MetadataKey, protocol.APIVersionsKey, protocol.ProduceKey} {
+		for _, key := range []int16{wire.MetadataKey, wire.APIVersionsKey, wire.ProduceKey} {
 			if err := a.Admit(key); err != nil {
 				t.Fatalf("%s before the end: %v", protocol.APIName(key), err)
 			}
 		}
 		clock.t = end
-		for _, key := range []int16{protocol.MetadataKey, protocol.APIVersionsKey, protocol.ProduceKey} {
+		for _, key := range []int16{wire.MetadataKey, wire.APIVersionsKey, wire.ProduceKey} {
 			if err := a.Admit(key); !errors.Is(err, ErrSessionExpired) {
 				t.Fatalf("%s at the end: %v, want ErrSessionExpired", protocol.APIName(key), err)
 			}
@@ -402,7 +403,7 @@ func TestAuthenticatorLifetimeEveryVersion(t *testing.T) {
 		if hs := a.Handshake(&kmsg.SASLHandshakeRequest{Version: 1, Mechanism: ScramSHA256}); hs.ErrorCode != 0 {
 			t.Fatalf("re-handshake: %d", hs.ErrorCode)
 		}
-		if err := a.Admit(protocol.MetadataKey); !errors.Is(err, ErrIllegalState) {
+		if err := a.Admit(wire.MetadataKey); !errors.Is(err, ErrIllegalState) {
 			t.Fatalf("Metadata during re-authentication: %v, want ErrIllegalState", err)
 		}
 		clock.t = end.Add(time.Second)
@@ -426,17 +427,17 @@ func TestAuthenticatorLifetimeEveryVersion(t *testing.T) {
 	t.Run("no lifetime", func(t *testing.T) {
 		clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 		a := newTestAuthenticator(t, 0, clock)
-		if err := a.Admit(protocol.APIVersionsKey); err != nil {
+		if err := a.Admit(wire.APIVersionsKey); err != nil {
 			t.Fatalf("ApiVersions before authentication: %v", err)
 		}
-		if err := a.Admit(protocol.MetadataKey); !errors.Is(err, ErrIllegalState) {
+		if err := a.Admit(wire.MetadataKey); !errors.Is(err, ErrIllegalState) {
 			t.Fatalf("Metadata before authentication: %v", err)
 		}
 		if _, err := authenticateFramed(t, a, alice, 0); err != nil {
 			t.Fatal(err)
 		}
 		clock.t = clock.t.Add(1000 * time.Hour)
-		if err := a.Admit(protocol.MetadataKey); err != nil || !a.SessionExpiry().IsZero() {
+		if err := a.Admit(wire.MetadataKey); err != nil || !a.SessionExpiry().IsZero() {
 			t.Fatalf("without a lifetime: %v, expiry %v", err, a.SessionExpiry())
 		}
 	})

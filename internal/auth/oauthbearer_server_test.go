@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
 	"github.com/kproxy/kproxy/internal/testkit/idp"
-	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/internal/wire"
 )
 
 func newOAuthAuthenticator(t *testing.T, p *idp.IdP, clock *fakeClock, lifetime time.Duration) *Authenticator {
@@ -94,7 +94,7 @@ func TestOAuthBearerInvalidTokenGetsChallengeThenFailure(t *testing.T) {
 		t.Fatal("authenticated after the challenge")
 	}
 	resp, done, err = a.Authenticate(&kmsg.SASLAuthenticateRequest{Version: 1, SASLAuthBytes: []byte{0x01}})
-	if done || resp.ErrorCode != protocol.ErrCodeSASLAuthenticationFailed || !errors.Is(err, ErrAuthenticationFailed) {
+	if done || resp.ErrorCode != wire.ErrCodeSASLAuthenticationFailed || !errors.Is(err, ErrAuthenticationFailed) {
 		t.Fatalf("second step: code %d done %v err %v", resp.ErrorCode, done, err)
 	}
 	if !strings.Contains(err.Error(), `audience "billing" does not include the expected "kafka"`) || strings.Contains(err.Error(), token) {
@@ -103,7 +103,7 @@ func TestOAuthBearerInvalidTokenGetsChallengeThenFailure(t *testing.T) {
 	if strings.Contains(*resp.ErrorMessage, "billing") {
 		t.Fatalf("the client is told the reason: %q", *resp.ErrorMessage)
 	}
-	if a.Admit(protocol.MetadataKey) == nil {
+	if a.Admit(wire.MetadataKey) == nil {
 		t.Fatal("a failed client is admitted")
 	}
 }
@@ -116,7 +116,7 @@ func TestOAuthBearerReauthentication(t *testing.T) {
 		t.Fatalf("login: %v", err)
 	}
 	clock.t = clock.t.Add(11 * time.Second)
-	if err := a.Admit(protocol.MetadataKey); !errors.Is(err, ErrSessionExpired) {
+	if err := a.Admit(wire.MetadataKey); !errors.Is(err, ErrSessionExpired) {
 		t.Fatalf("request after the token expired: %v", err)
 	}
 	// A fresh token for the same principal re-authenticates in place, with
@@ -126,7 +126,7 @@ func TestOAuthBearerReauthentication(t *testing.T) {
 	if err != nil || resp.ErrorCode != 0 || resp.SessionLifetimeMillis < 59_000 {
 		t.Fatalf("re-authentication: code %d lifetime %d %v", resp.ErrorCode, resp.SessionLifetimeMillis, err)
 	}
-	if err := a.Admit(protocol.MetadataKey); err != nil || a.Claims()["groups"][0] != "b" {
+	if err := a.Admit(wire.MetadataKey); err != nil || a.Claims()["groups"][0] != "b" {
 		t.Fatalf("after re-authentication: %v, claims %v", err, a.Claims())
 	}
 	// Another principal may not take the connection over.

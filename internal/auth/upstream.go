@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -109,7 +110,7 @@ func authenticateConn(ctx context.Context, uc *upstreamConn, mech sasl.Mechanism
 	}
 	authVersion := int16(-1)
 	for _, k := range versions.ApiKeys {
-		if k.ApiKey == protocol.SASLAuthenticateKey {
+		if k.ApiKey == wire.SASLAuthenticateKey {
 			authVersion = min(k.MaxVersion, (&kmsg.SASLAuthenticateRequest{}).MaxVersion())
 		}
 	}
@@ -210,7 +211,7 @@ func (u *upstreamConn) RoundTrip(req kmsg.Request) (kmsg.Response, error) {
 	if corr != u.corr {
 		return nil, fmt.Errorf("%s v%d response has correlation id %d, want %d", name, version, corr, u.corr)
 	}
-	body, err = protocol.SkipResponseHeader(key, version, body)
+	body, err = wire.SkipResponseHeader(key, version, body)
 	if err != nil {
 		return nil, fmt.Errorf("read %s v%d response: %w", name, version, err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/internal/wire"
 )
 
 // UpstreamError is an error code the upstream answered a SASL request
@@ -36,11 +36,11 @@ func (e *UpstreamError) Error() string {
 func (e *UpstreamError) Unwrap() []error {
 	errs := []error{kerr.ErrorForCode(e.Code)}
 	switch e.Code {
-	case protocol.ErrCodeSASLAuthenticationFailed:
+	case wire.ErrCodeSASLAuthenticationFailed:
 		errs = append(errs, ErrAuthenticationFailed)
-	case protocol.ErrCodeUnsupportedSASLMechanism:
+	case wire.ErrCodeUnsupportedSASLMechanism:
 		errs = append(errs, ErrUnsupportedMechanism)
-	case protocol.ErrCodeIllegalSASLState:
+	case wire.ErrCodeIllegalSASLState:
 		errs = append(errs, ErrIllegalState)
 	}
 	return errs

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -156,7 +157,7 @@ func fakeBroker(t *testing.T, conn net.Conn, a *Authenticator, authMax int16, sa
 		if _, err := io.ReadFull(conn, body); err != nil {
 			return
 		}
-		h, err := protocol.ParseRequestHeader(body)
+		h, err := wire.ParseRequestHeader(body)
 		if err != nil {
 			t.Errorf("fake broker: %v", err)
 			return

@@ -3,6 +3,7 @@ package tenant
 import (
 	"context"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -11,7 +12,7 @@ import (
 // tenant's disguised in place, so the usual request (the tenant's own ids)
 // is forwarded as it came, with no copy. mapResponse: an id was disguised.
 func rawFetchRequest(ctx context.Context, m *Mapper, version int16, body, dst []byte) ([]byte, bool, error) {
-	w := rawRewriter{in: body, out: dst, flexible: protocol.IsFlexible(protocol.FetchKey, version)}
+	w := rawRewriter{in: body, out: dst, flexible: protocol.IsFlexible(wire.FetchKey, version)}
 	c := mapCtx{ctx: ctx, m: m}
 	topic := func() {
 		if version >= 13 {

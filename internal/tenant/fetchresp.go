@@ -3,6 +3,7 @@ package tenant
 import (
 	"fmt"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -11,7 +12,7 @@ import (
 // that is not the tenant's cannot be in an answer to the tenant's request;
 // if the upstream sends one anyway the response is refused.
 func rawFetchResponse(m *Mapper, version int16, body, dst []byte) ([]byte, error) {
-	w := rawRewriter{in: body, out: dst, flexible: protocol.IsFlexible(protocol.FetchKey, version)}
+	w := rawRewriter{in: body, out: dst, flexible: protocol.IsFlexible(wire.FetchKey, version)}
 	if version >= 1 {
 		w.skip(4) // throttle_time_ms
 	}

@@ -3,6 +3,7 @@ package tenant
 import (
 	"context"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -11,7 +12,7 @@ import (
 // topic ids (v13+) are checked and another tenant's disguised; the record
 // batches are copied as they are. mapResponse: an id was disguised.
 func rawProduceRequest(ctx context.Context, m *Mapper, version int16, body, dst []byte) ([]byte, bool, error) {
-	w := rawRewriter{in: body, out: dst, flexible: protocol.IsFlexible(protocol.ProduceKey, version)}
+	w := rawRewriter{in: body, out: dst, flexible: protocol.IsFlexible(wire.ProduceKey, version)}
 	if version >= 3 {
 		w.mapString(true, func(id string) (string, error) { return m.UpTxnID(id), nil })
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 	"github.com/kproxy/kproxy/rewrite"
 )
@@ -108,10 +109,10 @@ func fakeLeadersRow() protocol.API {
 		Name:        "FakeLeaders",
 		NewRequest:  func() kmsg.Request { return &fakeLeadersRequest{} },
 		NewResponse: func() kmsg.Response { return &fakeLeadersResponse{} },
-		Endpoints: []protocol.EndpointList{protocol.ListOf("Leaders",
+		Endpoints: []wire.EndpointList{wire.ListOf("Leaders",
 			func(r *fakeLeadersResponse) []fakeLeader { return r.Leaders },
 			func(l *fakeLeader) protocol.Endpoint {
-				return protocol.Endpoint{NodeID: l.NodeID, Host: &l.Host, Port: protocol.Int32Port(&l.Port)}
+				return protocol.Endpoint{NodeID: l.NodeID, Host: &l.Host, Port: wire.Int32Port(&l.Port)}
 			})},
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -204,7 +205,7 @@ func DecodeResponse(req kmsg.Request, corr int32, f []byte) (kmsg.Response, erro
 	if got != corr {
 		return nil, fmt.Errorf("%w: %s response has correlation id %d, want %d", ErrBadResponse, name, got, corr)
 	}
-	body, err := protocol.SkipResponseHeader(req.Key(), req.GetVersion(), f)
+	body, err := wire.SkipResponseHeader(req.Key(), req.GetVersion(), f)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s response header: %v", ErrBadResponse, name, err)
 	}

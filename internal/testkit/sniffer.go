@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -216,8 +217,8 @@ func (c *sniffConn) request(frame []byte) {
 	c.s.mu.Lock()
 	c.s.requests[h.APIKey]++
 	c.s.mu.Unlock()
-	if h.APIKey == protocol.ProduceKey {
-		acks, err := protocol.ProduceAcks(h.APIVersion, frame[h.Len:])
+	if h.APIKey == wire.ProduceKey {
+		acks, err := wire.ProduceAcks(h.APIVersion, frame[h.Len:])
 		if err != nil {
 			c.s.fail(fmt.Errorf("sniffer: produce request: %w", err))
 		} else if acks == 0 {
@@ -314,7 +315,7 @@ func (s *Sniffer) CheckAddrs(t testing.TB, p interface {
 	for _, err := range s.Errors() {
 		t.Errorf("%v", err)
 	}
-	for _, key := range []int16{protocol.MetadataKey, protocol.FindCoordinatorKey} {
+	for _, key := range []int16{wire.MetadataKey, wire.FindCoordinatorKey} {
 		if s.Responses(key) == 0 {
 			t.Errorf("sniffer saw no %s response: the address check would be vacuous", protocol.APIName(key))
 		}

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 	"github.com/kproxy/kproxy/proxy"
 )
@@ -34,9 +35,9 @@ const (
 // operations the conventions type, its type.
 func operation(key int16) (name string, typ attribute.KeyValue, typed bool) {
 	switch key {
-	case protocol.ProduceKey:
+	case wire.ProduceKey:
 		return "send", semconv.MessagingOperationTypeSend, true
-	case protocol.FetchKey:
+	case wire.FetchKey:
 		return "poll", semconv.MessagingOperationTypeReceive, true
 	case int16(kmsg.OffsetCommit):
 		return "commit", semconv.MessagingOperationTypeSettle, true

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -428,7 +429,7 @@ func franzAddresses(t *testing.T, c *cellCtx, e *env) {
 	s.CheckAddrs(t, e.plain, e.upstream)
 	hints := map[string]int{}
 	for _, a := range s.Addrs() {
-		if a.APIKey == protocol.ProduceKey || a.APIKey == protocol.FetchKey {
+		if a.APIKey == wire.ProduceKey || a.APIKey == wire.FetchKey {
 			hints[fmt.Sprintf("%s v%d", protocol.APIName(a.APIKey), a.Version)]++
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/acl"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -64,7 +65,7 @@ func (e *lowprivEnv) walkEveryKey(t *testing.T, probe func(t *testing.T, rule po
 	for _, k := range advertised.ApiKeys {
 		versions[k.ApiKey] = k
 	}
-	for key := int16(0); key <= protocol.MaxKnownKey(); key++ {
+	for key := int16(0); key <= wire.MaxKnownKey(); key++ {
 		if kmsg.RequestForKey(key) == nil {
 			continue
 		}
@@ -80,7 +81,7 @@ func (e *lowprivEnv) walkEveryKey(t *testing.T, probe func(t *testing.T, rule po
 		}
 		for _, version := range slices.Compact([]int16{highest, lowest}) {
 			t.Run(fmt.Sprintf("%02d-%s-v%d", key, name, version), func(t *testing.T) {
-				if key == protocol.SASLHandshakeKey || key == protocol.SASLAuthenticateKey {
+				if key == wire.SASLHandshakeKey || key == wire.SASLAuthenticateKey {
 					t.Skip("the SASL exchange: every connection of this suite logs in with it")
 				}
 				probe(t, rule, version)
@@ -148,7 +149,7 @@ func (e *lowprivEnv) probeKey(t *testing.T, rule policy.APIRule, version int16, 
 		} else if !slices.ContainsFunc(codes, func(c int16) bool { return slices.Contains(deniedCodes(rule.Resources), c) }) {
 			t.Errorf("%s answered codes %v, want one of %v (%v denied)", name, codes, deniedCodes(rule.Resources), rule.Resources)
 		}
-		if forwarded && key != protocol.MetadataKey {
+		if forwarded && key != wire.MetadataKey {
 			t.Errorf("%s reached the cluster although Kafka's authorizer answers it locally", name)
 		}
 		_, ghostResp, err := e.send(probeRequest(key, version, ghost))

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -89,7 +90,7 @@ func TestUnknownAPIKeyClosesConnection(t *testing.T) {
 		c := dialRaw(t, addr)
 		c.Versions(t) // a normal exchange first: the connection is live upstream
 		var body []byte
-		body = protocol.AppendRequestHeader(body, protocol.RequestHeader{
+		body = wire.AppendRequestHeader(body, protocol.RequestHeader{
 			APIKey: 30000, APIVersion: 0, CorrelationID: 99, ClientID: "e2e-raw",
 		})
 		body = append(body, 1, 2, 3, 4)

@@ -13,7 +13,7 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
-	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/internal/wire"
 )
 
 // handshakeTimeout leaves room for kproxy's own upstream login, which runs
@@ -115,7 +115,7 @@ func TestHandshakeDeadline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code := resp.(*kmsg.SASLAuthenticateResponse).ErrorCode; code != protocol.ErrCodeIllegalSASLState {
+		if code := resp.(*kmsg.SASLAuthenticateResponse).ErrorCode; code != wire.ErrCodeIllegalSASLState {
 			t.Errorf("SaslAuthenticate out of turn answered with %d, want ILLEGAL_SASL_STATE", code)
 		}
 		closedWithin(t, "after ILLEGAL_SASL_STATE", c, 0, handshakeTimeout+slack)

@@ -27,6 +27,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -94,7 +95,7 @@ func TestHostileDecodeMemoryBounded(t *testing.T) {
 			if !ok {
 				continue
 			}
-			if _, err := protocol.DecodedSize(key, v, body, false); !errors.Is(err, protocol.ErrDecodeTooLarge) {
+			if _, err := wire.DecodedSize(key, v, body, false); !errors.Is(err, wire.ErrDecodeTooLarge) {
 				continue // decodes within bounds: not hostile, and it would reach kfake
 			}
 			h := requestHeader(key, v, 1, "hostile", protocol.IsFlexible(key, v), nil)
@@ -327,7 +328,7 @@ func TestBufferedBytesBackPressure(t *testing.T) {
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(12)
 	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
-	frame := sized(append(requestHeader(protocol.MetadataKey, 12, 7, "stalling", true, nil), req.AppendTo(nil)...))
+	frame := sized(append(requestHeader(wire.MetadataKey, 12, 7, "stalling", true, nil), req.AppendTo(nil)...))
 	raw, err := net.DialTimeout("tcp", px.BootstrapAddr(), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -435,7 +436,7 @@ func TestSlowSendersCannotHoldTheBudget(t *testing.T) {
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(12)
 	req.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
-	frame := sized(append(requestHeader(protocol.MetadataKey, 12, 7, "slow", true, nil), req.AppendTo(nil)...))
+	frame := sized(append(requestHeader(wire.MetadataKey, 12, 7, "slow", true, nil), req.AppendTo(nil)...))
 	for range 2 {
 		raw, err := net.DialTimeout("tcp", px.BootstrapAddr(), 5*time.Second)
 		if err != nil {

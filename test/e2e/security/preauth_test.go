@@ -16,6 +16,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -76,7 +77,7 @@ func unauthenticatedSession(t *testing.T, p certs.Files, addr string, version in
 	defer c.Close()
 
 	tooNew := kmsg.NewPtrApiVersionsRequest()
-	tooNew.SetVersion(protocol.MaxVersion(protocol.APIVersionsKey) + 1)
+	tooNew.SetVersion(protocol.MaxVersion(wire.APIVersionsKey) + 1)
 	corr, err := c.Send(tooNew)
 	if err != nil {
 		return nil, err
@@ -85,8 +86,8 @@ func unauthenticatedSession(t *testing.T, p certs.Files, addr string, version in
 	v0.SetVersion(0)
 	if _, resp, err := c.Receive(v0, corr); err != nil {
 		return nil, fmt.Errorf("ApiVersions v%d: %w", tooNew.Version, err)
-	} else if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != protocol.ErrCodeUnsupportedVersion {
-		return nil, fmt.Errorf("ApiVersions v%d: error code %d, want %d", tooNew.Version, code, protocol.ErrCodeUnsupportedVersion)
+	} else if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != wire.ErrCodeUnsupportedVersion {
+		return nil, fmt.Errorf("ApiVersions v%d: error code %d, want %d", tooNew.Version, code, wire.ErrCodeUnsupportedVersion)
 	}
 
 	// As a broker does (KIP-511), a malformed client software name gets
@@ -96,8 +97,8 @@ func unauthenticatedSession(t *testing.T, p certs.Files, addr string, version in
 	bad.ClientSoftwareName, bad.ClientSoftwareVersion = "not valid!", "1"
 	if resp, err := c.RoundTrip(bad); err != nil {
 		return nil, fmt.Errorf("ApiVersions with a malformed software name: %w", err)
-	} else if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != protocol.ErrCodeInvalidRequest {
-		return nil, fmt.Errorf("ApiVersions with a malformed software name: error code %d, want %d", code, protocol.ErrCodeInvalidRequest)
+	} else if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != wire.ErrCodeInvalidRequest {
+		return nil, fmt.Errorf("ApiVersions with a malformed software name: error code %d, want %d", code, wire.ErrCodeInvalidRequest)
 	}
 
 	av := kmsg.NewPtrApiVersionsRequest()
@@ -127,7 +128,7 @@ func unauthenticatedSession(t *testing.T, p certs.Files, addr string, version in
 	if err != nil {
 		return nil, fmt.Errorf("SaslAuthenticate: %w", err)
 	}
-	if code := resp.(*kmsg.SASLAuthenticateResponse).ErrorCode; code != protocol.ErrCodeSASLAuthenticationFailed {
+	if code := resp.(*kmsg.SASLAuthenticateResponse).ErrorCode; code != wire.ErrCodeSASLAuthenticationFailed {
 		return nil, fmt.Errorf("SaslAuthenticate with a wrong password: error code %d", code)
 	}
 	if _, err := testkit.WaitClosed(c, 5*time.Second); err != nil {
@@ -182,7 +183,7 @@ func TestUnauthenticatedClientsNeverReachUpstream(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				version := []int16{0, 1, 2, 3, protocol.MaxVersion(protocol.APIVersionsKey)}[round%5]
+				version := []int16{0, 1, 2, 3, protocol.MaxVersion(wire.APIVersionsKey)}[round%5]
 				resp, err := unauthenticatedSession(t, p, addr, version)
 				if err != nil {
 					errs <- fmt.Errorf("%s round %d: %w", addr, round, err)

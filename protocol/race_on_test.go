@@ -1,7 +1,0 @@
-//go:build race
-
-package protocol
-
-// raceEnabled: the race detector changes what allocates (append of a
-// make is no longer fused), so allocation bounds are measured without it.
-const raceEnabled = true
