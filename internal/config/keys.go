@@ -58,6 +58,8 @@ func structKeys(t reflect.Type) []reflect.StructField {
 		_, inline, skip := yamlName(f)
 		switch {
 		case skip:
+		case inline && f.Type.Kind() == reflect.Map:
+			// Keys no core section has, which filters' sections claim.
 		case inline:
 			for _, g := range structKeys(f.Type) {
 				g.Index = append([]int{i}, g.Index...)

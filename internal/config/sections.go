@@ -1,0 +1,140 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kproxy/kproxy/filter"
+)
+
+// FilterSections are the sections of the file that filters declare
+// (filter.Factory), by section name: each decoded into the factory's
+// configuration type and validated.
+type FilterSections map[string]any
+
+// claimSections decodes the top-level and per-virtual-cluster keys no core
+// section has through the plugins that declare them. A key no plugin
+// claims is an unknown key, as it would be without plugins; a key inside a
+// claimed section that its type lacks is one too. data is the file, for
+// naming the keys of type errors.
+func (c *Config) claimSections(data []byte, plugins []filter.Plugin) error {
+	byName := map[string]filter.Plugin{}
+	for _, p := range plugins {
+		byName[p.SectionName()] = p
+	}
+	var errs []error
+	c.Filters, errs = decodeSections(data, "", c.Unclaimed, byName)
+	c.Unclaimed = nil
+	for i := range c.VirtualClusters {
+		vc := &c.VirtualClusters[i]
+		var vcErrs []error
+		vc.Filters, vcErrs = decodeSections(data, fmt.Sprintf("virtual_clusters[%d].", i), vc.Unclaimed, byName)
+		vc.Unclaimed = nil
+		errs = append(errs, vcErrs...)
+	}
+	return errors.Join(errs...)
+}
+
+// decodeSections decodes raw's sections under prefix (the path of the
+// mapping holding them) with the plugins that claim them.
+func decodeSections(data []byte, prefix string, raw map[string]yaml.Node, plugins map[string]filter.Plugin) (FilterSections, []error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	names := make([]string, 0, len(raw))
+	for name := range raw {
+		names = append(names, name)
+	}
+	sort.Strings(names) // one order of errors for one file
+	var errs []error
+	out := FilterSections{}
+	for _, name := range names {
+		node := raw[name]
+		p, ok := plugins[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("line %d: %s%s: unknown key %q (docs/configuration.md lists every key)", node.Line, prefix, name, name))
+			continue
+		}
+		key := prefix + name
+		decode := func(into any) error {
+			if unknown := unknownKeys(&node, reflect.TypeOf(into), key); len(unknown) > 0 {
+				return errors.Join(unknown...)
+			}
+			if err := node.Decode(into); err != nil {
+				return explainYAMLError(data, err)
+			}
+			return nil
+		}
+		cfg, problems, err := p.DecodeSection(decode)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, pr := range problems {
+			at := key
+			if pr.Key != "" {
+				at += "." + pr.Key
+			}
+			errs = append(errs, fmt.Errorf("%s: %s", at, pr.Message))
+		}
+		out[name] = cfg
+	}
+	return out, errs
+}
+
+// unknownKeys lists the keys of n, at path, that type t has no field for,
+// each as an error naming its full key and line.
+func unknownKeys(n *yaml.Node, t reflect.Type, path string) []error {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		var errs []error
+		for i, item := range n.Content {
+			errs = append(errs, unknownKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return errs
+	case t.Kind() != reflect.Struct || t == durationType || n.Kind != yaml.MappingNode:
+		return nil // a scalar, or a shape node.Decode reports
+	}
+	fields := map[string]reflect.Type{}
+	for _, f := range structKeys(t) {
+		name, _, _ := yamlName(f)
+		fields[name] = f.Type
+	}
+	var errs []error
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ft, ok := fields[k.Value]
+		if !ok {
+			errs = append(errs, fmt.Errorf("line %d: %s.%s: unknown key %q", k.Line, path, k.Value, k.Value))
+			continue
+		}
+		errs = append(errs, unknownKeys(v, ft, path+"."+k.Value)...)
+	}
+	return errs
+}
+
+// inheritSections is the sections a virtual cluster's engine runs with:
+// its own, and the top level's it does not set.
+func inheritSections(top, own FilterSections) FilterSections {
+	if len(own) == 0 {
+		return top
+	}
+	out := make(FilterSections, len(top)+len(own))
+	for name, cfg := range top {
+		out[name] = cfg
+	}
+	for name, cfg := range own {
+		out[name] = cfg
+	}
+	return out
+}
