@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/tenant"
@@ -31,6 +32,7 @@ type policySource struct {
 	path      string
 	overrides []config.Override
 	reload    <-chan os.Signal // nil: only file changes reload
+	plugins   []filter.Plugin  // decode the filters' sections of each reload
 }
 
 // policyWiring runs the policy feature: the enforcer each cluster (the
@@ -59,7 +61,7 @@ type policyWiring struct {
 
 // startPolicy builds the enforcers from cfg. running is the file's
 // configuration as loaded, before kproxy amended it.
-func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logger, reg prometheus.Registerer) (_ *policyWiring, err error) {
+func startPolicy(cfg, running *config.Config, src policySource, sections *sectionFilters, log zerolog.Logger, reg prometheus.Registerer) (_ *policyWiring, err error) {
 	// w, not the named result: an early "return nil, err" sets the result
 	// to nil before this deferred close runs.
 	w := &policyWiring{reload: src.reload}
@@ -73,7 +75,7 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 	}
 	clusters := cfg.Clusters()
 	appliers := make(map[string]config.Applier, len(clusters))
-	for _, cl := range clusters {
+	for i, cl := range clusters {
 		var upstream *kgo.Client // needed by a policy or a name mapper
 		if (cl.Config.Policy != nil || cl.Name != "") && canAskUpstream(cl.Config) {
 			if upstream, err = upstreamclient.New(cl.Config.Upstream); err != nil {
@@ -109,10 +111,10 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 			clog.Info().Int("quotas", n).Msg("quotas in force")
 		}
 		w.quotas = append(w.quotas, quotas)
-		appliers[cl.Name] = quotaReloader{policy.ClusterReloadApplier(enf, cl.Name), quotas}
+		appliers[cl.Name] = sections.reloader(i, quotaReloader{policy.ClusterReloadApplier(enf, cl.Name), quotas})
 	}
 	w.applied = newCountedApplier(clustersApplier(appliers), cfg, proxy.NewConfigMetrics(reg, cfg))
-	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...)
+	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...).WithFilters(src.plugins)
 	return w, nil
 }
 

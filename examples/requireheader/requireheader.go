@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,6 +18,22 @@ import (
 // header are forwarded and stored as usual.
 type RequireHeader struct {
 	Header string
+	// Topics are the topics (path.Match globs) whose records must carry
+	// the header; empty: every topic.
+	Topics []string
+}
+
+// applies reports whether f checks the records of topic.
+func (f RequireHeader) applies(topic string) bool {
+	if len(f.Topics) == 0 {
+		return true
+	}
+	for _, pattern := range f.Topics {
+		if ok, _ := path.Match(pattern, topic); ok { // validated at load
+			return true
+		}
+	}
+	return false
 }
 
 // Register makes f see every Produce request.
@@ -25,7 +42,7 @@ func (f RequireHeader) Register(r *filter.Registry) {
 }
 
 func (f RequireHeader) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdict {
-	refused := removeRefused(req, f.Header)
+	refused := removeRefusedIn(req, f.Header, f.applies)
 	switch {
 	case len(refused) == 0:
 		return filter.Verdict{}
@@ -48,9 +65,19 @@ func (f RequireHeader) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.
 // header (and each topic left with no partition), and returns the
 // answers a broker would give for them.
 func removeRefused(req *kmsg.ProduceRequest, header string) []kmsg.ProduceResponseTopic {
+	return removeRefusedIn(req, header, func(string) bool { return true })
+}
+
+// removeRefusedIn is removeRefused for the topics applies to; the others'
+// partitions are kept as they are.
+func removeRefusedIn(req *kmsg.ProduceRequest, header string, applies func(topic string) bool) []kmsg.ProduceResponseTopic {
 	var refused []kmsg.ProduceResponseTopic
 	keptTopics := req.Topics[:0]
 	for _, t := range req.Topics {
+		if !applies(t.Topic) {
+			keptTopics = append(keptTopics, t)
+			continue
+		}
 		answer := kmsg.ProduceResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
 		kept := t.Partitions[:0]
 		for _, p := range t.Partitions {

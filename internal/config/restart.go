@@ -72,9 +72,10 @@ func withoutReloaded(vcs []VirtualCluster, reloadable map[string]bool) []Virtual
 		vc.Policy = nil
 		kept := FilterSections{}
 		for name, cfg := range vc.Filters {
-			if !reloadable[name] {
-				kept[name] = cfg
+			if reloadable[name] {
+				cfg = struct{}{} // only adding or removing it needs a restart
 			}
+			kept[name] = cfg
 		}
 		vc.Filters = kept
 		out[i] = vc
@@ -82,8 +83,9 @@ func withoutReloaded(vcs []VirtualCluster, reloadable map[string]bool) []Virtual
 	return out
 }
 
-// changedSections names the filters' sections, other than those named in
-// reloadable, that differ between old and cur.
+// changedSections names the filters' sections that differ between old
+// and cur, other than those named in reloadable that both have: a filter
+// is added to the chain, or taken out, only at start.
 func changedSections(old, cur FilterSections, reloadable map[string]bool) []string {
 	names := map[string]bool{}
 	for name := range old {
@@ -94,7 +96,9 @@ func changedSections(old, cur FilterSections, reloadable map[string]bool) []stri
 	}
 	var changed []string
 	for name := range names {
-		if !reloadable[name] && !reflect.DeepEqual(old[name], cur[name]) {
+		_, inOld := old[name]
+		_, inCur := cur[name]
+		if (!reloadable[name] || inOld != inCur) && !reflect.DeepEqual(old[name], cur[name]) {
 			changed = append(changed, name)
 		}
 	}

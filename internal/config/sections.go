@@ -138,3 +138,28 @@ func inheritSections(top, own FilterSections) FilterSections {
 	}
 	return out
 }
+
+// CheckPlugins reports plugins whose sections cannot be told apart: a
+// section without a name, one two plugins declare, or one that is a
+// core key of the file.
+func CheckPlugins(plugins []filter.Plugin) error {
+	core := map[string]bool{}
+	for _, k := range fileKeys() {
+		core[k.Path] = true
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for i, p := range plugins {
+		name := p.SectionName()
+		switch {
+		case name == "":
+			errs = append(errs, fmt.Errorf("plugin %d (%T): no section name", i, p))
+		case core[name] || name == "virtual_clusters[]":
+			errs = append(errs, fmt.Errorf("plugin %d (%T): section %q is a key of kproxy's own", i, p, name))
+		case seen[name]:
+			errs = append(errs, fmt.Errorf("plugin %d (%T): section %q is declared twice", i, p, name))
+		}
+		seen[name] = true
+	}
+	return errors.Join(errs...)
+}
