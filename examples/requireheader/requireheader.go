@@ -21,12 +21,24 @@ type RequireHeader struct {
 	// Topics are the topics (path.Match globs) whose records must carry
 	// the header; empty: every topic.
 	Topics []string
+	// names names the topics of requests that carry only topic ids
+	// (Produce v13 and later); nil, or an id it has not seen: the records
+	// are checked, so that a topic is never let through unnamed.
+	names *topicNames
 }
 
-// applies reports whether f checks the records of topic.
-func (f RequireHeader) applies(topic string) bool {
+// applies reports whether f checks the records of t.
+func (f RequireHeader) applies(t kmsg.ProduceRequestTopic) bool {
 	if len(f.Topics) == 0 {
 		return true
+	}
+	topic := t.Topic
+	if topic == "" {
+		name, ok := f.names.lookup(t.TopicID)
+		if !ok {
+			return true
+		}
+		topic = name
 	}
 	for _, pattern := range f.Topics {
 		if ok, _ := path.Match(pattern, topic); ok { // validated at load
@@ -65,16 +77,16 @@ func (f RequireHeader) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.
 // header (and each topic left with no partition), and returns the
 // answers a broker would give for them.
 func removeRefused(req *kmsg.ProduceRequest, header string) []kmsg.ProduceResponseTopic {
-	return removeRefusedIn(req, header, func(string) bool { return true })
+	return removeRefusedIn(req, header, func(kmsg.ProduceRequestTopic) bool { return true })
 }
 
 // removeRefusedIn is removeRefused for the topics applies to; the others'
 // partitions are kept as they are.
-func removeRefusedIn(req *kmsg.ProduceRequest, header string, applies func(topic string) bool) []kmsg.ProduceResponseTopic {
+func removeRefusedIn(req *kmsg.ProduceRequest, header string, applies func(kmsg.ProduceRequestTopic) bool) []kmsg.ProduceResponseTopic {
 	var refused []kmsg.ProduceResponseTopic
 	keptTopics := req.Topics[:0]
 	for _, t := range req.Topics {
-		if !applies(t.Topic) {
+		if !applies(t) {
 			keptTopics = append(keptTopics, t)
 			continue
 		}

@@ -33,7 +33,7 @@ func Plugin() filter.Plugin {
 		Validate: validateSection,
 		New: func(s *Section, _ filter.Env) (filter.Filter, error) {
 			f := &reloadable{}
-			f.current.Store(&RequireHeader{Header: s.Name, Topics: s.Topics})
+			f.current.Store(&RequireHeader{Header: s.Name, Topics: s.Topics, names: &f.names})
 			return f, nil
 		},
 		Reload: func(f filter.Filter, s *Section) error {
@@ -41,7 +41,7 @@ func Plugin() filter.Plugin {
 			if !ok {
 				return errors.New("not a require_header filter")
 			}
-			r.current.Store(&RequireHeader{Header: s.Name, Topics: s.Topics})
+			r.current.Store(&RequireHeader{Header: s.Name, Topics: s.Topics, names: &r.names})
 			return nil
 		},
 	}
@@ -61,14 +61,18 @@ func validateSection(s *Section, problems *filter.Problems) {
 }
 
 // reloadable is RequireHeader whose settings a reload swaps: requests
-// already in a handler finish with the settings they started with.
+// already in a handler finish with the settings they started with. The
+// topic names it learnt stay.
 type reloadable struct {
 	current atomic.Pointer[RequireHeader]
+	names   topicNames
 }
 
-// Register makes f see every Produce request.
+// Register makes f see every Produce request, and the Metadata responses
+// that name the topic ids produce requests carry.
 func (f *reloadable) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.produce)
+	filter.OnResponse(r, f.names.learn)
 }
 
 func (f *reloadable) produce(c *filter.Conn, req *kmsg.ProduceRequest) filter.Verdict {
