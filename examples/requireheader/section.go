@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"path"
 	"strconv"
 	"sync/atomic"
@@ -33,15 +32,11 @@ func Plugin() filter.Plugin {
 		Validate: validateSection,
 		New: func(s *Section, _ filter.Env) (filter.Filter, error) {
 			f := &reloadable{}
-			f.current.Store(&RequireHeader{Header: s.Name, Topics: s.Topics, names: &f.names})
+			f.apply(s)
 			return f, nil
 		},
 		Reload: func(f filter.Filter, s *Section) error {
-			r, ok := f.(*reloadable)
-			if !ok {
-				return errors.New("not a require_header filter")
-			}
-			r.current.Store(&RequireHeader{Header: s.Name, Topics: s.Topics, names: &r.names})
+			f.(*reloadable).apply(s)
 			return nil
 		},
 	}
@@ -73,6 +68,11 @@ type reloadable struct {
 func (f *reloadable) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.produce)
 	filter.OnResponse(r, f.names.learn)
+}
+
+// apply puts s in force for the next request.
+func (f *reloadable) apply(s *Section) {
+	f.current.Store(&RequireHeader{Header: s.Name, Topics: s.Topics, names: &f.names})
 }
 
 func (f *reloadable) produce(c *filter.Conn, req *kmsg.ProduceRequest) filter.Verdict {
