@@ -141,7 +141,8 @@ func (c *Config) validateSections(named func(string) string) []error {
 	} else if !l.PortPerBrokerEnabled() && len(c.VirtualClusters) == 0 {
 		bad("listeners.port_per_broker", "false leaves no listener: set listeners.sni too")
 	}
-	c.validatePolicy(bad)
+	c.Policy.Validate(bad)
+	c.Audit.Validate(bad)
 	return append(errs, c.security().validate()...)
 }
 

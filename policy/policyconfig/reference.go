@@ -1,7 +1,19 @@
-package config
+package policyconfig
 
-func policyKeys() []KeyDoc {
-	return []KeyDoc{
+import "github.com/kproxy/kproxy/filter"
+
+// Reference documents the keys of the policy and audit sections, in the
+// order docs/configuration.md lists them.
+func Reference() []filter.KeyDoc {
+	var rows []filter.KeyDoc
+	for _, part := range [][]filter.KeyDoc{policyKeys(), governanceKeys(), quotaKeys(), auditKeys()} {
+		rows = append(rows, part...)
+	}
+	return rows
+}
+
+func policyKeys() []filter.KeyDoc {
+	return []filter.KeyDoc{
 		{Key: "policy", Meaning: "authorization and governance of every request, as Kafka's authorizer does (see [docs/policy.md](policy.md)); SIGHUP or an edit of the file reloads it without a restart, and an invalid file keeps the old policy"},
 		{Key: "policy.mode", Default: PolicyModeEnforce, Values: []string{PolicyModeEnforce, PolicyModeAudit}, Meaning: "`enforce`, or `audit`: log would-be denials, forward everything"},
 		{Key: "policy.default", Default: PolicyDefaultDeny, Values: []string{PolicyDefaultDeny, PolicyDefaultAllow}, Meaning: "decision when no rule matches: `deny` or `allow`"},
@@ -25,8 +37,8 @@ func policyKeys() []KeyDoc {
 	}
 }
 
-func governanceKeys() []KeyDoc {
-	return []KeyDoc{
+func governanceKeys() []filter.KeyDoc {
+	return []filter.KeyDoc{
 		{Key: "policy.governance[]", Default: "[]", Meaning: "constraints on what allowed requests may do; all matching entries apply, and the first violation is reported naming the entry (see [docs/policy.md](policy.md#governance))"},
 		{Key: "policy.governance[].name", DefaultNote: "required", Meaning: "names the entry in error messages and the audit log; unique across rules and governance"},
 		{Key: "policy.governance[].principals", DefaultNote: "everyone", Meaning: "principals the entry applies to, as in rules"},
@@ -48,8 +60,8 @@ func governanceKeys() []KeyDoc {
 	}
 }
 
-func quotaKeys() []KeyDoc {
-	return []KeyDoc{
+func quotaKeys() []filter.KeyDoc {
+	return []filter.KeyDoc{
 		{Key: "policy.quotas[]", Default: "[]", Meaning: "Kafka-style client quotas; for each kind of limit, the first matching rule that sets it applies; a policy of quotas alone authorizes nothing (see [docs/quotas.md](quotas.md))"},
 		{Key: "policy.quotas[].name", DefaultNote: "required", Meaning: "names the rule in metrics and audit lines"},
 		{Key: "policy.quotas[].principals", Meaning: "principals the rule applies to, as in policy rules; `*` is everyone (Kafka's default quota)"},
@@ -61,8 +73,8 @@ func quotaKeys() []KeyDoc {
 	}
 }
 
-func auditKeys() []KeyDoc {
-	return []KeyDoc{
+func auditKeys() []filter.KeyDoc {
+	return []filter.KeyDoc{
 		{Key: "audit", Meaning: "where the policy's decisions are logged, one JSON line each (see [docs/policy.md](policy.md#audit-log))"},
 		{Key: "audit.output", Default: AuditStdout, Meaning: "`stdout` or a file path (appended)"},
 		{Key: "audit.log_allowed", Default: "false", Meaning: "log every decision, not only denials"},
