@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/rs/zerolog"
 )
@@ -20,6 +21,12 @@ import (
 type Factory[C any] struct {
 	// Section is the section's key, such as "require_header".
 	Section string
+	// Keys document the section for users, one row per key of C, each
+	// Key relative to the section ("" for the section itself, "topics",
+	// "limits.max_bytes"; a list of sections is written name[]). kproxy
+	// refuses a factory with a key that has no row, as its own reference
+	// test does.
+	Keys []KeyDoc
 	// Phase is where the filter runs in the chain; zero is PhaseProgram.
 	Phase Phase
 	// Validate, when set, checks a decoded section. It reports each problem
@@ -72,6 +79,10 @@ type Plugin interface {
 	SectionName() string
 	// FilterPhase is where the filter runs.
 	FilterPhase() Phase
+	// SectionType is the section's Go type (a struct with yaml tags).
+	SectionType() reflect.Type
+	// SectionKeys are the rows documenting the section (Factory.Keys).
+	SectionKeys() []KeyDoc
 	// DecodeSection decodes one occurrence of the section with decode
 	// (which refuses unknown keys) and validates it.
 	DecodeSection(decode func(into any) error) (cfg any, problems []Problem, err error)
@@ -94,6 +105,12 @@ func (f Factory[C]) FilterPhase() Phase {
 	}
 	return f.Phase
 }
+
+// SectionType is C.
+func (f Factory[C]) SectionType() reflect.Type { return reflect.TypeFor[C]() }
+
+// SectionKeys is f.Keys.
+func (f Factory[C]) SectionKeys() []KeyDoc { return f.Keys }
 
 // DecodeSection decodes into a new C and runs Validate on it.
 func (f Factory[C]) DecodeSection(decode func(into any) error) (any, []Problem, error) {

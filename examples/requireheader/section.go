@@ -28,7 +28,12 @@ type Section struct {
 // changed section on SIGHUP or a change to the file.
 func Plugin() filter.Plugin {
 	return filter.Factory[Section]{
-		Section:  "require_header",
+		Section: "require_header",
+		Keys: []filter.KeyDoc{
+			{Key: "", Meaning: "refuse produced records that lack a header, with `INVALID_RECORD`; in a virtual cluster, replaces the top level's; SIGHUP or an edit of the file reloads it"},
+			{Key: "name", DefaultNote: "required", Meaning: "the record header every produced record must carry"},
+			{Key: "topics", DefaultNote: "every topic", Meaning: "topic names or globs (`*`, `?`, `[...]`) the header is required on"},
+		},
 		Validate: validateSection,
 		New: func(s *Section, _ filter.Env) (filter.Filter, error) {
 			f := &reloadable{}

@@ -139,9 +139,10 @@ func inheritSections(top, own FilterSections) FilterSections {
 	return out
 }
 
-// CheckPlugins reports plugins whose sections cannot be told apart: a
+// CheckPlugins reports plugins whose sections cannot be told apart (a
 // section without a name, one two plugins declare, or one that is a
-// core key of the file.
+// core key of the file) or are not documented: each key of a section
+// needs its row (filter.Factory.Keys), as each of kproxy's own does.
 func CheckPlugins(plugins []filter.Plugin) error {
 	core := map[string]bool{}
 	for _, k := range fileKeys() {
@@ -158,8 +159,66 @@ func CheckPlugins(plugins []filter.Plugin) error {
 			errs = append(errs, fmt.Errorf("plugin %d (%T): section %q is a key of kproxy's own", i, p, name))
 		case seen[name]:
 			errs = append(errs, fmt.Errorf("plugin %d (%T): section %q is declared twice", i, p, name))
+		default:
+			errs = append(errs, checkPluginReference(p)...)
 		}
 		seen[name] = true
 	}
 	return errors.Join(errs...)
+}
+
+// PluginReference is the rows documenting p's section, with their keys as
+// written at the top level (require_header.topics); in a virtual cluster
+// the same rows apply (virtual_clusters[].require_header.topics).
+func PluginReference(p filter.Plugin) []KeyDoc {
+	rows := make([]KeyDoc, 0, len(p.SectionKeys()))
+	for _, d := range p.SectionKeys() {
+		if d.Key == "" {
+			d.Key = p.SectionName()
+		} else {
+			d.Key = p.SectionName() + "." + d.Key
+		}
+		rows = append(rows, d)
+	}
+	return rows
+}
+
+// checkPluginReference reports the keys of p's section that have no row
+// in p.SectionKeys, the rows that name no key, and rows without a meaning.
+func checkPluginReference(p filter.Plugin) []error {
+	name := p.SectionName()
+	documented := map[string]bool{}
+	var errs []error
+	for _, d := range PluginReference(p) {
+		if documented[d.Key] {
+			errs = append(errs, fmt.Errorf("section %s: key %s has two rows", name, d.Key))
+		}
+		documented[d.Key] = true
+		if d.Meaning == "" {
+			errs = append(errs, fmt.Errorf("section %s: the row of %s has no meaning", name, d.Key))
+		}
+	}
+	written := map[string]bool{name: true}
+	t := p.SectionType()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return append(errs, fmt.Errorf("section %s: its type %s is not a struct", name, t))
+	}
+	for _, k := range typeKeys(t, name+".") {
+		written[k.Path] = true
+		if !documented[k.Path] {
+			errs = append(errs, fmt.Errorf("section %s: key %s (field %s) has no row in the factory's Keys", name, k.Path, k.Field.Name))
+		}
+	}
+	if !documented[name] {
+		errs = append(errs, fmt.Errorf("section %s: no row documents the section itself (Key \"\")", name))
+	}
+	for key := range documented {
+		if !written[key] {
+			errs = append(errs, fmt.Errorf("section %s: row %s names no key of %s", name, key, t))
+		}
+	}
+	return errs
 }
