@@ -79,7 +79,8 @@ func ParseWithFilters(r io.Reader, plugins []filter.Plugin, overrides ...Overrid
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return nil, explainYAMLError(data, err)
 	}
-	if err := cfg.claimSections(data, plugins); err != nil {
+	sectionProblems, err := cfg.claimSections(data, plugins)
+	if err != nil {
 		return nil, err
 	}
 	sources, err := cfg.applyOverrides(overrides)
@@ -88,7 +89,7 @@ func ParseWithFilters(r io.Reader, plugins []filter.Plugin, overrides ...Overrid
 	}
 	cfg.inheritListeners()
 	cfg.applyDefaults()
-	if err := cfg.validate(sources); err != nil {
+	if err := cfg.validate(sources, sectionProblems...); err != nil {
 		return nil, err
 	}
 	return &cfg, nil

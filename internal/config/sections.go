@@ -19,38 +19,40 @@ type FilterSections map[string]any
 // claimSections decodes the top-level and per-virtual-cluster keys no core
 // section has through the plugins that declare them. A key no plugin
 // claims is an unknown key, as it would be without plugins; a key inside a
-// claimed section that its type lacks is one too. data is the file, for
-// naming the keys of type errors.
-func (c *Config) claimSections(data []byte, plugins []filter.Plugin) error {
+// claimed section that its type lacks is one too: these are decoding
+// errors (err), reported before validation as the core's are. What the
+// plugins' Validate found is returned to be reported with the rest of the
+// file's problems. data is the file, for naming the keys of type errors.
+func (c *Config) claimSections(data []byte, plugins []filter.Plugin) (problems []error, err error) {
 	byName := map[string]filter.Plugin{}
 	for _, p := range plugins {
 		byName[p.SectionName()] = p
 	}
 	var errs []error
-	c.Filters, errs = decodeSections(data, "", c.Unclaimed, byName)
+	c.Filters, errs, problems = decodeSections(data, "", c.Unclaimed, byName)
 	c.Unclaimed = nil
 	for i := range c.VirtualClusters {
 		vc := &c.VirtualClusters[i]
-		var vcErrs []error
-		vc.Filters, vcErrs = decodeSections(data, fmt.Sprintf("virtual_clusters[%d].", i), vc.Unclaimed, byName)
+		var vcErrs, vcProblems []error
+		vc.Filters, vcErrs, vcProblems = decodeSections(data, fmt.Sprintf("virtual_clusters[%d].", i), vc.Unclaimed, byName)
 		vc.Unclaimed = nil
-		errs = append(errs, vcErrs...)
+		errs, problems = append(errs, vcErrs...), append(problems, vcProblems...)
 	}
-	return errors.Join(errs...)
+	return problems, errors.Join(errs...)
 }
 
 // decodeSections decodes raw's sections under prefix (the path of the
-// mapping holding them) with the plugins that claim them.
-func decodeSections(data []byte, prefix string, raw map[string]yaml.Node, plugins map[string]filter.Plugin) (FilterSections, []error) {
+// mapping holding them) with the plugins that claim them: the decoding
+// errors, and the problems the plugins' Validate found.
+func decodeSections(data []byte, prefix string, raw map[string]yaml.Node, plugins map[string]filter.Plugin) (_ FilterSections, errs, problems []error) {
 	if len(raw) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	names := make([]string, 0, len(raw))
 	for name := range raw {
 		names = append(names, name)
 	}
 	sort.Strings(names) // one order of errors for one file
-	var errs []error
 	out := FilterSections{}
 	for _, name := range names {
 		node := raw[name]
@@ -69,21 +71,21 @@ func decodeSections(data []byte, prefix string, raw map[string]yaml.Node, plugin
 			}
 			return nil
 		}
-		cfg, problems, err := p.DecodeSection(decode)
+		cfg, found, err := p.DecodeSection(decode)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		for _, pr := range problems {
+		for _, pr := range found {
 			at := key
 			if pr.Key != "" {
 				at += "." + pr.Key
 			}
-			errs = append(errs, fmt.Errorf("%s: %s", at, pr.Message))
+			problems = append(problems, fmt.Errorf("%s: %s", at, pr.Message))
 		}
 		out[name] = cfg
 	}
-	return out, errs
+	return out, errs, problems
 }
 
 // unknownKeys lists the keys of n, at path, that type t has no field for,

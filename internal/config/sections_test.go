@@ -92,6 +92,17 @@ func TestFilterSectionErrorsNameTheKey(t *testing.T) {
 	}
 }
 
+// TestFilterSectionProblemsWithTheRest: a section's invalid value is
+// reported together with the file's other problems, all at once.
+func TestFilterSectionProblemsWithTheRest(t *testing.T) {
+	_, err := parseWith(t, "limits_filter: {max_bytes: -1}\nlog: {level: loud}", limitsPlugin(false))
+	for _, want := range []string{"limits_filter.max_bytes: -1: must be positive", `log.level: "loud"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one containing %q", err, want)
+		}
+	}
+}
+
 // TestCheckPlugins: a factory whose section is kproxy's own key, is
 // declared twice, or has a key without a reference row is refused,
 // naming the problem.

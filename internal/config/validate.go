@@ -12,9 +12,11 @@ import (
 func (c *Config) Validate() error { return c.validate(nil) }
 
 // validate is Validate naming, next to each key an Override set, the
-// source it came from (sources maps keys to sources).
-func (c *Config) validate(sources map[string]string) error {
-	var errs []error
+// source it came from (sources maps keys to sources), and reporting with
+// the file's other problems those of the filters' sections (found, as
+// their factories validated them while loading).
+func (c *Config) validate(sources map[string]string, found ...error) error {
+	errs := found
 	named := func(key string) string {
 		if src, ok := sources[key]; ok {
 			return fmt.Sprintf("%s (set by %s)", key, src)
