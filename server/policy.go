@@ -20,6 +20,7 @@ import (
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/upstreamclient"
 	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 	"github.com/kproxy/kproxy/proxy"
 )
 
@@ -175,8 +176,8 @@ func (w *policyWiring) quotaAuditor(cl config.Cluster, enf *policy.Enforcer, reg
 
 // sharedAuditOutput opens audit.output once for every virtual cluster's
 // enforcer; nil when it is standard output, which each writes to itself.
-func (w *policyWiring) sharedAuditOutput(a *config.Audit) (*os.File, error) {
-	if a == nil || a.Output == "" || a.Output == config.AuditStdout {
+func (w *policyWiring) sharedAuditOutput(a *policyconfig.Audit) (*os.File, error) {
+	if a == nil || a.Output == "" || a.Output == policyconfig.AuditStdout {
 		return nil, nil
 	}
 	if w.auditFile == nil {
