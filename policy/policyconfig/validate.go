@@ -42,88 +42,110 @@ func (p *Policy) Validate(bad Bad) {
 	default:
 		bad("policy.default", "%q: must be deny or allow", p.Default)
 	}
-	names := map[string]string{}
+	names := map[string]string{} // rule name → its key
 	for i, r := range p.Rules {
-		key := fmt.Sprintf("policy.rules[%d]", i)
-		validateRuleName(bad, key, r.Name, names)
-		validatePrincipals(bad, key, r.Principals, true)
-		if len(r.Allow) == 0 && len(r.Deny) == 0 {
-			bad(key, "rule %q has neither allow nor deny", r.Name)
-		}
-		kinds := ruleKinds(r)
-		if len(kinds) == 0 {
-			bad(key, "rule %q names no resource: set topics, groups, transactional_ids or cluster: true", r.Name)
-		}
-		seen := map[acl.Operation]string{}
-		for _, list := range []struct {
-			name string
-			ops  []string
-		}{{"allow", r.Allow}, {"deny", r.Deny}} {
-			for j, s := range list.ops {
-				opKey := fmt.Sprintf("%s.%s[%d]", key, list.name, j)
-				op, ok := acl.ParseOperation(s)
-				if !ok {
-					bad(opKey, "%q is not an operation; valid: %s", s, strings.Join(acl.OperationNames(), ", "))
-					continue
-				}
-				if other, dup := seen[op]; dup && other != list.name {
-					bad(opKey, "%q is both allowed and denied in the same rule", s)
-				}
-				seen[op] = list.name
-				if len(kinds) > 0 && !appliesToAny(op, r) {
-					bad(opKey, "%q does not apply to %s; it applies to %s", s, strings.Join(kinds, " or "), strings.Join(resourceKeys(op.AppliesTo()), ", "))
-				}
-			}
-		}
-		for _, rt := range acl.ResourceTypes() {
-			validatePatterns(bad, key+"."+rt.ConfigKey(), r.Patterns(rt))
-		}
+		validateRule(bad, fmt.Sprintf("policy.rules[%d]", i), r, names)
 	}
-	if d := p.BrokerDefaults; d != nil {
-		if d.NumPartitions < 0 {
-			bad("policy.broker_defaults.num_partitions", "%d: must be the upstream's num.partitions (at least 1), or 0 or left out when unknown", d.NumPartitions)
-		}
-		if d.DefaultReplicationFactor < 0 {
-			bad("policy.broker_defaults.default_replication_factor", "%d: must be the upstream's default.replication.factor (at least 1), or 0 or left out when unknown", d.DefaultReplicationFactor)
-		}
-	}
+	p.BrokerDefaults.validate(bad)
 	p.validateQuotas(bad)
 	govNames := map[string]string{}
 	for i, g := range p.Governance {
-		key := fmt.Sprintf("policy.governance[%d]", i)
-		validateRuleName(bad, key, g.Name, govNames)
-		if other, dup := names[g.Name]; dup && g.Name != "" {
-			bad(key+".name", "%q is also the name of %s: names must be unique across rules and governance", g.Name, other)
-		}
-		validatePrincipals(bad, key, g.Principals, false)
-		validatePatterns(bad, key+".topics", g.Topics)
-		if g.Produce == nil && g.TopicChanges == nil && g.ClientIDPattern == "" && len(g.ForbiddenAPIs) == 0 {
-			bad(key, "governance %q constrains nothing: set produce, topic_changes, client_id_pattern or forbidden_apis", g.Name)
-		}
-		if pr := g.Produce; pr != nil {
-			validateProduceGovernance(bad, key+".produce", pr)
-		}
-		if tc := g.TopicChanges; tc != nil {
-			validateTopicGovernance(bad, key+".topic_changes", tc)
-		}
-		if g.ClientIDPattern != "" {
-			if _, err := ParsePattern(g.ClientIDPattern); err != nil {
-				bad(key+".client_id_pattern", "%v", err)
+		validateGovernance(bad, fmt.Sprintf("policy.governance[%d]", i), g, govNames, names)
+	}
+}
+
+// validateRule checks rule r at key; names are the rule names seen so far.
+func validateRule(bad Bad, key string, r Rule, names map[string]string) {
+	validateRuleName(bad, key, r.Name, names)
+	validatePrincipals(bad, key, r.Principals, true)
+	if len(r.Allow) == 0 && len(r.Deny) == 0 {
+		bad(key, "rule %q has neither allow nor deny", r.Name)
+	}
+	kinds := ruleKinds(r)
+	if len(kinds) == 0 {
+		bad(key, "rule %q names no resource: set topics, groups, transactional_ids or cluster: true", r.Name)
+	}
+	validateOperations(bad, key, r, kinds)
+	for _, rt := range acl.ResourceTypes() {
+		validatePatterns(bad, key+"."+rt.ConfigKey(), r.Patterns(rt))
+	}
+}
+
+// validateOperations checks r's allow and deny lists: known operations,
+// none both allowed and denied, each applying to a resource r names
+// (kinds, their keys).
+func validateOperations(bad Bad, key string, r Rule, kinds []string) {
+	seen := map[acl.Operation]string{}
+	for _, list := range []struct {
+		name string
+		ops  []string
+	}{{"allow", r.Allow}, {"deny", r.Deny}} {
+		for j, s := range list.ops {
+			opKey := fmt.Sprintf("%s.%s[%d]", key, list.name, j)
+			op, ok := acl.ParseOperation(s)
+			if !ok {
+				bad(opKey, "%q is not an operation; valid: %s", s, strings.Join(acl.OperationNames(), ", "))
+				continue
 			}
-		}
-		for j, api := range g.ForbiddenAPIs {
-			k, ok := APIKeyByName(api)
-			switch {
-			case !ok:
-				bad(fmt.Sprintf("%s.forbidden_apis[%d]", key, j), "%q is not a Kafka API name (e.g. DeleteRecords, ElectLeaders)", api)
-			case k == int16(kmsg.ApiVersions) || k == int16(kmsg.SASLHandshake) || k == int16(kmsg.SASLAuthenticate):
-				bad(fmt.Sprintf("%s.forbidden_apis[%d]", key, j), "%q cannot be forbidden: clients need it to connect", api)
+			if other, dup := seen[op]; dup && other != list.name {
+				bad(opKey, "%q is both allowed and denied in the same rule", s)
+			}
+			seen[op] = list.name
+			if len(kinds) > 0 && !appliesToAny(op, r) {
+				bad(opKey, "%q does not apply to %s; it applies to %s", s, strings.Join(kinds, " or "), strings.Join(resourceKeys(op.AppliesTo()), ", "))
 			}
 		}
 	}
 }
 
-func validateRuleName(bad func(string, string, ...any), key, name string, seen map[string]string) {
+// validate checks policy.broker_defaults (d may be nil).
+func (d *BrokerDefaults) validate(bad Bad) {
+	if d == nil {
+		return
+	}
+	if d.NumPartitions < 0 {
+		bad("policy.broker_defaults.num_partitions", "%d: must be the upstream's num.partitions (at least 1), or 0 or left out when unknown", d.NumPartitions)
+	}
+	if d.DefaultReplicationFactor < 0 {
+		bad("policy.broker_defaults.default_replication_factor", "%d: must be the upstream's default.replication.factor (at least 1), or 0 or left out when unknown", d.DefaultReplicationFactor)
+	}
+}
+
+// validateGovernance checks governance entry g at key; govNames are the
+// entry names seen so far, ruleNames the rules'.
+func validateGovernance(bad Bad, key string, g Governance, govNames, ruleNames map[string]string) {
+	validateRuleName(bad, key, g.Name, govNames)
+	if other, dup := ruleNames[g.Name]; dup && g.Name != "" {
+		bad(key+".name", "%q is also the name of %s: names must be unique across rules and governance", g.Name, other)
+	}
+	validatePrincipals(bad, key, g.Principals, false)
+	validatePatterns(bad, key+".topics", g.Topics)
+	if g.Produce == nil && g.TopicChanges == nil && g.ClientIDPattern == "" && len(g.ForbiddenAPIs) == 0 {
+		bad(key, "governance %q constrains nothing: set produce, topic_changes, client_id_pattern or forbidden_apis", g.Name)
+	}
+	if pr := g.Produce; pr != nil {
+		validateProduceGovernance(bad, key+".produce", pr)
+	}
+	if tc := g.TopicChanges; tc != nil {
+		validateTopicGovernance(bad, key+".topic_changes", tc)
+	}
+	if g.ClientIDPattern != "" {
+		if _, err := ParsePattern(g.ClientIDPattern); err != nil {
+			bad(key+".client_id_pattern", "%v", err)
+		}
+	}
+	for j, api := range g.ForbiddenAPIs {
+		k, ok := APIKeyByName(api)
+		switch {
+		case !ok:
+			bad(fmt.Sprintf("%s.forbidden_apis[%d]", key, j), "%q is not a Kafka API name (e.g. DeleteRecords, ElectLeaders)", api)
+		case k == int16(kmsg.ApiVersions) || k == int16(kmsg.SASLHandshake) || k == int16(kmsg.SASLAuthenticate):
+			bad(fmt.Sprintf("%s.forbidden_apis[%d]", key, j), "%q cannot be forbidden: clients need it to connect", api)
+		}
+	}
+}
+
+func validateRuleName(bad Bad, key, name string, seen map[string]string) {
 	switch {
 	case name == "":
 		bad(key+".name", "required: names appear in error messages and the audit log")
@@ -136,7 +158,7 @@ func validateRuleName(bad func(string, string, ...any), key, name string, seen m
 	}
 }
 
-func validatePrincipals(bad func(string, string, ...any), key string, principals []string, required bool) {
+func validatePrincipals(bad Bad, key string, principals []string, required bool) {
 	if required && len(principals) == 0 {
 		bad(key+".principals", "required: list principal matchers, or \"*\" for everyone")
 	}
@@ -147,7 +169,7 @@ func validatePrincipals(bad func(string, string, ...any), key string, principals
 	}
 }
 
-func validatePatterns(bad func(string, string, ...any), key string, patterns []string) {
+func validatePatterns(bad Bad, key string, patterns []string) {
 	for j, s := range patterns {
 		if _, err := ParsePattern(s); err != nil {
 			bad(fmt.Sprintf("%s[%d]", key, j), "%v", err)
@@ -155,7 +177,7 @@ func validatePatterns(bad func(string, string, ...any), key string, patterns []s
 	}
 }
 
-func validateProduceGovernance(bad func(string, string, ...any), key string, pr *ProduceGovernance) {
+func validateProduceGovernance(bad Bad, key string, pr *ProduceGovernance) {
 	if pr.RequiredAcks != "" {
 		if _, err := ParseRequiredAcks(pr.RequiredAcks); err != nil {
 			bad(key+".required_acks", "%v", err)
@@ -171,7 +193,7 @@ func validateProduceGovernance(bad func(string, string, ...any), key string, pr 
 	}
 }
 
-func validateTopicGovernance(bad func(string, string, ...any), key string, tc *TopicGovernance) {
+func validateTopicGovernance(bad Bad, key string, tc *TopicGovernance) {
 	if tc.NamePattern != "" {
 		if _, err := ParsePattern(tc.NamePattern); err != nil {
 			bad(key+".name_pattern", "%v", err)
