@@ -76,12 +76,22 @@ func ParseWithFilters(r io.Reader, plugins []filter.Plugin, overrides ...Overrid
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var cfg Config
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, explainYAMLError(data, err)
+	decodeErr := dec.Decode(&cfg)
+	var typeErr *yaml.TypeError
+	switch {
+	case errors.Is(decodeErr, io.EOF):
+		decodeErr = nil
+	case decodeErr != nil && !errors.As(decodeErr, &typeErr):
+		return nil, decodeErr // YAML syntax: nothing was decoded
 	}
-	sectionProblems, err := cfg.claimSections(data, plugins)
-	if err != nil {
-		return nil, err
+	// Keys the core does not know are claimed by the filters' sections
+	// or reported as unknown, with the other decoding errors.
+	sectionProblems, sectionErr := cfg.claimSections(data, plugins)
+	if decodeErr != nil {
+		return nil, errors.Join(explainYAMLError(data, decodeErr), sectionErr)
+	}
+	if sectionErr != nil {
+		return nil, sectionErr
 	}
 	sources, err := cfg.applyOverrides(overrides)
 	if err != nil {

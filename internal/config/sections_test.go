@@ -103,6 +103,17 @@ func TestFilterSectionProblemsWithTheRest(t *testing.T) {
 	}
 }
 
+// TestUnknownKeyWithTypeErrors: a key nobody claims is reported with the
+// file's type errors, as yaml's own unknown keys are.
+func TestUnknownKeyWithTypeErrors(t *testing.T) {
+	_, err := parseWith(t, "listeners: {bootstrap_port: abc}\nlistener: {}", limitsPlugin(false))
+	for _, want := range []string{`listeners.bootstrap_port: cannot use "abc"`, `listener: unknown key "listener"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one containing %q", err, want)
+		}
+	}
+}
+
 // TestCheckPlugins: a factory whose section is kproxy's own key, is
 // declared twice, or has a key without a reference row is refused,
 // naming the problem.
