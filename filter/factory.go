@@ -38,9 +38,10 @@ type Factory[C any] struct {
 	New func(cfg *C, env Env) (Filter, error)
 	// Reload, when set, makes the section apply without a restart: on
 	// SIGHUP or a change to the file, each filter New built is handed its
-	// new section (valid, as Validate checked it). An error keeps what was
-	// in force. Without Reload a changed section is logged as needing a
-	// restart.
+	// new section (valid, as Validate checked it). It runs while the
+	// filter's handlers serve requests, so it must swap what they read
+	// atomically. An error keeps what was in force. Without Reload a
+	// changed section is logged as needing a restart.
 	Reload func(f Filter, cfg *C) error
 }
 
