@@ -72,6 +72,9 @@ func (p *Problems) Add(key, format string, args ...any) {
 	p.list = append(p.list, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
 }
 
+// List is the problems added, in order.
+func (p *Problems) List() []Problem { return p.list }
+
 // Plugin is a Factory with its configuration type erased, as a program
 // lists its factories (server.Options.Plugins) and the loader uses them.
 // Factory is its only implementation.

@@ -12,7 +12,7 @@ import (
 func Reference() []KeyDoc {
 	var rows []KeyDoc
 	for _, part := range [][]KeyDoc{upstreamKeys(), listenerKeys(), oauthBearerKeys(), serviceKeys(), limitKeys(),
-		policyconfig.Reference(), tracingKeys(), virtualClusterKeys()} {
+		PluginReference(policyconfig.PolicySection()), PluginReference(policyconfig.AuditSection()), tracingKeys(), virtualClusterKeys()} {
 		rows = append(rows, part...)
 	}
 	return rows

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // Validate checks every key and reports all problems at once, each naming
@@ -143,14 +146,32 @@ func (c *Config) validateSections(named func(string) string) []error {
 	} else if !l.PortPerBrokerEnabled() && len(c.VirtualClusters) == 0 {
 		bad("listeners.port_per_broker", "false leaves no listener: set listeners.sni too")
 	}
-	c.Policy.Validate(bad)
-	c.Audit.Validate(bad)
+	validateSection(policyconfig.AuditSection(), c.Audit, bad)
+	validateSection(policyconfig.PolicySection(), c.Policy, bad)
 	return append(errs, c.security().validate()...)
 }
 
 // validateServed is validateSections with the keys as written.
 func (c *Config) validateServed() []error {
 	return c.validateSections(func(key string) string { return key })
+}
+
+// validateSection runs the checks factory f declares on a section the
+// core decoded (cfg nil: not set), naming each key as written at the top
+// level.
+func validateSection[C any](f filter.Factory[C], cfg *C, bad func(key, format string, args ...any)) {
+	if cfg == nil || f.Validate == nil {
+		return
+	}
+	var problems filter.Problems
+	f.Validate(cfg, &problems)
+	for _, p := range problems.List() {
+		key := f.Section
+		if p.Key != "" {
+			key += "." + p.Key
+		}
+		bad(key, "%s", p.Message)
+	}
 }
 
 func splitHostPort(s string) (string, int, error) {
