@@ -13,6 +13,11 @@
 // the order they were registered, and encodes it once (only if a handler
 // changed it). Keys no handler wants are streamed as raw bytes and cost
 // nothing here.
+//
+// A filter that operators configure declares its own section of the
+// configuration file with a Factory: its typed configuration, checked at
+// load and written at the top level or per virtual cluster, from which
+// kproxy builds the filter (and, where the factory can, reloads it).
 package filter
 
 import (

@@ -10,6 +10,7 @@ import (
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // checkFiles reads every file and secret the configuration names (key
@@ -35,7 +36,7 @@ func checkFiles(cfg *config.Config) error {
 		}
 		checkClusterFiles(cl.Config, report)
 	}
-	if a := cfg.Audit; a != nil && a.Output != "" && a.Output != config.AuditStdout {
+	if a := cfg.Audit; a != nil && a.Output != "" && a.Output != policyconfig.AuditStdout {
 		if err := appendable(a.Output); err != nil {
 			errs = append(errs, fmt.Errorf("audit.output: %w", err))
 		}

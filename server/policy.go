@@ -14,11 +14,13 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/upstreamclient"
 	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 	"github.com/kproxy/kproxy/proxy"
 )
 
@@ -31,6 +33,7 @@ type policySource struct {
 	path      string
 	overrides []config.Override
 	reload    <-chan os.Signal // nil: only file changes reload
+	plugins   []filter.Plugin  // decode the filters' sections of each reload
 }
 
 // policyWiring runs the policy feature: the enforcer each cluster (the
@@ -59,7 +62,7 @@ type policyWiring struct {
 
 // startPolicy builds the enforcers from cfg. running is the file's
 // configuration as loaded, before kproxy amended it.
-func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logger, reg prometheus.Registerer) (_ *policyWiring, err error) {
+func startPolicy(cfg, running *config.Config, src policySource, sections *sectionFilters, log zerolog.Logger, reg prometheus.Registerer) (_ *policyWiring, err error) {
 	// w, not the named result: an early "return nil, err" sets the result
 	// to nil before this deferred close runs.
 	w := &policyWiring{reload: src.reload}
@@ -73,7 +76,7 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 	}
 	clusters := cfg.Clusters()
 	appliers := make(map[string]config.Applier, len(clusters))
-	for _, cl := range clusters {
+	for i, cl := range clusters {
 		var upstream *kgo.Client // needed by a policy or a name mapper
 		if (cl.Config.Policy != nil || cl.Name != "") && canAskUpstream(cl.Config) {
 			if upstream, err = upstreamclient.New(cl.Config.Upstream); err != nil {
@@ -109,10 +112,10 @@ func startPolicy(cfg, running *config.Config, src policySource, log zerolog.Logg
 			clog.Info().Int("quotas", n).Msg("quotas in force")
 		}
 		w.quotas = append(w.quotas, quotas)
-		appliers[cl.Name] = quotaReloader{policy.ClusterReloadApplier(enf, cl.Name), quotas}
+		appliers[cl.Name] = sections.reloader(i, quotaReloader{policy.ClusterReloadApplier(enf, cl.Name), quotas})
 	}
 	w.applied = newCountedApplier(clustersApplier(appliers), cfg, proxy.NewConfigMetrics(reg, cfg))
-	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...)
+	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...).WithFilters(src.plugins)
 	return w, nil
 }
 
@@ -173,8 +176,8 @@ func (w *policyWiring) quotaAuditor(cl config.Cluster, enf *policy.Enforcer, reg
 
 // sharedAuditOutput opens audit.output once for every virtual cluster's
 // enforcer; nil when it is standard output, which each writes to itself.
-func (w *policyWiring) sharedAuditOutput(a *config.Audit) (*os.File, error) {
-	if a == nil || a.Output == "" || a.Output == config.AuditStdout {
+func (w *policyWiring) sharedAuditOutput(a *policyconfig.Audit) (*os.File, error) {
+	if a == nil || a.Output == "" || a.Output == policyconfig.AuditStdout {
 		return nil, nil
 	}
 	if w.auditFile == nil {

@@ -36,7 +36,7 @@ func TestStartPolicyErrorIsReturnedNotAPanic(t *testing.T) {
 						t.Fatalf("startPolicy panicked: %v", p)
 					}
 				}()
-				w, err = startPolicy(cfg, cfg, policySource{}, zerolog.Nop(), prometheus.NewRegistry())
+				w, err = startPolicy(cfg, cfg, policySource{}, nil, zerolog.Nop(), prometheus.NewRegistry())
 			}()
 			if err == nil || !strings.Contains(err.Error(), "audit.output") || !strings.Contains(err.Error(), missing) {
 				if w != nil {

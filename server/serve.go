@@ -70,7 +70,11 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	pol, err := startPolicy(cfg, &running, policySource{opts.ConfigPath, overrides, opts.Reload}, log, reg)
+	sections, err := buildSectionFilters(cfg, opts.Plugins, log)
+	if err != nil {
+		return err
+	}
+	pol, err := startPolicy(cfg, &running, policySource{opts.ConfigPath, overrides, opts.Reload, opts.Plugins}, sections, log, reg)
 	if err != nil {
 		return err
 	}
@@ -82,7 +86,7 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 	defer tracer.stop()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	servers, err := startClusters(ctx, cfg, pol, opts, tracer, log, reg)
+	servers, err := startClusters(ctx, cfg, pol, sections, opts, tracer, log, reg)
 	if err != nil {
 		return err
 	}
@@ -176,8 +180,9 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger, retry func
 
 // startClusters builds and starts one engine per cluster cfg serves (the
 // file, or each virtual cluster), each with its own policy, listeners and
-// upstream, sharing the tracer, the program's filters and the registry.
-func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, opts Options, tracer *requestTracing,
+// upstream, sharing the tracer, the program's filters and the registry;
+// sections are the filters built from the clusters' sections.
+func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, sections *sectionFilters, opts Options, tracer *requestTracing,
 	log zerolog.Logger, reg prometheus.Registerer) ([]*proxy.Server, error) {
 	clusters := cfg.Clusters()
 	buildInfo := []proxy.Option{proxy.WithBuildInfo(opts.Version, opts.Commit)}
@@ -188,7 +193,7 @@ func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, o
 	connIDs := new(atomic.Uint64)
 	var servers []*proxy.Server
 	for i, cl := range clusters {
-		proxyOpts := append(append(pol.options(i), tracer.options()...), proxy.WithFilters(opts.Filters...),
+		proxyOpts := append(append(pol.options(i), tracer.options()...), proxy.WithFilters(sections.filters(i, opts.Filters)...),
 			proxy.WithRunningConfig(pol.inForce))
 		naming, err := nameMapping(pol.names[i], cl)
 		if err != nil {

@@ -35,6 +35,13 @@ type Options struct {
 	Overrides []Override
 	// Filters see requests and responses after kproxy's policy, in order.
 	Filters []filter.Filter
+	// Plugins are the program's filters that have their own section of the
+	// configuration file (filter.Factory): the file's section, at the top
+	// level or in a virtual cluster, is decoded, validated and handed to
+	// the factory, which builds the cluster's filter. A section no plugin
+	// (and no core key) claims is an unknown key. Within a phase, their
+	// filters run in this order, before Filters.
+	Plugins []filter.Plugin
 	// Logger receives kproxy's logs. When nil, kproxy logs as the file's
 	// log section says, to LogOutput (nil: standard output).
 	Logger    *zerolog.Logger
@@ -69,7 +76,7 @@ func OverridableKeys() []string { return config.OverridableKeys() }
 // policy rules a client can sidestep (the file is valid, and may mean
 // them).
 func Validate(opts Options) (warnings []string, err error) {
-	cfg, err := config.Load(opts.ConfigPath, opts.configOverrides()...)
+	cfg, err := opts.load(opts.configOverrides())
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +93,7 @@ func Validate(opts Options) (warnings []string, err error) {
 // is invalid, a listener cannot be bound, or the drain timed out.
 func Run(ctx context.Context, opts Options) error {
 	overrides := opts.configOverrides()
-	cfg, err := config.Load(opts.ConfigPath, overrides...)
+	cfg, err := opts.load(overrides)
 	if err != nil {
 		return err
 	}
@@ -103,4 +110,12 @@ func (o Options) configOverrides() []config.Override {
 		overrides[i] = config.Override(ov)
 	}
 	return overrides
+}
+
+// load loads the configuration file with the plugins' sections.
+func (o Options) load(overrides []config.Override) (*config.Config, error) {
+	if err := config.CheckPlugins(o.Plugins); err != nil {
+		return nil, err
+	}
+	return config.LoadWithFilters(o.ConfigPath, o.Plugins, overrides...)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // Output formats of the policy commands.
@@ -155,7 +156,7 @@ func diffFiles(before, after *config.Config) ([]policy.PolicyDiff, error) {
 // clusterPolicy is the policy cfg gives the cluster name, and whether cfg
 // serves that cluster at all. A file without virtual clusters serves only
 // "", and a file with them only theirs.
-func clusterPolicy(cfg *config.Config, name string) (*config.Policy, bool) {
+func clusterPolicy(cfg *config.Config, name string) (*policyconfig.Policy, bool) {
 	p, _, err := policy.ClusterPolicy(cfg, name)
 	return p, err == nil
 }

@@ -1,9 +1,13 @@
 // Command requireheader is kproxy with one filter more: it refuses
 // produced records that lack a given header. It shows how a Go program
-// builds its own kproxy with package server, and writes a filter against
-// package filter.
+// builds its own kproxy with package server, writes a filter against
+// package filter, and gives it its own section of the configuration file:
 //
-//	requireheader --config kproxy.yaml --header trace-id
+//	require_header: {name: trace-id, topics: [orders]}
+//
+// at the top level or in a virtual cluster. Run it as kproxy:
+//
+//	requireheader --config kproxy.yaml
 package main
 
 import (
@@ -32,17 +36,20 @@ func main() {
 func run(ctx context.Context, args []string, log, stderr io.Writer) error {
 	fs := flag.NewFlagSet("requireheader", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "", "kproxy configuration `FILE`")
-	header := fs.String("header", "trace-id", "the record header every produced record must carry")
+	config := fs.String("config", "", "kproxy configuration `FILE`, with a require_header section")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *config == "" || *header == "" {
-		return fmt.Errorf("want --config FILE and a non-empty --header")
+	if *config == "" {
+		return fmt.Errorf("want --config FILE")
 	}
+	reload := make(chan os.Signal, 1)
+	signal.Notify(reload, syscall.SIGHUP)
+	defer signal.Stop(reload)
 	return server.Run(ctx, server.Options{
 		ConfigPath: *config,
-		Filters:    []filter.Filter{RequireHeader{Header: *header}},
+		Plugins:    []filter.Plugin{Plugin()},
 		LogOutput:  log,
+		Reload:     reload,
 	})
 }

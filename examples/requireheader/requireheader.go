@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,6 +18,34 @@ import (
 // header are forwarded and stored as usual.
 type RequireHeader struct {
 	Header string
+	// Topics are the topics (path.Match globs) whose records must carry
+	// the header; empty: every topic.
+	Topics []string
+	// names names the topics of requests that carry only topic ids
+	// (Produce v13 and later); nil, or an id it has not seen: the records
+	// are checked, so that a topic is never let through unnamed.
+	names *topicNames
+}
+
+// applies reports whether f checks the records of t.
+func (f RequireHeader) applies(t kmsg.ProduceRequestTopic) bool {
+	if len(f.Topics) == 0 {
+		return true
+	}
+	topic := t.Topic
+	if topic == "" {
+		name, ok := f.names.lookup(t.TopicID)
+		if !ok {
+			return true
+		}
+		topic = name
+	}
+	for _, pattern := range f.Topics {
+		if ok, _ := path.Match(pattern, topic); ok { // validated at load
+			return true
+		}
+	}
+	return false
 }
 
 // Register makes f see every Produce request.
@@ -25,7 +54,7 @@ func (f RequireHeader) Register(r *filter.Registry) {
 }
 
 func (f RequireHeader) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdict {
-	refused := removeRefused(req, f.Header)
+	refused := removeRefusedIn(req, f.Header, f.applies)
 	switch {
 	case len(refused) == 0:
 		return filter.Verdict{}
@@ -48,9 +77,19 @@ func (f RequireHeader) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.
 // header (and each topic left with no partition), and returns the
 // answers a broker would give for them.
 func removeRefused(req *kmsg.ProduceRequest, header string) []kmsg.ProduceResponseTopic {
+	return removeRefusedIn(req, header, func(kmsg.ProduceRequestTopic) bool { return true })
+}
+
+// removeRefusedIn is removeRefused for the topics applies to; the others'
+// partitions are kept as they are.
+func removeRefusedIn(req *kmsg.ProduceRequest, header string, applies func(kmsg.ProduceRequestTopic) bool) []kmsg.ProduceResponseTopic {
 	var refused []kmsg.ProduceResponseTopic
 	keptTopics := req.Topics[:0]
 	for _, t := range req.Topics {
+		if !applies(t) {
+			keptTopics = append(keptTopics, t)
+			continue
+		}
 		answer := kmsg.ProduceResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
 		kept := t.Partitions[:0]
 		for _, p := range t.Partitions {

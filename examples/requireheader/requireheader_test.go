@@ -24,10 +24,10 @@ const topic = "orders"
 // cluster and returns its bootstrap address.
 func startExample(t *testing.T, cluster *kfake.Cluster) string {
 	t.Helper()
-	cfg := testkit.WriteConfig(t, testkit.LocalConfig(cluster.ListenAddrs()[0]))
+	cfg := testkit.WriteConfig(t, testkit.LocalConfig(cluster.ListenAddrs()[0])+"require_header: {name: trace-id}\n")
 	var stderr bytes.Buffer
 	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		if err := run(ctx, []string{"--config", cfg, "--header", "trace-id"}, log, &stderr); err != nil {
+		if err := run(ctx, []string{"--config", cfg}, log, &stderr); err != nil {
 			return fmt.Errorf("%w: %s", err, stderr.String())
 		}
 		return nil

@@ -6,7 +6,11 @@
 // a setting at its default.
 package config
 
-import "time"
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
 
 // Config is the whole kproxy configuration file.
 type Config struct {
@@ -26,6 +30,13 @@ type Config struct {
 	// listeners (virtualcluster.go); the top-level listeners, upstream and
 	// policy are then what they inherit.
 	VirtualClusters []VirtualCluster `yaml:"virtual_clusters"`
+	// Filters are the sections filters declare (filter.Factory), decoded
+	// and validated; a virtual cluster's engine sees the top level's with
+	// its own in their place.
+	Filters FilterSections `yaml:"-"`
+	// Unclaimed holds, while loading, the top-level keys no core section
+	// has, for the filters' factories to claim (sections.go).
+	Unclaimed map[string]yaml.Node `yaml:",inline"`
 }
 
 // Upstream says which Kafka cluster kproxy fronts.

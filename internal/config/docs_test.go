@@ -17,7 +17,7 @@ const referenceDoc = "docs/configuration.md"
 func TestConfigurationDoc(t *testing.T) {
 	want := configurationDoc()
 	golden.Check(t, filepath.Join(root, referenceDoc), want, *update,
-		"edit internal/config/reference_table.go (or reference_policy.go), not the file, then go test ./internal/config -run TestConfigurationDoc -update")
+		"edit internal/config/reference_table.go (or policy/policyconfig/reference.go), not the file, then go test ./internal/config -run TestConfigurationDoc -update")
 }
 
 // configurationDoc renders Reference as docs/configuration.md: an
@@ -26,7 +26,7 @@ func configurationDoc() []byte {
 	var b bytes.Buffer
 	b.WriteString(`# Configuration reference
 
-<!-- Generated from internal/config/reference_table.go and reference_policy.go by
+<!-- Generated from internal/config/reference_table.go and policy/policyconfig/reference.go by
 go test ./internal/config -run TestConfigurationDoc -update; edit those, not this file. -->
 
 kproxy reads one YAML file, ` + "`kproxy run --config FILE`" + `. Every key it

@@ -58,6 +58,8 @@ func structKeys(t reflect.Type) []reflect.StructField {
 		_, inline, skip := yamlName(f)
 		switch {
 		case skip:
+		case inline && f.Type.Kind() == reflect.Map:
+			// Keys no core section has, which filters' sections claim.
 		case inline:
 			for _, g := range structKeys(f.Type) {
 				g.Index = append([]int{i}, g.Index...)
@@ -71,7 +73,11 @@ func structKeys(t reflect.Type) []reflect.StructField {
 }
 
 // fileKeys lists every key of the file, depth first in field order.
-func fileKeys() []fileKey {
+func fileKeys() []fileKey { return typeKeys(reflect.TypeFor[Config](), "") }
+
+// typeKeys lists the keys of a section of struct type t at prefix (its
+// path and a dot, or "" for the file), depth first in field order.
+func typeKeys(t reflect.Type, prefix string) []fileKey {
 	var out []fileKey
 	var walk func(t reflect.Type, prefix string)
 	walk = func(t reflect.Type, prefix string) {
@@ -88,7 +94,7 @@ func fileKeys() []fileKey {
 			}
 		}
 	}
-	walk(reflect.TypeFor[Config](), "")
+	walk(t, prefix)
 	return out
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kproxy/kproxy/filter"
 )
 
 // Defaults applied to keys left out of the file.
@@ -39,12 +41,19 @@ const (
 // Load reads, decodes, defaults and validates the file at path, with
 // overrides set on top of it.
 func Load(path string, overrides ...Override) (*Config, error) {
+	return LoadWithFilters(path, nil, overrides...)
+}
+
+// LoadWithFilters is Load with the sections plugins declare: each is
+// decoded into its plugin's type and validated, at the top level and in
+// each virtual cluster.
+func LoadWithFilters(path string, plugins []filter.Plugin, overrides ...Override) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open config: %w", err)
 	}
 	defer f.Close()
-	cfg, err := Parse(f, overrides...)
+	cfg, err := ParseWithFilters(f, plugins, overrides...)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -54,6 +63,12 @@ func Load(path string, overrides ...Override) (*Config, error) {
 // Parse decodes YAML from r, sets the overrides, applies defaults and
 // validates the result.
 func Parse(r io.Reader, overrides ...Override) (*Config, error) {
+	return ParseWithFilters(r, nil, overrides...)
+}
+
+// ParseWithFilters is Parse with the sections plugins declare (see
+// LoadWithFilters).
+func ParseWithFilters(r io.Reader, plugins []filter.Plugin, overrides ...Override) (*Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
@@ -61,8 +76,22 @@ func Parse(r io.Reader, overrides ...Override) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var cfg Config
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, explainYAMLError(data, err)
+	decodeErr := dec.Decode(&cfg)
+	var typeErr *yaml.TypeError
+	switch {
+	case errors.Is(decodeErr, io.EOF):
+		decodeErr = nil
+	case decodeErr != nil && !errors.As(decodeErr, &typeErr):
+		return nil, decodeErr // YAML syntax: nothing was decoded
+	}
+	// Keys the core does not know are claimed by the filters' sections
+	// or reported as unknown, with the other decoding errors.
+	sectionProblems, sectionErr := cfg.claimSections(data, plugins)
+	if decodeErr != nil {
+		return nil, errors.Join(explainYAMLError(data, decodeErr), sectionErr)
+	}
+	if sectionErr != nil {
+		return nil, sectionErr
 	}
 	sources, err := cfg.applyOverrides(overrides)
 	if err != nil {
@@ -70,7 +99,7 @@ func Parse(r io.Reader, overrides ...Override) (*Config, error) {
 	}
 	cfg.inheritListeners()
 	cfg.applyDefaults()
-	if err := cfg.validate(sources); err != nil {
+	if err := cfg.validate(sources, sectionProblems...); err != nil {
 		return nil, err
 	}
 	return &cfg, nil

@@ -1,28 +1,17 @@
 package config
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/kproxy/kproxy/filter"
+)
 
 // KeyDoc documents one key of the configuration file for users. The
 // reference (docs/configuration.md), `kproxy config schema` and `kproxy
 // config defaults` are all generated from Reference, and a test holds it
 // to the Config type: a key without a row, or a row naming no key, fails.
-type KeyDoc struct {
-	// Key is the dotted path as users write it. A list of sections is
-	// written name[], and its entries' keys name[].key.
-	Key string
-	// Default is the value when the key is left out, as users would
-	// write it; a test compares it with what the code's defaulting sets.
-	// Empty: the code sets nothing (see DefaultNote).
-	Default string
-	// DefaultNote says in words what Default cannot: a default taken
-	// from another key, or that the key is required.
-	DefaultNote string
-	// Values, when set, are the only values the key (or each item of
-	// a list) takes, spelled exactly.
-	Values []string
-	// Meaning is what the key does, in Markdown.
-	Meaning string
-}
+// A section's rows come from its feature's package (filter.KeyDoc).
+type KeyDoc = filter.KeyDoc
 
 // SharedSection is a place in the file that takes the keys of another
 // section. Its rows are the other section's: one row documents

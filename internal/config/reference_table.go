@@ -3,6 +3,7 @@ package config
 import (
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // Reference documents every key of the file, in the order the reference
@@ -11,7 +12,7 @@ import (
 func Reference() []KeyDoc {
 	var rows []KeyDoc
 	for _, part := range [][]KeyDoc{upstreamKeys(), listenerKeys(), oauthBearerKeys(), serviceKeys(), limitKeys(),
-		policyKeys(), governanceKeys(), quotaKeys(), auditKeys(), tracingKeys(), virtualClusterKeys()} {
+		PluginReference(policyconfig.PolicySection()), PluginReference(policyconfig.AuditSection()), tracingKeys(), virtualClusterKeys()} {
 		rows = append(rows, part...)
 	}
 	return rows

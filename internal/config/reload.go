@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/filter"
 )
 
 // Applier applies the sections of a reloaded configuration that can change
@@ -41,6 +43,8 @@ type Reloader struct {
 	// a file valid only with its overrides would be rejected, and every
 	// overridden key would look changed.
 	overrides []Override
+	// plugins decode the filters' sections of every load, as of the first.
+	plugins []filter.Plugin
 }
 
 type fileStamp struct {
@@ -56,6 +60,13 @@ func NewReloader(path string, running *Config, apply Applier, log zerolog.Logger
 	return r
 }
 
+// WithFilters makes every reload decode the sections plugins declare, as
+// the load at start did; it returns r.
+func (r *Reloader) WithFilters(plugins []filter.Plugin) *Reloader {
+	r.plugins = plugins
+	return r
+}
+
 // Reload loads the file and applies it. trigger says why, for the log
 // ("sighup", "file change"). The error is the load's or the Applier's.
 func (r *Reloader) Reload(trigger string) error {
@@ -65,13 +76,17 @@ func (r *Reloader) Reload(trigger string) error {
 		r.stamp = st
 	}
 	log := r.log.With().Str("trigger", trigger).Str("config", r.path).Logger()
-	cfg, err := Load(r.path, r.overrides...)
+	cfg, err := LoadWithFilters(r.path, r.plugins, r.overrides...)
 	if err != nil {
 		r.apply.ConfigRejected(err)
 		log.Error().Err(err).Msg("configuration reload rejected; the policy in force stays")
 		return err
 	}
-	for _, key := range RestartNeeded(r.running, cfg) {
+	reloadable := map[string]bool{}
+	for _, p := range r.plugins {
+		reloadable[p.SectionName()] = p.Reloadable()
+	}
+	for _, key := range restartNeeded(r.running, cfg, reloadable) {
 		log.Warn().Str("section", key).Msg("configuration section changed; it takes effect only after a restart")
 	}
 	return r.apply.ApplyConfig(cfg, log)

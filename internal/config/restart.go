@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -10,7 +11,11 @@ import (
 // configuration and a new one, other than what a reload applies: the
 // policy and audit.log_allowed (each virtual cluster's policy too). It walks every field of Config, so
 // sections added later need a restart unless they are listed here.
-func RestartNeeded(old, cur *Config) []string {
+func RestartNeeded(old, cur *Config) []string { return restartNeeded(old, cur, nil) }
+
+// restartNeeded is RestartNeeded where the filters' sections named in
+// reloadable apply without a restart too.
+func restartNeeded(old, cur *Config, reloadable map[string]bool) []string {
 	var keys []string
 	ov, cv := reflect.ValueOf(*old), reflect.ValueOf(*cur)
 	for i := 0; i < ov.NumField(); i++ {
@@ -21,8 +26,12 @@ func RestartNeeded(old, cur *Config) []string {
 		}
 		switch key {
 		case "policy":
+		case "-":
+			if f.Name == "Filters" {
+				keys = append(keys, changedSections(old.Filters, cur.Filters, reloadable)...)
+			}
 		case "virtual_clusters":
-			if !reflect.DeepEqual(withoutPolicies(old.VirtualClusters), withoutPolicies(cur.VirtualClusters)) {
+			if !reflect.DeepEqual(withoutReloaded(old.VirtualClusters, reloadable), withoutReloaded(cur.VirtualClusters, reloadable)) {
 				keys = append(keys, key)
 			}
 		case "audit":
@@ -55,12 +64,44 @@ func auditBuffer(a *Audit) int {
 	return a.BufferSize
 }
 
-// withoutPolicies is vcs with their policies left out, which a reload applies.
-func withoutPolicies(vcs []VirtualCluster) []VirtualCluster {
+// withoutReloaded is vcs with what a reload applies left out: their
+// policies and the filters' sections named in reloadable.
+func withoutReloaded(vcs []VirtualCluster, reloadable map[string]bool) []VirtualCluster {
 	out := make([]VirtualCluster, len(vcs))
 	for i, vc := range vcs {
 		vc.Policy = nil
+		kept := FilterSections{}
+		for name, cfg := range vc.Filters {
+			if reloadable[name] {
+				cfg = struct{}{} // only adding or removing it needs a restart
+			}
+			kept[name] = cfg
+		}
+		vc.Filters = kept
 		out[i] = vc
 	}
 	return out
+}
+
+// changedSections names the filters' sections that differ between old
+// and cur, other than those named in reloadable that both have: a filter
+// is added to the chain, or taken out, only at start.
+func changedSections(old, cur FilterSections, reloadable map[string]bool) []string {
+	names := map[string]bool{}
+	for name := range old {
+		names[name] = true
+	}
+	for name := range cur {
+		names[name] = true
+	}
+	var changed []string
+	for name := range names {
+		_, inOld := old[name]
+		_, inCur := cur[name]
+		if (!reloadable[name] || inOld != inCur) && !reflect.DeepEqual(old[name], cur[name]) {
+			changed = append(changed, name)
+		}
+	}
+	slices.Sort(changed)
+	return changed
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // Validate checks every key and reports all problems at once, each naming
@@ -12,9 +15,11 @@ import (
 func (c *Config) Validate() error { return c.validate(nil) }
 
 // validate is Validate naming, next to each key an Override set, the
-// source it came from (sources maps keys to sources).
-func (c *Config) validate(sources map[string]string) error {
-	var errs []error
+// source it came from (sources maps keys to sources), and reporting with
+// the file's other problems those of the filters' sections (found, as
+// their factories validated them while loading).
+func (c *Config) validate(sources map[string]string, found ...error) error {
+	errs := found
 	named := func(key string) string {
 		if src, ok := sources[key]; ok {
 			return fmt.Sprintf("%s (set by %s)", key, src)
@@ -141,13 +146,32 @@ func (c *Config) validateSections(named func(string) string) []error {
 	} else if !l.PortPerBrokerEnabled() && len(c.VirtualClusters) == 0 {
 		bad("listeners.port_per_broker", "false leaves no listener: set listeners.sni too")
 	}
-	c.validatePolicy(bad)
+	validateSection(policyconfig.AuditSection(), c.Audit, bad)
+	validateSection(policyconfig.PolicySection(), c.Policy, bad)
 	return append(errs, c.security().validate()...)
 }
 
 // validateServed is validateSections with the keys as written.
 func (c *Config) validateServed() []error {
 	return c.validateSections(func(key string) string { return key })
+}
+
+// validateSection runs the checks factory f declares on a section the
+// core decoded (cfg nil: not set), naming each key as written at the top
+// level.
+func validateSection[C any](f filter.Factory[C], cfg *C, bad func(key, format string, args ...any)) {
+	if cfg == nil || f.Validate == nil {
+		return
+	}
+	var problems filter.Problems
+	f.Validate(cfg, &problems)
+	for _, p := range problems.List() {
+		key := f.Section
+		if p.Key != "" {
+			key += "." + p.Key
+		}
+		bad(key, "%s", p.Message)
+	}
 }
 
 func splitHostPort(s string) (string, int, error) {

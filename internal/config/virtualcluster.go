@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
@@ -33,6 +35,10 @@ type VirtualCluster struct {
 	ClusterOperators []string  `yaml:"cluster_operators"`
 	Upstream         *Upstream `yaml:"upstream"`
 	Policy           *Policy   `yaml:"policy"`
+	// Filters are the filters' sections this virtual cluster sets itself;
+	// Unclaimed holds them while loading (see Config).
+	Filters   FilterSections       `yaml:"-"`
+	Unclaimed map[string]yaml.Node `yaml:",inline"`
 }
 
 // Cluster is what one engine serves: the whole file when it has no
@@ -82,6 +88,7 @@ func (c *Config) virtualConfig(vc *VirtualCluster) *Config {
 	if vc.Policy != nil {
 		cp.Policy = vc.Policy
 	}
+	cp.Filters = inheritSections(c.Filters, vc.Filters)
 	return &cp
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // maxIdleEntities bounds the quota state kept for principals with no open
@@ -47,7 +47,7 @@ type Matcher interface {
 	NamesClientIDs() bool
 }
 
-// CompileMatcher compiles a rule's principals (config.ParsePrincipal
+// CompileMatcher compiles a rule's principals (policyconfig.ParsePrincipal
 // syntax). The policy provides it (policy.QuotaMatcher), so principals
 // match exactly as policy rules match them.
 type CompileMatcher func(principals []string) (Matcher, error)
@@ -70,7 +70,7 @@ type Engine struct {
 // until a reload brings some), whose principals compile compiles. Metrics
 // go to reg (may be nil); sampled audit lines of throttled requests to
 // audit (nil: none).
-func New(p *config.Policy, compile CompileMatcher, reg prometheus.Registerer, audit Auditor) (*Engine, error) {
+func New(p *policyconfig.Policy, compile CompileMatcher, reg prometheus.Registerer, audit Auditor) (*Engine, error) {
 	e := &Engine{metrics: newMetrics(reg), audit: audit, compile: compile, entities: map[entityKey]*entity{}}
 	if err := e.Reload(p); err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func New(p *config.Policy, compile CompileMatcher, reg prometheus.Registerer, au
 // Reload replaces the rules in force with p's. Connections rebind to the
 // new rules on their next request; measured rates carry over for rules
 // that keep their name and windows.
-func (e *Engine) Reload(p *config.Policy) error {
+func (e *Engine) Reload(p *policyconfig.Policy) error {
 	var gen uint64 = 1
 	if old := e.rules.Load(); old != nil {
 		gen = old.gen + 1
@@ -119,7 +119,7 @@ type rule struct {
 	conns                             prometheus.Gauge
 }
 
-func compile(p *config.Policy, gen uint64, compileMatcher CompileMatcher, m *metrics) (*ruleSet, error) {
+func compile(p *policyconfig.Policy, gen uint64, compileMatcher CompileMatcher, m *metrics) (*ruleSet, error) {
 	w := p.QuotaWindowsOrDefault()
 	set := &ruleSet{gen: gen, windows: Windows{Samples: w.Samples, Size: w.Size}, auditRate: p.QuotaAuditSampleRateOrDefault()}
 	if p == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 var now = time.Unix(1_700_000_000, 0)
@@ -23,7 +24,7 @@ func engine(t *testing.T, yaml string) *quota.Engine {
 	return e
 }
 
-func parsePolicy(t *testing.T, yaml string) *config.Policy {
+func parsePolicy(t *testing.T, yaml string) *policyconfig.Policy {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader("upstream: {bootstrap_servers: [\"127.0.0.1:1\"]}\n" + yaml))
 	if err != nil {

@@ -1,4 +1,4 @@
-package config
+package policyconfig_test
 
 import (
 	"fmt"
@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/acl"
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 func TestPolicyParses(t *testing.T) {
-	cfg, err := Parse(strings.NewReader(`
+	cfg, err := config.Parse(strings.NewReader(`
 upstream: {bootstrap_servers: ["a:1"]}
 policy:
   mode: audit
@@ -75,7 +77,7 @@ func TestPolicyRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse(strings.NewReader(tt.yaml))
+			_, err := config.Parse(strings.NewReader(tt.yaml))
 			if err == nil {
 				t.Fatal("accepted an invalid policy")
 			}
@@ -99,7 +101,7 @@ func TestRuleResourceKeys(t *testing.T) {
 		fmt.Fprintf(&b, ", %s: [%q]", rt.ConfigKey(), rt.ConfigKey()+"-*")
 	}
 	b.WriteString("}\n")
-	cfg, err := Parse(strings.NewReader(b.String()))
+	cfg, err := config.Parse(strings.NewReader(b.String()))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
@@ -112,7 +114,7 @@ func TestRuleResourceKeys(t *testing.T) {
 			t.Errorf("%v patterns %q", rt, p)
 		}
 	}
-	if r := (Rule{Topics: []string{"t"}}); r.Names(acl.Group) || r.Names(acl.Cluster) || !r.Names(acl.Topic) {
+	if r := (policyconfig.Rule{Topics: []string{"t"}}); r.Names(acl.Group) || r.Names(acl.Cluster) || !r.Names(acl.Topic) {
 		t.Errorf("a topics-only rule names %+v", r)
 	}
 }

@@ -1,9 +1,12 @@
-package config
+package policyconfig_test
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 func TestQuotaValidation(t *testing.T) {
@@ -22,7 +25,7 @@ func TestQuotaValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse(strings.NewReader(base + tt.yaml))
+			_, err := config.Parse(strings.NewReader(base + tt.yaml))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one naming %q", err, tt.want)
 			}
@@ -31,7 +34,7 @@ func TestQuotaValidation(t *testing.T) {
 }
 
 func TestQuotaDefaultsAndQuotasOnly(t *testing.T) {
-	cfg, err := Parse(strings.NewReader("upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\npolicy:\n  quotas: [{name: q, principals: [\"User:a\"], produce_bytes_per_second: 5e6}]\n"))
+	cfg, err := config.Parse(strings.NewReader("upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\npolicy:\n  quotas: [{name: q, principals: [\"User:a\"], produce_bytes_per_second: 5e6}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +42,7 @@ func TestQuotaDefaultsAndQuotasOnly(t *testing.T) {
 	if w := p.QuotaWindowsOrDefault(); w.Samples != 11 || w.Size != time.Second {
 		t.Errorf("windows %+v, want Kafka's 11 x 1s", w)
 	}
-	if p.QuotaReplicasOrDefault() != 1 || p.QuotaAuditSampleRateOrDefault() != DefaultQuotaAuditSampleRate {
+	if p.QuotaReplicasOrDefault() != 1 || p.QuotaAuditSampleRateOrDefault() != policyconfig.DefaultQuotaAuditSampleRate {
 		t.Error("replicas or audit sample rate defaults wrong")
 	}
 	if p.Quotas[0].ProduceBytesPerSecond != 5e6 {
@@ -48,7 +51,7 @@ func TestQuotaDefaultsAndQuotasOnly(t *testing.T) {
 	if !p.QuotasOnly() || p.Authorizes() != nil {
 		t.Error("a policy of quotas alone must authorize nothing")
 	}
-	p.Default = PolicyDefaultAllow
+	p.Default = policyconfig.PolicyDefaultAllow
 	if p.QuotasOnly() || p.Authorizes() != p {
 		t.Error("a policy with a default authorizes")
 	}

@@ -1,4 +1,4 @@
-package config
+package policyconfig
 
 import (
 	"fmt"
@@ -86,7 +86,7 @@ func (p *Policy) QuotaAuditSampleRateOrDefault() float64 {
 }
 
 // validateQuotas checks policy.quotas and the quota settings.
-func (p *Policy) validateQuotas(bad func(key, format string, args ...any)) {
+func (p *Policy) validateQuotas(bad Bad) {
 	names := map[string]string{}
 	for i, q := range p.Quotas {
 		key := fmt.Sprintf("policy.quotas[%d]", i)
