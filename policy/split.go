@@ -27,19 +27,29 @@ type listing[K comparable, T, RT any, Resp kmsg.Response] struct {
 	denied func(*T, *denial) RT
 }
 
-// splitEach decides each item with decide and returns req's verdict.
+// splitEach decides each item with decide and returns req's verdict. The
+// common, allowed case allocates nothing.
 func splitEach[K comparable, T, RT any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, l listing[K, T, RT, Resp], decide func(*T) *denial) filter.Verdict {
 	orig := *l.items
-	keys, denials := make([]K, len(orig)), make([]*denial, len(orig))
+	var denials []*denial
 	denied := 0
 	for i := range orig {
-		keys[i] = l.key(&orig[i])
-		if denials[i] = decide(&orig[i]); denials[i] != nil {
-			denied++
+		d := decide(&orig[i])
+		if d == nil {
+			continue
 		}
+		if denials == nil {
+			denials = make([]*denial, len(orig))
+		}
+		denials[i] = d
+		denied++
 	}
 	if denied == 0 {
 		return filter.Verdict{}
+	}
+	keys := make([]K, len(orig))
+	for i := range orig {
+		keys[i] = l.key(&orig[i])
 	}
 	return l.verdict(c, req, orig, keys, denials, denied == len(orig))
 }

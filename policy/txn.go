@@ -104,7 +104,7 @@ func handleEndTxn(c *reqCtx, r *kmsg.EndTxnRequest) filter.Verdict {
 }
 
 func handleDescribeTransactions(c *reqCtx, r *kmsg.DescribeTransactionsRequest) filter.Verdict {
-	return describeTransactionTopics(c, splitNamed(c, r, r.TransactionalIDs, OpDescribe, ResTransactionalID, func(ids []string) { r.TransactionalIDs = ids },
+	return describeTransactionTopics(c, splitNamed(c, r, &r.TransactionalIDs, OpDescribe, ResTransactionalID,
 		func(dr *kmsg.DescribeTransactionsResponse) *[]kmsg.DescribeTransactionsResponseTransactionState {
 			return &dr.TransactionStates
 		},
