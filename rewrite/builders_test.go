@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"reflect"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -13,15 +15,47 @@ var testNodes = []int32{1, 2, 3}
 
 func strp(s string) *string { return &s }
 
+// brokers is one E per test node, with kmsg's defaults and its NodeID,
+// Host, Port and Rack (by kmsg's field names) at the upstream's address.
+func brokers[E any]() []E {
+	var out []E
+	for _, n := range testNodes {
+		e := defaulted[E]()
+		v := reflect.ValueOf(&e).Elem()
+		v.FieldByName("NodeID").SetInt(int64(n))
+		v.FieldByName("Host").SetString(upstreamHost(n))
+		v.FieldByName("Port").SetInt(int64(upstreamPort))
+		v.FieldByName("Rack").Set(reflect.ValueOf(strp("rack-a")))
+		out = append(out, e)
+	}
+	return out
+}
+
+// leaderMoved is a partition P answered NOT_LEADER_OR_FOLLOWER with its
+// new leader (node 2, epoch 7): the reason a response carries brokers.
+func leaderMoved[P any]() []P {
+	p := defaulted[P]()
+	v := reflect.ValueOf(&p).Elem()
+	v.FieldByName("ErrorCode").SetInt(6)
+	v.FieldByName("CurrentLeader").FieldByName("LeaderID").SetInt(2)
+	v.FieldByName("CurrentLeader").FieldByName("LeaderEpoch").SetInt(7)
+	return []P{p}
+}
+
+// defaulted is a T with kmsg's defaults.
+func defaulted[T any]() T {
+	var t T
+	if d, ok := any(&t).(interface{ Default() }); ok {
+		d.Default()
+	}
+	return t
+}
+
 func buildMetadata() kmsg.Response {
 	r := kmsg.NewPtrMetadataResponse()
 	r.ClusterID = strp("cluster-x")
 	r.ControllerID = 1
-	for _, n := range testNodes {
-		b := kmsg.NewMetadataResponseBroker()
-		b.NodeID, b.Host, b.Port, b.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.Brokers = append(r.Brokers, b)
-	}
+	r.Brokers = brokers[kmsg.MetadataResponseBroker]()
 	t := kmsg.NewMetadataResponseTopic()
 	t.Topic = strp("orders")
 	p := kmsg.NewMetadataResponseTopicPartition()
@@ -47,77 +81,39 @@ func buildFindCoordinator() kmsg.Response {
 func buildDescribeCluster() kmsg.Response {
 	r := kmsg.NewPtrDescribeClusterResponse()
 	r.ClusterID, r.ControllerID = "cluster-x", 1
-	for _, n := range testNodes {
-		b := kmsg.NewDescribeClusterResponseBroker()
-		b.NodeID, b.Host, b.Port, b.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.Brokers = append(r.Brokers, b)
-	}
+	r.Brokers = brokers[kmsg.DescribeClusterResponseBroker]()
 	return r
 }
 
 func buildProduce() kmsg.Response {
 	r := kmsg.NewPtrProduceResponse()
 	t := kmsg.NewProduceResponseTopic()
-	t.Topic = "orders"
-	p := kmsg.NewProduceResponseTopicPartition()
-	p.ErrorCode = 6 // NOT_LEADER_OR_FOLLOWER, the reason Brokers is sent
-	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 7
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	for _, n := range testNodes {
-		b := kmsg.NewProduceResponseBroker()
-		b.NodeID, b.Host, b.Port, b.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.Brokers = append(r.Brokers, b)
-	}
+	t.Topic, t.Partitions = "orders", leaderMoved[kmsg.ProduceResponseTopicPartition]()
+	r.Topics, r.Brokers = append(r.Topics, t), brokers[kmsg.ProduceResponseBroker]()
 	return r
 }
 
 func buildFetch() kmsg.Response {
 	r := kmsg.NewPtrFetchResponse()
 	t := kmsg.NewFetchResponseTopic()
-	t.Topic = "orders"
-	p := kmsg.NewFetchResponseTopicPartition()
-	p.ErrorCode = 6
-	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 7
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	for _, n := range testNodes {
-		b := kmsg.NewFetchResponseBroker()
-		b.NodeID, b.Host, b.Port, b.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.Brokers = append(r.Brokers, b)
-	}
+	t.Topic, t.Partitions = "orders", leaderMoved[kmsg.FetchResponseTopicPartition]()
+	r.Topics, r.Brokers = append(r.Topics, t), brokers[kmsg.FetchResponseBroker]()
 	return r
 }
 
 func buildShareFetch() kmsg.Response {
 	r := kmsg.NewPtrShareFetchResponse()
 	t := kmsg.NewShareFetchResponseTopic()
-	p := kmsg.NewShareFetchResponseTopicPartition()
-	p.ErrorCode = 6
-	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 7
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	for _, n := range testNodes {
-		e := kmsg.NewShareFetchResponseNodeEndpoint()
-		e.NodeID, e.Host, e.Port, e.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.NodeEndpoints = append(r.NodeEndpoints, e)
-	}
+	t.Partitions = leaderMoved[kmsg.ShareFetchResponseTopicPartition]()
+	r.Topics, r.NodeEndpoints = append(r.Topics, t), brokers[kmsg.ShareFetchResponseNodeEndpoint]()
 	return r
 }
 
 func buildShareAcknowledge() kmsg.Response {
 	r := kmsg.NewPtrShareAcknowledgeResponse()
 	t := kmsg.NewShareAcknowledgeResponseTopic()
-	p := kmsg.NewShareAcknowledgeResponseTopicPartition()
-	p.ErrorCode = 6
-	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 7
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	for _, n := range testNodes {
-		e := kmsg.NewShareAcknowledgeResponseNodeEndpoint()
-		e.NodeID, e.Host, e.Port, e.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.NodeEndpoints = append(r.NodeEndpoints, e)
-	}
+	t.Partitions = leaderMoved[kmsg.ShareAcknowledgeResponseTopicPartition]()
+	r.Topics, r.NodeEndpoints = append(r.Topics, t), brokers[kmsg.ShareAcknowledgeResponseNodeEndpoint]()
 	return r
 }
 
