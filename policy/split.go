@@ -148,6 +148,15 @@ func topicAnswering[T, RT any](t *T, d *denial) RT {
 	return rt
 }
 
+// topicsAnswering answers every topic of ts with d (topicAnswering).
+func topicsAnswering[T, RT any](ts []T, d *denial) []RT {
+	out := make([]RT, 0, len(ts))
+	for i := range ts {
+		out = append(out, topicAnswering[T, RT](&ts[i], d))
+	}
+	return out
+}
+
 // partitionAnswering is a fresh response partition of type typ with
 // kmsg's defaults answering partition with d.
 func partitionAnswering(typ reflect.Type, partition int32, d *denial) reflect.Value {
