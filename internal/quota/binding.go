@@ -228,12 +228,19 @@ func (b *Binding) Record(k Kind, value float64, now time.Time) time.Duration {
 	} else {
 		s.rule.admitted[k].Add(value)
 	}
-	if throttle > 0 {
-		s.rule.throttled[k].Inc()
-		s.rule.throttleSecs[k].Add(throttle.Seconds())
-		b.auditThrottle(k, s.rule, throttle, now)
-	}
+	b.countThrottle(k, s.rule, throttle, now)
 	return throttle
+}
+
+// countThrottle counts a request of kind k throttled under r (its metrics
+// and the audit); nothing when throttle is 0.
+func (b *Binding) countThrottle(k Kind, r *rule, throttle time.Duration, now time.Time) {
+	if throttle <= 0 {
+		return
+	}
+	r.throttled[k].Inc()
+	r.throttleSecs[k].Add(throttle.Seconds())
+	b.auditThrottle(k, r, throttle, now)
 }
 
 // Check returns the throttle time the principal is under for kind k at
@@ -256,11 +263,7 @@ func (b *Binding) Check(k Kind, now time.Time) time.Duration {
 	if k == Request {
 		throttle = min(throttle, b.windows.Size)
 	}
-	if throttle > 0 {
-		s.rule.throttled[k].Inc()
-		s.rule.throttleSecs[k].Add(throttle.Seconds())
-		b.auditThrottle(k, s.rule, throttle, now)
-	}
+	b.countThrottle(k, s.rule, throttle, now)
 	return throttle
 }
 
@@ -291,11 +294,7 @@ func (b *Binding) RecordUnlessOver(k Kind, value float64, now time.Time) (thrott
 	} else {
 		s.rule.admitted[k].Add(value)
 	}
-	if throttle > 0 {
-		s.rule.throttled[k].Inc()
-		s.rule.throttleSecs[k].Add(throttle.Seconds())
-		b.auditThrottle(k, s.rule, throttle, now)
-	}
+	b.countThrottle(k, s.rule, throttle, now)
 	return throttle, over == 0
 }
 
