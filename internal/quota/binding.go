@@ -205,6 +205,15 @@ func (e *Engine) release(b *Binding, now time.Time, counted bool) {
 	}
 }
 
+// sensor is b's sensor of kind k; false when b holds the connection to no
+// rate of that kind.
+func (b *Binding) sensor(k Kind) (sensor, bool) {
+	if b == nil {
+		return sensor{}, false
+	}
+	return b.rate[k], b.rate[k].rule != nil
+}
+
 // Limits reports whether b holds the connection to a rate of kind k.
 func (b *Binding) Limits(k Kind) bool { return b != nil && b.rate[k].rule != nil }
 
@@ -213,11 +222,8 @@ func (b *Binding) Limits(k Kind) bool { return b != nil && b.rate[k].rule != nil
 // request it belongs to must carry: 0 within the quota. Kafka bounds the
 // request quota's throttle time by one window; byte quotas are not.
 func (b *Binding) Record(k Kind, value float64, now time.Time) time.Duration {
-	if b == nil {
-		return 0
-	}
-	s := b.rate[k]
-	if s.rule == nil {
+	s, ok := b.sensor(k)
+	if !ok {
 		return 0
 	}
 	s.ent.mu.Lock()
@@ -248,11 +254,8 @@ func (b *Binding) countThrottle(k Kind, r *rule, throttle time.Duration, now tim
 // request that arrives while its principal may be over the quota, on any
 // of its connections; one that is over is counted as a throttled request.
 func (b *Binding) Check(k Kind, now time.Time) time.Duration {
-	if b == nil {
-		return 0
-	}
-	s := b.rate[k]
-	if s.rule == nil {
+	s, ok := b.sensor(k)
+	if !ok {
 		return 0
 	}
 	s.ent.mu.Lock()
@@ -275,11 +278,8 @@ func (b *Binding) Check(k Kind, now time.Time) time.Duration {
 // connections of the principal answered at the same moment cannot all
 // pass the check before any of them is recorded.
 func (b *Binding) RecordUnlessOver(k Kind, value float64, now time.Time) (throttle time.Duration, recorded bool) {
-	if b == nil {
-		return 0, false
-	}
-	s := b.rate[k]
-	if s.rule == nil {
+	s, ok := b.sensor(k)
+	if !ok {
 		return 0, false
 	}
 	s.ent.mu.Lock()
@@ -302,11 +302,8 @@ func (b *Binding) RecordUnlessOver(k Kind, value float64, now time.Time) (thrott
 // request pays for it (Kafka's recordNoThrottle, for the network thread's
 // share of a request's time).
 func (b *Binding) RecordNoThrottle(k Kind, value float64, now time.Time) {
-	if b == nil {
-		return
-	}
-	s := b.rate[k]
-	if s.rule == nil {
+	s, ok := b.sensor(k)
+	if !ok {
 		return
 	}
 	s.ent.mu.Lock()
