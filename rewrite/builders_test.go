@@ -15,40 +15,44 @@ var testNodes = []int32{1, 2, 3}
 
 func strp(s string) *string { return &s }
 
-// brokers is one E per test node, with kmsg's defaults and its NodeID,
-// Host, Port and Rack (by kmsg's field names) at the upstream's address.
+// brokers is one E per test node (broker).
 func brokers[E any]() []E {
 	var out []E
 	for _, n := range testNodes {
-		e := defaulted[E]()
-		v := reflect.ValueOf(&e).Elem()
-		v.FieldByName("NodeID").SetInt(int64(n))
-		v.FieldByName("Host").SetString(upstreamHost(n))
-		v.FieldByName("Port").SetInt(int64(upstreamPort))
-		v.FieldByName("Rack").Set(reflect.ValueOf(strp("rack-a")))
-		out = append(out, e)
+		out = append(out, broker(reflect.TypeFor[E](), n).Interface().(E))
 	}
 	return out
 }
 
-// leaderMoved is a partition P answered NOT_LEADER_OR_FOLLOWER with its
-// new leader (node 2, epoch 7): the reason a response carries brokers.
-func leaderMoved[P any]() []P {
-	p := defaulted[P]()
-	v := reflect.ValueOf(&p).Elem()
+// broker is a typ with kmsg's defaults and its NodeID, Host, Port and Rack
+// (by kmsg's field names) at node n's upstream address.
+func broker(typ reflect.Type, n int32) reflect.Value {
+	v := defaultedValue(typ)
+	v.FieldByName("NodeID").SetInt(int64(n))
+	v.FieldByName("Host").SetString(upstreamHost(n))
+	v.FieldByName("Port").SetInt(int64(upstreamPort))
+	v.FieldByName("Rack").Set(reflect.ValueOf(strp("rack-a")))
+	return v
+}
+
+// leaderMovedPartition is a partition of type typ answered
+// NOT_LEADER_OR_FOLLOWER with its new leader (node 2, epoch 7): the reason
+// a response carries brokers.
+func leaderMovedPartition(typ reflect.Type) reflect.Value {
+	v := defaultedValue(typ)
 	v.FieldByName("ErrorCode").SetInt(6)
 	v.FieldByName("CurrentLeader").FieldByName("LeaderID").SetInt(2)
 	v.FieldByName("CurrentLeader").FieldByName("LeaderEpoch").SetInt(7)
-	return []P{p}
+	return v
 }
 
-// defaulted is a T with kmsg's defaults.
-func defaulted[T any]() T {
-	var t T
-	if d, ok := any(&t).(interface{ Default() }); ok {
+// defaultedValue is a typ with kmsg's defaults.
+func defaultedValue(typ reflect.Type) reflect.Value {
+	p := reflect.New(typ)
+	if d, ok := p.Interface().(interface{ Default() }); ok {
 		d.Default()
 	}
-	return t
+	return p.Elem()
 }
 
 func buildMetadata() kmsg.Response {
@@ -86,35 +90,41 @@ func buildDescribeCluster() kmsg.Response {
 }
 
 func buildProduce() kmsg.Response {
-	r := kmsg.NewPtrProduceResponse()
-	t := kmsg.NewProduceResponseTopic()
-	t.Topic, t.Partitions = "orders", leaderMoved[kmsg.ProduceResponseTopicPartition]()
-	r.Topics, r.Brokers = append(r.Topics, t), brokers[kmsg.ProduceResponseBroker]()
-	return r
+	return leaderMovedResponse(kmsg.NewPtrProduceResponse(), "Brokers")
 }
 
-func buildFetch() kmsg.Response {
-	r := kmsg.NewPtrFetchResponse()
-	t := kmsg.NewFetchResponseTopic()
-	t.Topic, t.Partitions = "orders", leaderMoved[kmsg.FetchResponseTopicPartition]()
-	r.Topics, r.Brokers = append(r.Topics, t), brokers[kmsg.FetchResponseBroker]()
-	return r
-}
+func buildFetch() kmsg.Response { return leaderMovedResponse(kmsg.NewPtrFetchResponse(), "Brokers") }
 
 func buildShareFetch() kmsg.Response {
-	r := kmsg.NewPtrShareFetchResponse()
-	t := kmsg.NewShareFetchResponseTopic()
-	t.Partitions = leaderMoved[kmsg.ShareFetchResponseTopicPartition]()
-	r.Topics, r.NodeEndpoints = append(r.Topics, t), brokers[kmsg.ShareFetchResponseNodeEndpoint]()
-	return r
+	return leaderMovedResponse(kmsg.NewPtrShareFetchResponse(), "NodeEndpoints")
 }
 
 func buildShareAcknowledge() kmsg.Response {
-	r := kmsg.NewPtrShareAcknowledgeResponse()
-	t := kmsg.NewShareAcknowledgeResponseTopic()
-	t.Partitions = leaderMoved[kmsg.ShareAcknowledgeResponseTopicPartition]()
-	r.Topics, r.NodeEndpoints = append(r.Topics, t), brokers[kmsg.ShareAcknowledgeResponseNodeEndpoint]()
-	return r
+	return leaderMovedResponse(kmsg.NewPtrShareAcknowledgeResponse(), "NodeEndpoints")
+}
+
+// leaderMovedResponse fills resp (a Produce, Fetch or share response) with
+// one topic ("orders", where it has a name) whose one partition's leader
+// moved (leaderMoved), and the test nodes in its endpoints field, as a
+// broker answers NOT_LEADER_OR_FOLLOWER.
+func leaderMovedResponse(resp kmsg.Response, endpoints string) kmsg.Response {
+	v := reflect.ValueOf(resp).Elem()
+	topics := v.FieldByName("Topics")
+	topic := reflect.New(topics.Type().Elem())
+	if d, ok := topic.Interface().(interface{ Default() }); ok {
+		d.Default()
+	}
+	if name := topic.Elem().FieldByName("Topic"); name.IsValid() {
+		name.SetString("orders")
+	}
+	parts := topic.Elem().FieldByName("Partitions")
+	parts.Set(reflect.Append(parts, leaderMovedPartition(parts.Type().Elem())))
+	topics.Set(reflect.Append(topics, topic.Elem()))
+	eps := v.FieldByName(endpoints)
+	for _, n := range testNodes {
+		eps.Set(reflect.Append(eps, broker(eps.Type().Elem(), n)))
+	}
+	return resp
 }
 
 func buildDescribeQuorum() kmsg.Response {
