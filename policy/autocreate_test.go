@@ -289,18 +289,11 @@ policy:
 		{"delete forbidden", []change{{kmsg.IncrementalAlterConfigOpDelete, "unclean.leader.election.enable", nil}}, true},
 		{"append other", []change{{kmsg.IncrementalAlterConfigOpAppend, "leader.replication.throttled.replicas", strPtr("0:1")}}, true},
 	} {
-		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-		req.SetVersion(1)
-		res := kmsg.NewIncrementalAlterConfigsRequestResource()
-		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
+		var changes []kmsg.IncrementalAlterConfigsRequestResourceConfig
 		for _, ch := range tt.changes {
-			res.Configs = append(res.Configs, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: ch.key, Op: ch.op, Value: ch.value})
+			changes = append(changes, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: ch.key, Op: ch.op, Value: ch.value})
 		}
-		req.Resources = append(req.Resources, res)
-		v := filterRequest(enf, testConn, req)
-		if got := v.Respond == nil; got != tt.ok {
-			t.Errorf("%s: allowed = %v, want %v", tt.name, got, tt.ok)
-		}
+		wantAllowed(t, tt.name, filterRequest(enf, testConn, topicConfigChanges(changes...)), tt.ok)
 	}
 }
 
@@ -335,10 +328,7 @@ policy:
 			res.Configs = append(res.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: "retention.ms", Value: strPtr(val)})
 		}
 		req.Resources = append(req.Resources, res)
-		v := filterRequest(enf, &filter.Conn{ClientID: "admin"}, req)
-		if got := v.Respond == nil; got != tt.ok {
-			t.Errorf("%s: allowed = %v, want %v", tt.name, got, tt.ok)
-		}
+		wantAllowed(t, tt.name, filterRequest(enf, &filter.Conn{ClientID: "admin"}, req), tt.ok)
 	}
 }
 

@@ -45,21 +45,34 @@ func (c APIClass) String() string {
 }
 
 // APIRule is one API key's row of the operation table as other packages
-// may see it: its class and the resource types whose permissions it needs.
+// may see it: its class, the resource types whose permissions it needs,
+// each need, and how a denial is answered.
 type APIRule struct {
 	Key       int16
 	Class     APIClass
 	Resources []acl.ResourceType
+	Needs     []Need
+	// Answer says, in words, how a denial is answered.
+	Answer string
+}
+
+// Need is one operation on a resource type an API asks for, and When (in
+// words; "" for always).
+type Need struct {
+	Operation Operation
+	Resource  ResourceType
+	When      string
 }
 
 // APIRules returns the operation table's rows, one per API key kmsg knows,
-// so that tests outside the package (the adversarial suites) can assert
-// each key's answer against the table the enforcer uses instead of a copy.
+// in the table's order: the table the enforcer uses, for the adversarial
+// suites' assertions and the generated docs/policy.md instead of a copy.
 func APIRules() []APIRule {
 	var rules []APIRule
 	for _, e := range operationTable() {
-		r := APIRule{Key: int16(e.key), Class: e.class()}
+		r := APIRule{Key: int16(e.key), Class: e.class(), Answer: e.answer}
 		for _, n := range e.needs {
+			r.Needs = append(r.Needs, Need{Operation: n.op, Resource: n.res, When: n.when})
 			if !slices.Contains(r.Resources, n.res) {
 				r.Resources = append(r.Resources, n.res)
 			}

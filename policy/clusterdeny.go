@@ -8,37 +8,20 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 
 func denyCreateACLs(r *kmsg.CreateACLsRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
-	for range r.Creations {
-		x := kmsg.NewCreateACLsResponseResult()
-		x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
-		resp.Results = append(resp.Results, x)
-	}
+	resp.Results = errorEntries[kmsg.CreateACLsResponseResult](len(r.Creations), d)
 	return resp
 }
 
 func denyDeleteACLs(r *kmsg.DeleteACLsRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
-	for range r.Filters {
-		x := kmsg.NewDeleteACLsResponseResult()
-		x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
-		resp.Results = append(resp.Results, x)
-	}
+	resp.Results = errorEntries[kmsg.DeleteACLsResponseResult](len(r.Filters), d)
 	return resp
 }
 
 func denyAlterReplicaLogDirs(r *kmsg.AlterReplicaLogDirsRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
 	for _, dir := range r.Dirs {
-		for _, t := range dir.Topics {
-			st := kmsg.NewAlterReplicaLogDirsResponseTopic()
-			st.Topic = t.Topic
-			for _, p := range t.Partitions {
-				sp := kmsg.NewAlterReplicaLogDirsResponseTopicPartition()
-				sp.Partition, sp.ErrorCode = p, d.code
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
+		resp.Topics = append(resp.Topics, topicsAnswering[kmsg.AlterReplicaLogDirsRequestDirTopic, kmsg.AlterReplicaLogDirsResponseTopic](dir.Topics, d)...)
 	}
 	return resp
 }
@@ -54,16 +37,7 @@ func denyDescribeLogDirs(r *kmsg.DescribeLogDirsRequest, d *denial) kmsg.Respons
 func denyElectLeaders(r *kmsg.ElectLeadersRequest, d *denial) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.ElectLeadersResponse)
 	resp.ErrorCode = d.code
-	for _, t := range r.Topics {
-		st := kmsg.NewElectLeadersResponseTopic()
-		st.Topic = t.Topic
-		for _, p := range t.Partitions {
-			sp := kmsg.NewElectLeadersResponseTopicPartition()
-			sp.Partition, sp.ErrorCode, sp.ErrorMessage = p, d.code, d.msgPtr()
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
+	resp.Topics = topicsAnswering[kmsg.ElectLeadersRequestTopic, kmsg.ElectLeadersResponseTopic](r.Topics, d)
 	return resp
 }
 

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -26,69 +27,33 @@ type configKey struct {
 	name string
 }
 
-// configSplit is the shape the config APIs share: a request lists
-// resources (T), each decided on its own, and the response answers each
-// resource (RT) with one error. Denied resources are removed from the
-// request and answered by the policy, in the client's order.
-type configSplit[T, RT any, Resp kmsg.Response] struct {
-	resources *[]T
-	key       func(*T) configKey
-	// respResources is the response's resource list.
-	respResources func(resp Resp) *[]RT
-	respKey       func(*RT) configKey
-	// denied is the policy's answer for a denied resource.
-	denied func(configKey, *denial) RT
+// configListing is the listing of a config API: its request's resources
+// and its response's, keyed by type and name, and a denied one answered
+// with the denial's error (entryAnswering). Config APIs are admin
+// requests, so the keys are read by kmsg's field names too.
+func configListing[T, RT any, Resp kmsg.Response](items *[]T, respItems func(Resp) *[]RT) listing[configKey, T, RT, Resp] {
+	return listing[configKey, T, RT, Resp]{items: items, key: configKeyOf[T], respItems: respItems, respKey: configKeyOf[RT],
+		denied: func(x *T, d *denial) RT {
+			k := configKeyOf(x)
+			rt := entryAnswering[RT]("ResourceName", k.name, d)
+			reflect.ValueOf(&rt).Elem().FieldByName("ResourceType").Set(reflect.ValueOf(k.typ))
+			return rt
+		}}
 }
 
-// apply decides each resource with decide and returns the verdict for req.
-func (s configSplit[T, RT, Resp]) apply(c *reqCtx, req kmsg.Request, decide func(*T) *denial) filter.Verdict {
-	orig := *s.resources
-	keys := make([]configKey, len(orig))
-	denials := make([]*denial, len(orig))
-	denied := 0
-	for i := range orig {
-		keys[i] = s.key(&orig[i])
-		if denials[i] = decide(&orig[i]); denials[i] != nil {
-			denied++
-		}
-	}
-	if denied == 0 {
-		return filter.Verdict{}
-	}
-	strip := func() { *s.resources = keepAllowed(orig, denials) }
-	return c.split(req, denied == len(orig), strip, filter.Then(func(resp Resp) error {
-		list := s.respResources(resp)
-		*list = mergeInOrder(*list, s.respKey, keys, func(i int) (RT, bool) {
-			d, ok := denialAt(denials, i)
-			if !ok {
-				var none RT
-				return none, false
-			}
-			return s.denied(keys[i], d), true
-		})
-		return nil
-	}))
+// configKeyOf is the key of a request's or a response's config resource.
+func configKeyOf[T any](x *T) configKey {
+	v := reflect.ValueOf(x).Elem()
+	return configKey{v.FieldByName("ResourceType").Interface().(kmsg.ConfigResourceType), v.FieldByName("ResourceName").String()}
 }
 
 // handleDescribeConfigs enforces DescribeConfigs on each resource; denied
 // resources are split off.
 func handleDescribeConfigs(c *reqCtx, r *kmsg.DescribeConfigsRequest) filter.Verdict {
-	return configSplit[kmsg.DescribeConfigsRequestResource, kmsg.DescribeConfigsResponseResource, *kmsg.DescribeConfigsResponse]{
-		resources: &r.Resources,
-		key: func(x *kmsg.DescribeConfigsRequestResource) configKey {
-			return configKey{x.ResourceType, x.ResourceName}
-		},
-		respResources: func(dr *kmsg.DescribeConfigsResponse) *[]kmsg.DescribeConfigsResponseResource { return &dr.Resources },
-		respKey: func(x *kmsg.DescribeConfigsResponseResource) configKey {
-			return configKey{x.ResourceType, x.ResourceName}
-		},
-		denied: func(k configKey, d *denial) kmsg.DescribeConfigsResponseResource {
-			x := kmsg.NewDescribeConfigsResponseResource()
-			x.ResourceType, x.ResourceName = k.typ, k.name
-			x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
-			return x
-		},
-	}.apply(c, r, func(res *kmsg.DescribeConfigsRequestResource) *denial {
+	resources := configListing(&r.Resources, func(resp *kmsg.DescribeConfigsResponse) *[]kmsg.DescribeConfigsResponseResource {
+		return &resp.Resources
+	})
+	return splitEach(c, r, resources, func(res *kmsg.DescribeConfigsRequestResource) *denial {
 		rt, name := configResource(res.ResourceType, res.ResourceName)
 		return c.check(OpDescribeConfigs, rt, name)
 	})
@@ -98,22 +63,8 @@ func handleDescribeConfigs(c *reqCtx, r *kmsg.DescribeConfigsRequest) filter.Ver
 // the topic_changes config rules. AlterConfigs replaces a resource's whole
 // config, so required configs must be in it.
 func handleAlterConfigs(c *reqCtx, r *kmsg.AlterConfigsRequest) filter.Verdict {
-	return configSplit[kmsg.AlterConfigsRequestResource, kmsg.AlterConfigsResponseResource, *kmsg.AlterConfigsResponse]{
-		resources: &r.Resources,
-		key: func(x *kmsg.AlterConfigsRequestResource) configKey {
-			return configKey{x.ResourceType, x.ResourceName}
-		},
-		respResources: func(ar *kmsg.AlterConfigsResponse) *[]kmsg.AlterConfigsResponseResource { return &ar.Resources },
-		respKey: func(x *kmsg.AlterConfigsResponseResource) configKey {
-			return configKey{x.ResourceType, x.ResourceName}
-		},
-		denied: func(k configKey, d *denial) kmsg.AlterConfigsResponseResource {
-			x := kmsg.NewAlterConfigsResponseResource()
-			x.ResourceType, x.ResourceName = k.typ, k.name
-			x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
-			return x
-		},
-	}.apply(c, r, func(res *kmsg.AlterConfigsRequestResource) *denial {
+	resources := configListing(&r.Resources, func(resp *kmsg.AlterConfigsResponse) *[]kmsg.AlterConfigsResponseResource { return &resp.Resources })
+	return splitEach(c, r, resources, func(res *kmsg.AlterConfigsRequestResource) *denial {
 		rt, name := configResource(res.ResourceType, res.ResourceName)
 		d := c.check(OpAlterConfigs, rt, name)
 		if d == nil && rt == ResTopic {
@@ -130,24 +81,10 @@ func handleAlterConfigs(c *reqCtx, r *kmsg.AlterConfigsRequest) filter.Verdict {
 // handleIncrementalAlterConfigs enforces AlterConfigs on each resource and,
 // on topics, the topic_changes config rules (incrementalViolation).
 func handleIncrementalAlterConfigs(c *reqCtx, r *kmsg.IncrementalAlterConfigsRequest) filter.Verdict {
-	return configSplit[kmsg.IncrementalAlterConfigsRequestResource, kmsg.IncrementalAlterConfigsResponseResource, *kmsg.IncrementalAlterConfigsResponse]{
-		resources: &r.Resources,
-		key: func(x *kmsg.IncrementalAlterConfigsRequestResource) configKey {
-			return configKey{x.ResourceType, x.ResourceName}
-		},
-		respResources: func(ar *kmsg.IncrementalAlterConfigsResponse) *[]kmsg.IncrementalAlterConfigsResponseResource {
-			return &ar.Resources
-		},
-		respKey: func(x *kmsg.IncrementalAlterConfigsResponseResource) configKey {
-			return configKey{x.ResourceType, x.ResourceName}
-		},
-		denied: func(k configKey, d *denial) kmsg.IncrementalAlterConfigsResponseResource {
-			x := kmsg.NewIncrementalAlterConfigsResponseResource()
-			x.ResourceType, x.ResourceName = k.typ, k.name
-			x.ErrorCode, x.ErrorMessage = d.code, d.msgPtr()
-			return x
-		},
-	}.apply(c, r, func(res *kmsg.IncrementalAlterConfigsRequestResource) *denial {
+	resources := configListing(&r.Resources, func(resp *kmsg.IncrementalAlterConfigsResponse) *[]kmsg.IncrementalAlterConfigsResponseResource {
+		return &resp.Resources
+	})
+	return splitEach(c, r, resources, func(res *kmsg.IncrementalAlterConfigsRequestResource) *denial {
 		rt, name := configResource(res.ResourceType, res.ResourceName)
 		d := c.check(OpAlterConfigs, rt, name)
 		if d == nil && rt == ResTopic {

@@ -9,8 +9,9 @@
 //     Decide(principal, operation, resource type, name).
 //   - The operation table (table.go) maps every API key kmsg knows to the
 //     operation/resource pairs it needs, as Kafka's authorizer does; the
-//     handlers enforce exactly that table, and docs/policy.md is generated
-//     from it.
+//     handlers enforce exactly that table, and docs/policy.md's tables are
+//     generated from it (APIRules, ImpliedOperations, RevealingAPIs) by
+//     go generate ./policy.
 //   - Enforcer is the filter.Filter the proxy runs: it registers a typed
 //     request handler per row of the operation table. It splits partly
 //     denied requests, answers wholly denied ones itself, and merges
@@ -24,3 +25,5 @@
 // Imports are one-way: policy uses config, filter, protocol and kmsg; the
 // proxy knows it only as a filter.
 package policy
+
+//go:generate go run ./internal/doctables -doc ../docs/policy.md

@@ -72,69 +72,50 @@ func handleFindCoordinator(c *reqCtx, r *kmsg.FindCoordinatorRequest) filter.Ver
 // splitNamed is the shape of the APIs that list resources of type rt by
 // name and answer an entry per name: denied names are removed from the
 // request and answered with synth.
-func splitNamed[T any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, groups []string, op Operation, rt ResourceType, set func([]string),
-	respList func(Resp) *[]T, keyOf func(*T) string, synth func(group string, d *denial) T) filter.Verdict {
-	denials := make([]*denial, len(groups))
-	denied := 0
-	for i, g := range groups {
-		if denials[i] = c.check(op, rt, g); denials[i] != nil {
-			denied++
-		}
-	}
-	if denied == 0 {
-		return filter.Verdict{}
-	}
-	return c.split(req, denied == len(groups), func() { set(keepAllowed(groups, denials)) }, filter.Then(func(resp Resp) error {
-		list := respList(resp)
-		*list = mergeInOrder(*list, keyOf, groups, func(i int) (T, bool) {
-			d, ok := denialAt(denials, i)
-			if !ok {
-				var zero T
-				return zero, false
-			}
-			return synth(groups[i], d), true
-		})
-		return nil
-	}))
+func splitNamed[T any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, names *[]string, op Operation, rt ResourceType,
+	respList func(Resp) *[]T, keyOf func(*T) string, synth func(name string, d *denial) T) filter.Verdict {
+	l := listing[string, string, T, Resp]{items: names, key: func(name *string) string { return *name }, respItems: respList, respKey: keyOf,
+		denied: func(name *string, d *denial) T { return synth(*name, d) }}
+	return splitEach(c, req, l, func(name *string) *denial { return c.check(op, rt, *name) })
 }
 
 // splitGroups is splitNamed for the group APIs, whose response entries
 // (T) name their group in the string field nameField and carry an error
 // code and message.
-func splitGroups[T any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, groups []string, op Operation, set func([]string),
+func splitGroups[T any, Resp kmsg.Response](c *reqCtx, req kmsg.Request, groups *[]string, op Operation,
 	respList func(Resp) *[]T, nameField string) filter.Verdict {
-	return splitNamed(c, req, groups, op, ResGroup, set, respList,
+	return splitNamed(c, req, groups, op, ResGroup, respList,
 		func(g *T) string { return reflect.ValueOf(g).Elem().FieldByName(nameField).String() },
 		func(group string, d *denial) T { return entryAnswering[T](nameField, group, d) })
 }
 
 func handleDescribeGroups(c *reqCtx, r *kmsg.DescribeGroupsRequest) filter.Verdict {
 	groups := func(dr *kmsg.DescribeGroupsResponse) *[]kmsg.DescribeGroupsResponseGroup { return &dr.Groups }
-	return describedClassicGroupTopics(c, splitGroups(c, r, r.Groups, OpDescribe, func(g []string) { r.Groups = g }, groups, "Group"))
+	return describedClassicGroupTopics(c, splitGroups(c, r, &r.Groups, OpDescribe, groups, "Group"))
 }
 
 func handleDeleteGroups(c *reqCtx, r *kmsg.DeleteGroupsRequest) filter.Verdict {
 	groups := func(dr *kmsg.DeleteGroupsResponse) *[]kmsg.DeleteGroupsResponseGroup { return &dr.Groups }
-	return splitGroups(c, r, r.Groups, OpDelete, func(g []string) { r.Groups = g }, groups, "Group")
+	return splitGroups(c, r, &r.Groups, OpDelete, groups, "Group")
 }
 
 func handleConsumerGroupDescribe(c *reqCtx, r *kmsg.ConsumerGroupDescribeRequest) filter.Verdict {
 	groups := func(dr *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup {
 		return &dr.Groups
 	}
-	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, r.Groups, OpDescribe, func(g []string) { r.Groups = g }, groups, "Group"), groups, "Group")
+	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, &r.Groups, OpDescribe, groups, "Group"), groups, "Group")
 }
 
 func handleShareGroupDescribe(c *reqCtx, r *kmsg.ShareGroupDescribeRequest) filter.Verdict {
 	groups := func(dr *kmsg.ShareGroupDescribeResponse) *[]kmsg.ShareGroupDescribeResponseGroup { return &dr.Groups }
-	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, r.GroupIDs, OpDescribe, func(g []string) { r.GroupIDs = g }, groups, "GroupID"), groups, "GroupID")
+	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, &r.GroupIDs, OpDescribe, groups, "GroupID"), groups, "GroupID")
 }
 
 func handleStreamsGroupDescribe(c *reqCtx, r *kmsg.StreamsGroupDescribeRequest) filter.Verdict {
 	groups := func(dr *kmsg.StreamsGroupDescribeResponse) *[]kmsg.StreamsGroupDescribeResponseGroup {
 		return &dr.Groups
 	}
-	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, r.Groups, OpDescribe, func(g []string) { r.Groups = g }, groups, "Group"), groups, "Group")
+	return hideGroupsNamingHiddenTopics(c, splitGroups(c, r, &r.Groups, OpDescribe, groups, "Group"), groups, "Group")
 }
 
 // handleListGroups: Describe on the cluster sees every group; otherwise

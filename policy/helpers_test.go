@@ -75,3 +75,23 @@ func compilePolicy(t testing.TB, yaml string) *Engine {
 	}
 	return e
 }
+
+// topicConfigChanges is a v1 IncrementalAlterConfigs changing topic "t"'s
+// configs.
+func topicConfigChanges(changes ...kmsg.IncrementalAlterConfigsRequestResourceConfig) *kmsg.IncrementalAlterConfigsRequest {
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.SetVersion(1)
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName, res.Configs = kmsg.ConfigResourceTypeTopic, "t", changes
+	req.Resources = append(req.Resources, res)
+	return req
+}
+
+// wantAllowed fails t unless v forwards the request when ok, or answers
+// it when not.
+func wantAllowed(t *testing.T, name string, v filter.Verdict, ok bool) {
+	t.Helper()
+	if got := v.Respond == nil; got != ok {
+		t.Errorf("%s: allowed = %v, want %v", name, got, ok)
+	}
+}

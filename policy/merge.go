@@ -108,15 +108,31 @@ func (c *reqCtx) topicDenials(n int, at func(i int) (string, [16]byte), check fu
 // with kmsg's defaults, that names name in its string field nameField and
 // answers it with d's error code and, where T has the field, its message.
 func entryAnswering[T any](nameField, name string, d *denial) T {
+	t := errorEntry[T](d)
+	reflect.ValueOf(&t).Elem().FieldByName(nameField).SetString(name)
+	return t
+}
+
+// errorEntry is a fresh T, a response's entry with kmsg's defaults,
+// answered with d's error code and, where T has the field, its message.
+func errorEntry[T any](d *denial) T {
 	var t T
 	if def, ok := any(&t).(interface{ Default() }); ok {
 		def.Default()
 	}
 	v := reflect.ValueOf(&t).Elem()
-	v.FieldByName(nameField).SetString(name)
 	v.FieldByName("ErrorCode").SetInt(int64(d.code))
 	if msg := v.FieldByName("ErrorMessage"); msg.IsValid() && msg.Type() == stringPtrType {
 		msg.Set(reflect.ValueOf(d.msgPtr()))
 	}
 	return t
+}
+
+// errorEntries is n entries answered with d (errorEntry).
+func errorEntries[T any](n int, d *denial) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = errorEntry[T](d)
+	}
+	return out
 }

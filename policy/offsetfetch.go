@@ -40,15 +40,12 @@ func handleOffsetFetch(c *reqCtx, r *kmsg.OffsetFetchRequest) filter.Verdict {
 			return nil
 		})}
 	}
-	return topicSplit[kmsg.OffsetFetchRequestTopic, kmsg.OffsetFetchResponseTopic, *kmsg.OffsetFetchResponse]{
-		topics:     &r.Topics,
-		key:        func(t *kmsg.OffsetFetchRequestTopic) topicKey { return byName(t.Topic) },
-		respTopics: func(or *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseTopic { return &or.Topics },
-		respKey:    func(t *kmsg.OffsetFetchResponseTopic) topicKey { return byName(t.Topic) },
-		denied: func(t *kmsg.OffsetFetchRequestTopic, d *denial) kmsg.OffsetFetchResponseTopic {
-			return offsetFetchErrTopic(t.Topic, t.Partitions, d)
-		},
-	}.apply(c, r, func(name string) *denial { return c.check(OpDescribe, ResTopic, name) })
+	l := topicListing(&r.Topics, func(t *kmsg.OffsetFetchRequestTopic) topicKey { return byName(t.Topic) },
+		func(resp *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseTopic { return &resp.Topics })
+	l.denied = func(t *kmsg.OffsetFetchRequestTopic, d *denial) kmsg.OffsetFetchResponseTopic {
+		return offsetFetchErrTopic(t.Topic, t.Partitions, d)
+	}
+	return splitTopics(c, r, l, nil, c.topicCheck(OpDescribe))
 }
 
 func offsetFetchErrTopic(topic string, partitions []int32, d *denial) kmsg.OffsetFetchResponseTopic {

@@ -1,9 +1,7 @@
 package policy
 
 import (
-	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -105,27 +103,6 @@ func revealFields() map[int16][]revealField {
 		}
 	}
 	return out
-}
-
-// RevealTableMarkdown renders the fields and their handling as the table
-// docs/policy.md embeds.
-func RevealTableMarkdown() string {
-	fields := revealFields()
-	keys := make([]int, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, int(k))
-	}
-	sort.Ints(keys)
-	var b strings.Builder
-	b.WriteString("| Key | API | Fields (kind) | Handling |\n| ---: | --- | --- | --- |\n")
-	for _, k := range keys {
-		var fs []string
-		for _, f := range fields[int16(k)] {
-			fs = append(fs, fmt.Sprintf("`%s` (%s)", f.path, f.kind))
-		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", k, kmsg.NameForKey(int16(k)), strings.Join(fs, ", "), revealHandling(int16(k)))
-	}
-	return b.String()
 }
 
 // Handling shared by many APIs.

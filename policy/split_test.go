@@ -467,16 +467,8 @@ policy:
 		{"delete required", kmsg.IncrementalAlterConfigOpDelete, "min.insync.replicas", "", false},
 		{"set forbidden", kmsg.IncrementalAlterConfigOpSet, "unclean.leader.election.enable", "true", false},
 	} {
-		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-		req.SetVersion(1)
-		res := kmsg.NewIncrementalAlterConfigsRequestResource()
-		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
-		res.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: tt.key, Op: tt.op, Value: strPtr(tt.value)}}
-		req.Resources = append(req.Resources, res)
-		v := filterRequest(enf, testConn, req)
-		if got := v.Respond == nil; got != tt.ok {
-			t.Errorf("%s: allowed = %v, want %v", tt.name, got, tt.ok)
-		}
+		req := topicConfigChanges(kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: tt.key, Op: tt.op, Value: strPtr(tt.value)})
+		wantAllowed(t, tt.name, filterRequest(enf, testConn, req), tt.ok)
 	}
 }
 

@@ -115,7 +115,7 @@ func (c *reqCtx) creationViolation(nt newTopic) *violation {
 // v6, named or given by id; denied topics are split off.
 func handleDeleteTopics(c *reqCtx, r *kmsg.DeleteTopicsRequest) filter.Verdict {
 	if r.Version < 6 {
-		return splitNamed(c, r, r.TopicNames, OpDelete, ResTopic, func(t []string) { r.TopicNames = t },
+		return splitNamed(c, r, &r.TopicNames, OpDelete, ResTopic,
 			func(dr *kmsg.DeleteTopicsResponse) *[]kmsg.DeleteTopicsResponseTopic { return &dr.Topics },
 			func(t *kmsg.DeleteTopicsResponseTopic) string { return deref(t.Topic) },
 			func(topic string, d *denial) kmsg.DeleteTopicsResponseTopic {

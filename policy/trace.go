@@ -63,7 +63,7 @@ func (t *Trace) decided(i int32) {
 // decision, through the same code.
 func (s *Subject) Explain(op Operation, rt ResourceType, name string) (Decision, *Trace) {
 	tr := &Trace{}
-	d := s.decide(op, rt, name, tr)
+	d := s.decide(&question{op: op, rt: rt, name: name}, tr)
 	if tr.Outcomes == nil { // a question no rule can answer
 		tr.start(len(s.e.rules))
 	}

@@ -104,7 +104,7 @@ func handleEndTxn(c *reqCtx, r *kmsg.EndTxnRequest) filter.Verdict {
 }
 
 func handleDescribeTransactions(c *reqCtx, r *kmsg.DescribeTransactionsRequest) filter.Verdict {
-	return describeTransactionTopics(c, splitNamed(c, r, r.TransactionalIDs, OpDescribe, ResTransactionalID, func(ids []string) { r.TransactionalIDs = ids },
+	return describeTransactionTopics(c, splitNamed(c, r, &r.TransactionalIDs, OpDescribe, ResTransactionalID,
 		func(dr *kmsg.DescribeTransactionsResponse) *[]kmsg.DescribeTransactionsResponseTransactionState {
 			return &dr.TransactionStates
 		},
@@ -139,16 +139,7 @@ func denyWriteTxnMarkers(r *kmsg.WriteTxnMarkersRequest, d *denial) kmsg.Respons
 	for _, m := range r.Markers {
 		sm := kmsg.NewWriteTxnMarkersResponseMarker()
 		sm.ProducerID = m.ProducerID
-		for _, t := range m.Topics {
-			st := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
-			st.Topic = t.Topic
-			for _, p := range t.Partitions {
-				sp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
-				sp.Partition, sp.ErrorCode = p, d.code
-				st.Partitions = append(st.Partitions, sp)
-			}
-			sm.Topics = append(sm.Topics, st)
-		}
+		sm.Topics = topicsAnswering[kmsg.WriteTxnMarkersRequestMarkerTopic, kmsg.WriteTxnMarkersResponseMarkerTopic](m.Topics, d)
 		resp.Markers = append(resp.Markers, sm)
 	}
 	return resp

@@ -103,13 +103,6 @@ func (b *memoryBudget) release(acct *budgetAccount, n int64) {
 	b.mu.Unlock()
 }
 
-// held is what is charged now, for tests.
-func (b *memoryBudget) held() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
-
 func (b *memoryBudget) fits(n int64) bool {
 	return b.limit <= 0 || b.used == 0 || b.used+n <= b.limit
 }

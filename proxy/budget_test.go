@@ -7,6 +7,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// held is what is charged now.
+func (b *memoryBudget) held() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
 func testBudget(limit int64) *memoryBudget {
 	return newMemoryBudget(limit, prometheus.NewGauge(prometheus.GaugeOpts{Name: "u"}), prometheus.NewGauge(prometheus.GaugeOpts{Name: "l"}))
 }

@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"reflect"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -13,15 +15,51 @@ var testNodes = []int32{1, 2, 3}
 
 func strp(s string) *string { return &s }
 
+// brokers is one E per test node (broker).
+func brokers[E any]() []E {
+	var out []E
+	for _, n := range testNodes {
+		out = append(out, broker(reflect.TypeFor[E](), n).Interface().(E))
+	}
+	return out
+}
+
+// broker is a typ with kmsg's defaults and its NodeID, Host, Port and Rack
+// (by kmsg's field names) at node n's upstream address.
+func broker(typ reflect.Type, n int32) reflect.Value {
+	v := defaultedValue(typ)
+	v.FieldByName("NodeID").SetInt(int64(n))
+	v.FieldByName("Host").SetString(upstreamHost(n))
+	v.FieldByName("Port").SetInt(int64(upstreamPort))
+	v.FieldByName("Rack").Set(reflect.ValueOf(strp("rack-a")))
+	return v
+}
+
+// leaderMovedPartition is a partition of type typ answered
+// NOT_LEADER_OR_FOLLOWER with its new leader (node 2, epoch 7): the reason
+// a response carries brokers.
+func leaderMovedPartition(typ reflect.Type) reflect.Value {
+	v := defaultedValue(typ)
+	v.FieldByName("ErrorCode").SetInt(6)
+	v.FieldByName("CurrentLeader").FieldByName("LeaderID").SetInt(2)
+	v.FieldByName("CurrentLeader").FieldByName("LeaderEpoch").SetInt(7)
+	return v
+}
+
+// defaultedValue is a typ with kmsg's defaults.
+func defaultedValue(typ reflect.Type) reflect.Value {
+	p := reflect.New(typ)
+	if d, ok := p.Interface().(interface{ Default() }); ok {
+		d.Default()
+	}
+	return p.Elem()
+}
+
 func buildMetadata() kmsg.Response {
 	r := kmsg.NewPtrMetadataResponse()
 	r.ClusterID = strp("cluster-x")
 	r.ControllerID = 1
-	for _, n := range testNodes {
-		b := kmsg.NewMetadataResponseBroker()
-		b.NodeID, b.Host, b.Port, b.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.Brokers = append(r.Brokers, b)
-	}
+	r.Brokers = brokers[kmsg.MetadataResponseBroker]()
 	t := kmsg.NewMetadataResponseTopic()
 	t.Topic = strp("orders")
 	p := kmsg.NewMetadataResponseTopicPartition()
@@ -47,78 +85,46 @@ func buildFindCoordinator() kmsg.Response {
 func buildDescribeCluster() kmsg.Response {
 	r := kmsg.NewPtrDescribeClusterResponse()
 	r.ClusterID, r.ControllerID = "cluster-x", 1
-	for _, n := range testNodes {
-		b := kmsg.NewDescribeClusterResponseBroker()
-		b.NodeID, b.Host, b.Port, b.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.Brokers = append(r.Brokers, b)
-	}
+	r.Brokers = brokers[kmsg.DescribeClusterResponseBroker]()
 	return r
 }
 
 func buildProduce() kmsg.Response {
-	r := kmsg.NewPtrProduceResponse()
-	t := kmsg.NewProduceResponseTopic()
-	t.Topic = "orders"
-	p := kmsg.NewProduceResponseTopicPartition()
-	p.ErrorCode = 6 // NOT_LEADER_OR_FOLLOWER, the reason Brokers is sent
-	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 7
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	for _, n := range testNodes {
-		b := kmsg.NewProduceResponseBroker()
-		b.NodeID, b.Host, b.Port, b.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.Brokers = append(r.Brokers, b)
-	}
-	return r
+	return leaderMovedResponse(kmsg.NewPtrProduceResponse(), "Brokers")
 }
 
-func buildFetch() kmsg.Response {
-	r := kmsg.NewPtrFetchResponse()
-	t := kmsg.NewFetchResponseTopic()
-	t.Topic = "orders"
-	p := kmsg.NewFetchResponseTopicPartition()
-	p.ErrorCode = 6
-	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 7
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	for _, n := range testNodes {
-		b := kmsg.NewFetchResponseBroker()
-		b.NodeID, b.Host, b.Port, b.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.Brokers = append(r.Brokers, b)
-	}
-	return r
-}
+func buildFetch() kmsg.Response { return leaderMovedResponse(kmsg.NewPtrFetchResponse(), "Brokers") }
 
 func buildShareFetch() kmsg.Response {
-	r := kmsg.NewPtrShareFetchResponse()
-	t := kmsg.NewShareFetchResponseTopic()
-	p := kmsg.NewShareFetchResponseTopicPartition()
-	p.ErrorCode = 6
-	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 7
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	for _, n := range testNodes {
-		e := kmsg.NewShareFetchResponseNodeEndpoint()
-		e.NodeID, e.Host, e.Port, e.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.NodeEndpoints = append(r.NodeEndpoints, e)
-	}
-	return r
+	return leaderMovedResponse(kmsg.NewPtrShareFetchResponse(), "NodeEndpoints")
 }
 
 func buildShareAcknowledge() kmsg.Response {
-	r := kmsg.NewPtrShareAcknowledgeResponse()
-	t := kmsg.NewShareAcknowledgeResponseTopic()
-	p := kmsg.NewShareAcknowledgeResponseTopicPartition()
-	p.ErrorCode = 6
-	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 7
-	t.Partitions = append(t.Partitions, p)
-	r.Topics = append(r.Topics, t)
-	for _, n := range testNodes {
-		e := kmsg.NewShareAcknowledgeResponseNodeEndpoint()
-		e.NodeID, e.Host, e.Port, e.Rack = n, upstreamHost(n), upstreamPort, strp("rack-a")
-		r.NodeEndpoints = append(r.NodeEndpoints, e)
+	return leaderMovedResponse(kmsg.NewPtrShareAcknowledgeResponse(), "NodeEndpoints")
+}
+
+// leaderMovedResponse fills resp (a Produce, Fetch or share response) with
+// one topic ("orders", where it has a name) whose one partition's leader
+// moved (leaderMoved), and the test nodes in its endpoints field, as a
+// broker answers NOT_LEADER_OR_FOLLOWER.
+func leaderMovedResponse(resp kmsg.Response, endpoints string) kmsg.Response {
+	v := reflect.ValueOf(resp).Elem()
+	topics := v.FieldByName("Topics")
+	topic := reflect.New(topics.Type().Elem())
+	if d, ok := topic.Interface().(interface{ Default() }); ok {
+		d.Default()
 	}
-	return r
+	if name := topic.Elem().FieldByName("Topic"); name.IsValid() {
+		name.SetString("orders")
+	}
+	parts := topic.Elem().FieldByName("Partitions")
+	parts.Set(reflect.Append(parts, leaderMovedPartition(parts.Type().Elem())))
+	topics.Set(reflect.Append(topics, topic.Elem()))
+	eps := v.FieldByName(endpoints)
+	for _, n := range testNodes {
+		eps.Set(reflect.Append(eps, broker(eps.Type().Elem(), n)))
+	}
+	return resp
 }
 
 func buildDescribeQuorum() kmsg.Response {

@@ -44,33 +44,34 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kproxy-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	d := bench.Defaults()
+	o := d
 	quick := fs.Bool("quick", false, "short durations for a smoke test (under a minute); explicit flags still win")
-	rounds := fs.Int("rounds", d.Rounds, "repetitions of every load on every target; medians are reported")
-	duration := fs.Duration("duration", d.Duration, "measured window of each throughput measurement")
-	warmup := fs.Duration("warmup", d.Warmup, "unmeasured lead-in of each measurement")
-	latencyN := fs.Int("latency-n", d.LatencyN, "sequential produce round trips per latency measurement")
-	rate := fs.Float64("rate", d.RateMBps, "MB/s of the fixed-rate loads (lowered to 80% of the slowest target's full speed if that is less)")
-	recordBytes := fs.Int("record-bytes", d.RecordBytes, "record value size")
-	partitions := fs.Int("partitions", d.Partitions, "partitions of the bench topic")
-	brokers := fs.Int("brokers", d.Brokers, "brokers of the embedded upstream")
-	upstream := fs.String("upstream", "", "host:port of an existing cluster to use instead of the embedded synthetic one")
-	topic := fs.String("topic", d.Topic, "topic to produce to and consume from")
-	procs := fs.Int("procs", 0, "GOMAXPROCS for every child process (relays, kproxy); 0 leaves it to the environment")
-	policy := fs.Bool("policy", false, "add the kproxy-policy target (kproxy with a 50-rule policy); skipped with a note if kproxy rejects the policy")
-	vc := fs.Bool("vc", false, "add the kproxy-vc target (kproxy serving one virtual cluster with prefix "+bench.VCPrefix+" on every name); skipped with a note if kproxy rejects virtual_clusters")
-	quotas := fs.Bool("quotas", false, "add the kproxy-quotas target (kproxy with quotas configured, one matching the bench traffic with limits it never reaches)")
-	tracing := fs.Bool("tracing", false, "add the kproxy-traced target (kproxy with tracing at 1% sampling, exporting to an OTLP/HTTP sink in this process)")
-	withTLS := fs.Bool("tls", false, "add the tls-relay, kproxy-tls and kproxy-sni targets: the client speaks TLS to a TLS-terminating relay, to kproxy with TLS listeners, and to kproxy's SNI listener (one port, routed by server name)")
-	policyFile := fs.String("policy-file", "", "YAML file holding a top-level policy: block to use instead of the generated 50-rule one (implies -policy)")
-	kproxyBin := fs.String("kproxy-bin", "", "prebuilt kproxy binary (default: go build ./cmd/kproxy of this module)")
-	kproxyBase := fs.String("kproxy-base", "", "add the kproxy-base target: this prebuilt kproxy binary (e.g. built from the commit before a change), passthrough, compared with kproxy in the same run")
-	conns := fs.Int("conns", 0, "also measure RSS per idle connection pair with this many connections (e.g. 10000)")
+	fs.IntVar(&o.Rounds, "rounds", d.Rounds, "repetitions of every load on every target; medians are reported")
+	fs.DurationVar(&o.Duration, "duration", d.Duration, "measured window of each throughput measurement")
+	fs.DurationVar(&o.Warmup, "warmup", d.Warmup, "unmeasured lead-in of each measurement")
+	fs.IntVar(&o.LatencyN, "latency-n", d.LatencyN, "sequential produce round trips per latency measurement")
+	fs.Float64Var(&o.RateMBps, "rate", d.RateMBps, "MB/s of the fixed-rate loads (lowered to 80% of the slowest target's full speed if that is less)")
+	fs.IntVar(&o.RecordBytes, "record-bytes", d.RecordBytes, "record value size")
+	fs.IntVar(&o.Partitions, "partitions", d.Partitions, "partitions of the bench topic")
+	fs.IntVar(&o.Brokers, "brokers", d.Brokers, "brokers of the embedded upstream")
+	fs.StringVar(&o.Upstream, "upstream", "", "host:port of an existing cluster to use instead of the embedded synthetic one")
+	fs.StringVar(&o.Topic, "topic", d.Topic, "topic to produce to and consume from")
+	fs.IntVar(&o.Procs, "procs", 0, "GOMAXPROCS for every child process (relays, kproxy); 0 leaves it to the environment")
+	fs.BoolVar(&o.Policy, "policy", false, "add the kproxy-policy target (kproxy with a 50-rule policy); skipped with a note if kproxy rejects the policy")
+	fs.BoolVar(&o.VirtualCluster, "vc", false, "add the kproxy-vc target (kproxy serving one virtual cluster with prefix "+bench.VCPrefix+" on every name); skipped with a note if kproxy rejects virtual_clusters")
+	fs.BoolVar(&o.Quotas, "quotas", false, "add the kproxy-quotas target (kproxy with quotas configured, one matching the bench traffic with limits it never reaches)")
+	fs.BoolVar(&o.Tracing, "tracing", false, "add the kproxy-traced target (kproxy with tracing at 1% sampling, exporting to an OTLP/HTTP sink in this process)")
+	fs.BoolVar(&o.TLS, "tls", false, "add the tls-relay, kproxy-tls and kproxy-sni targets: the client speaks TLS to a TLS-terminating relay, to kproxy with TLS listeners, and to kproxy's SNI listener (one port, routed by server name)")
+	fs.StringVar(&o.PolicyFile, "policy-file", "", "YAML file holding a top-level policy: block to use instead of the generated 50-rule one (implies -policy)")
+	fs.StringVar(&o.KproxyBin, "kproxy-bin", "", "prebuilt kproxy binary (default: go build ./cmd/kproxy of this module)")
+	fs.StringVar(&o.KproxyBaseBin, "kproxy-base", "", "add the kproxy-base target: this prebuilt kproxy binary (e.g. built from the commit before a change), passthrough, compared with kproxy in the same run")
+	fs.IntVar(&o.Conns, "conns", 0, "also measure RSS per idle connection pair with this many connections (e.g. 10000)")
 	targets := fs.String("targets", strings.Join(d.Targets, ","), "comma-separated targets: "+strings.Join(bench.AllTargets, ","))
 	loads := fs.String("loads", strings.Join(d.Loads, ","), "comma-separated loads, or none: "+strings.Join(bench.AllLoads, ","))
 	jsonPath := fs.String("json", "", "write the report as JSON to this file")
 	mdPath := fs.String("md", "", "write the report as Markdown to this file")
 	pngPath := fs.String("png", "", "write the chart to this PNG file")
-	workDir := fs.String("workdir", "", "keep generated configs, binaries and child logs here (default: a temp dir, removed)")
+	fs.StringVar(&o.WorkDir, "workdir", "", "keep generated configs, binaries and child logs here (default: a temp dir, removed)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -78,41 +79,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kproxy-bench: unexpected arguments:", fs.Args())
 		return 2
 	}
-
-	o := d
 	if *quick {
-		o = bench.QuickDefaults()
+		quickUnlessSet(fs, &o)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	pick := func(name string, apply func()) {
-		if set[name] {
-			apply()
-		}
-	}
-	pick("rounds", func() { o.Rounds = *rounds })
-	pick("duration", func() { o.Duration = *duration })
-	pick("warmup", func() { o.Warmup = *warmup })
-	pick("latency-n", func() { o.LatencyN = *latencyN })
-	o.RateMBps = *rate
-	o.RecordBytes = *recordBytes
-	o.Partitions = *partitions
-	o.Brokers = *brokers
-	o.Upstream = *upstream
-	o.Topic = *topic
-	o.Procs = *procs
-	o.Policy = *policy || *policyFile != ""
-	o.PolicyFile = *policyFile
-	o.Quotas = *quotas
-	o.TLS = *withTLS
-	o.VirtualCluster = *vc
-	o.Tracing = *tracing
-	o.KproxyBin = *kproxyBin
-	o.KproxyBaseBin = *kproxyBase
-	o.Conns = *conns
+	o.Policy = o.Policy || o.PolicyFile != ""
 	o.Targets = bench.ParseList(*targets)
 	o.Loads = bench.ParseList(*loads)
-	o.WorkDir = *workDir
 	o.Log = stderr
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -124,20 +96,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	md := rep.Markdown()
-	if *jsonPath != "" {
-		if err := rep.WriteJSON(*jsonPath); err != nil {
-			fmt.Fprintln(stderr, "kproxy-bench:", err)
-			return 1
+	for _, out := range []struct {
+		path  string
+		write func(string) error
+	}{
+		{*jsonPath, rep.WriteJSON},
+		{*mdPath, func(path string) error { return os.WriteFile(path, []byte(md), 0o644) }},
+		{*pngPath, rep.WritePNG},
+	} {
+		if out.path == "" {
+			continue
 		}
-	}
-	if *mdPath != "" {
-		if err := os.WriteFile(*mdPath, []byte(md), 0o644); err != nil {
-			fmt.Fprintln(stderr, "kproxy-bench:", err)
-			return 1
-		}
-	}
-	if *pngPath != "" {
-		if err := rep.WritePNG(*pngPath); err != nil {
+		if err := out.write(out.path); err != nil {
 			fmt.Fprintln(stderr, "kproxy-bench:", err)
 			return 1
 		}
@@ -145,4 +115,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, md)
 	fmt.Fprintf(stderr, "kproxy-bench: done in %s\n", time.Since(start).Round(time.Second))
 	return 0
+}
+
+// quickUnlessSet gives o the quick run's durations and repetitions, except
+// those set by a flag: explicit flags win.
+func quickUnlessSet(fs *flag.FlagSet, o *bench.Options) {
+	q := bench.QuickDefaults()
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.Quick = true
+	for name, field := range map[string]func(){
+		"rounds":    func() { o.Rounds = q.Rounds },
+		"duration":  func() { o.Duration = q.Duration },
+		"warmup":    func() { o.Warmup = q.Warmup },
+		"latency-n": func() { o.LatencyN = q.LatencyN },
+	} {
+		if !set[name] {
+			field()
+		}
+	}
 }

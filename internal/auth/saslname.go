@@ -11,25 +11,6 @@ import (
 
 var errBadSASLName = errors.New("invalid saslname")
 
-// escapeSASLName encodes s as a saslname.
-func escapeSASLName(s string) string {
-	if !strings.ContainsAny(s, ",=") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ',':
-			b.WriteString("=2C")
-		case '=':
-			b.WriteString("=3D")
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}
-
 // unescapeSASLName decodes a saslname, which must be non-empty UTF-8 with
 // no NUL and no "," or "=" other than the two escapes.
 func unescapeSASLName(s string) (string, error) {

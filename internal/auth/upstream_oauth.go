@@ -309,16 +309,6 @@ func jwtExpiry(token string) time.Time {
 	return exp
 }
 
-// Stats counts the token requests that succeeded and failed so far.
-func (s *TokenSource) Stats() (fetched, failed uint64) { return s.fetched.Load(), s.failed.Load() }
-
-// Expiry is when the cached token expires; zero before the first token.
-func (s *TokenSource) Expiry() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.expiry
-}
-
 // Mechanism is the OAUTHBEARER client mechanism (KIP-255) that logs in
 // with this source's token: every login and re-authentication asks
 // Token, so a re-authentication late in a token's life sends a new one.

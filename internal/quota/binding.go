@@ -205,6 +205,15 @@ func (e *Engine) release(b *Binding, now time.Time, counted bool) {
 	}
 }
 
+// sensor is b's sensor of kind k; false when b holds the connection to no
+// rate of that kind.
+func (b *Binding) sensor(k Kind) (sensor, bool) {
+	if b == nil {
+		return sensor{}, false
+	}
+	return b.rate[k], b.rate[k].rule != nil
+}
+
 // Limits reports whether b holds the connection to a rate of kind k.
 func (b *Binding) Limits(k Kind) bool { return b != nil && b.rate[k].rule != nil }
 
@@ -213,11 +222,8 @@ func (b *Binding) Limits(k Kind) bool { return b != nil && b.rate[k].rule != nil
 // request it belongs to must carry: 0 within the quota. Kafka bounds the
 // request quota's throttle time by one window; byte quotas are not.
 func (b *Binding) Record(k Kind, value float64, now time.Time) time.Duration {
-	if b == nil {
-		return 0
-	}
-	s := b.rate[k]
-	if s.rule == nil {
+	s, ok := b.sensor(k)
+	if !ok {
 		return 0
 	}
 	s.ent.mu.Lock()
@@ -228,12 +234,19 @@ func (b *Binding) Record(k Kind, value float64, now time.Time) time.Duration {
 	} else {
 		s.rule.admitted[k].Add(value)
 	}
-	if throttle > 0 {
-		s.rule.throttled[k].Inc()
-		s.rule.throttleSecs[k].Add(throttle.Seconds())
-		b.auditThrottle(k, s.rule, throttle, now)
-	}
+	b.countThrottle(k, s.rule, throttle, now)
 	return throttle
+}
+
+// countThrottle counts a request of kind k throttled under r (its metrics
+// and the audit); nothing when throttle is 0.
+func (b *Binding) countThrottle(k Kind, r *rule, throttle time.Duration, now time.Time) {
+	if throttle <= 0 {
+		return
+	}
+	r.throttled[k].Inc()
+	r.throttleSecs[k].Add(throttle.Seconds())
+	b.auditThrottle(k, r, throttle, now)
 }
 
 // Check returns the throttle time the principal is under for kind k at
@@ -241,11 +254,8 @@ func (b *Binding) Record(k Kind, value float64, now time.Time) time.Duration {
 // request that arrives while its principal may be over the quota, on any
 // of its connections; one that is over is counted as a throttled request.
 func (b *Binding) Check(k Kind, now time.Time) time.Duration {
-	if b == nil {
-		return 0
-	}
-	s := b.rate[k]
-	if s.rule == nil {
+	s, ok := b.sensor(k)
+	if !ok {
 		return 0
 	}
 	s.ent.mu.Lock()
@@ -256,11 +266,7 @@ func (b *Binding) Check(k Kind, now time.Time) time.Duration {
 	if k == Request {
 		throttle = min(throttle, b.windows.Size)
 	}
-	if throttle > 0 {
-		s.rule.throttled[k].Inc()
-		s.rule.throttleSecs[k].Add(throttle.Seconds())
-		b.auditThrottle(k, s.rule, throttle, now)
-	}
+	b.countThrottle(k, s.rule, throttle, now)
 	return throttle
 }
 
@@ -272,11 +278,8 @@ func (b *Binding) Check(k Kind, now time.Time) time.Duration {
 // connections of the principal answered at the same moment cannot all
 // pass the check before any of them is recorded.
 func (b *Binding) RecordUnlessOver(k Kind, value float64, now time.Time) (throttle time.Duration, recorded bool) {
-	if b == nil {
-		return 0, false
-	}
-	s := b.rate[k]
-	if s.rule == nil {
+	s, ok := b.sensor(k)
+	if !ok {
 		return 0, false
 	}
 	s.ent.mu.Lock()
@@ -291,11 +294,7 @@ func (b *Binding) RecordUnlessOver(k Kind, value float64, now time.Time) (thrott
 	} else {
 		s.rule.admitted[k].Add(value)
 	}
-	if throttle > 0 {
-		s.rule.throttled[k].Inc()
-		s.rule.throttleSecs[k].Add(throttle.Seconds())
-		b.auditThrottle(k, s.rule, throttle, now)
-	}
+	b.countThrottle(k, s.rule, throttle, now)
 	return throttle, over == 0
 }
 
@@ -303,11 +302,8 @@ func (b *Binding) RecordUnlessOver(k Kind, value float64, now time.Time) (thrott
 // request pays for it (Kafka's recordNoThrottle, for the network thread's
 // share of a request's time).
 func (b *Binding) RecordNoThrottle(k Kind, value float64, now time.Time) {
-	if b == nil {
-		return
-	}
-	s := b.rate[k]
-	if s.rule == nil {
+	s, ok := b.sensor(k)
+	if !ok {
 		return
 	}
 	s.ent.mu.Lock()

@@ -3,6 +3,7 @@ package tenant
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -49,49 +50,84 @@ func (m *Mapper) downResource(t kmsg.ConfigResourceType, name string) (string, b
 	return name, true
 }
 
-// downResources maps the resources of a configs response back, dropping
-// what is not the tenant's and stripping prefixes from error messages.
-func downResources[T any](m *Mapper, rs []T, ref func(*T) (kmsg.ConfigResourceType, *string, *string)) []T {
-	kept := rs[:0]
-	for i := range rs {
-		t, name, msg := ref(&rs[i])
+// resources is the list of config resources of a request or response.
+// The configs APIs (DescribeConfigs, AlterConfigs,
+// IncrementalAlterConfigs, ListConfigResources) name a resource alike, so
+// it is read by kmsg's field names: the resource's type and name fields
+// and, in a response, ErrorCode and ErrorMessage.
+type resources struct {
+	list           reflect.Value
+	typeOf, nameOf string
+}
+
+// configResources is the Resources list of the three configs APIs.
+func configResources(msg any) resources {
+	return resources{reflect.ValueOf(msg).Elem().FieldByName("Resources"), "ResourceType", "ResourceName"}
+}
+
+func (rs resources) len() int { return rs.list.Len() }
+
+// at is resource i's type and name.
+func (rs resources) at(i int) (kmsg.ConfigResourceType, *string) {
+	v := rs.list.Index(i)
+	return kmsg.ConfigResourceType(v.FieldByName(rs.typeOf).Int()), v.FieldByName(rs.nameOf).Addr().Interface().(*string)
+}
+
+// add appends a resource answered with code and msg.
+func (rs resources) add(t kmsg.ConfigResourceType, name string, code int16, msg *string) {
+	x := reflect.New(rs.list.Type().Elem())
+	if d, ok := x.Interface().(interface{ Default() }); ok {
+		d.Default()
+	}
+	v := x.Elem()
+	v.FieldByName(rs.typeOf).SetInt(int64(t))
+	v.FieldByName(rs.nameOf).SetString(name)
+	v.FieldByName("ErrorCode").SetInt(int64(code))
+	v.FieldByName("ErrorMessage").Set(reflect.ValueOf(msg))
+	rs.list.Set(reflect.Append(rs.list, v))
+}
+
+// down maps a response's resources back, dropping what is not the
+// tenant's and stripping prefixes from error messages.
+func (rs resources) down(m *Mapper) {
+	kept := 0
+	for i := 0; i < rs.len(); i++ {
+		t, name := rs.at(i)
 		down, ok := m.downResource(t, *name)
 		if !ok {
 			continue
 		}
 		*name = down
-		m.DownMessage(msg)
-		kept = append(kept, rs[i])
+		if msg := rs.list.Index(i).FieldByName("ErrorMessage"); msg.IsValid() {
+			m.DownMessage(msg.Interface().(*string))
+		}
+		rs.list.Index(kept).Set(rs.list.Index(i))
+		kept++
 	}
-	clear(rs[len(kept):])
-	return kept
+	for i := kept; i < rs.len(); i++ {
+		rs.list.Index(i).SetZero()
+	}
+	rs.list.SetLen(kept)
 }
 
-// configsAPI is the entry of a configs API whose requests list resources
-// (reqResources, each's type and name) and whose responses answer per
-// resource (respResources: type, name, error message; respAdd appends
-// one to kproxy's own answer).
-func configsAPI[Req kmsg.Request, Resp kmsg.Response, RR, PR any](k kmsg.Key,
-	reqResources func(Req) []RR, reqRef func(*RR) (kmsg.ConfigResourceType, *string),
-	respResources func(Resp) *[]PR, respRef func(*PR) (kmsg.ConfigResourceType, *string, *string),
-	respAdd func(resp Resp, t kmsg.ConfigResourceType, name string, code int16, msg *string),
-) api {
+// configsAPI is the entry of a configs API: its requests list resources
+// and its responses answer per resource.
+func configsAPI[Req kmsg.Request, Resp kmsg.Response](k kmsg.Key) api {
 	return api{
 		key: key(k),
 		request: typedRequest(func(ctx context.Context, m *Mapper, r Req) (bool, error) {
-			rs := reqResources(r)
-			if err := refuseClusterResources(ctx, r, rs, reqRef, respAdd); err != nil {
+			rs := configResources(r)
+			if err := refuseClusterResources[Resp](ctx, r, rs); err != nil {
 				return false, err
 			}
-			for i := range rs {
-				t, name := reqRef(&rs[i])
+			for i := 0; i < rs.len(); i++ {
+				t, name := rs.at(i)
 				*name = m.upResource(t, *name)
 			}
 			return false, nil
 		}),
 		response: typedResponse(func(m *Mapper, r Resp) error {
-			rs := respResources(r)
-			*rs = downResources(m, *rs, respRef)
+			configResources(r).down(m)
 			return nil
 		}),
 		fields: []string{"req.Resources.ResourceName", "resp.Resources.ResourceName"},
@@ -101,16 +137,13 @@ func configsAPI[Req kmsg.Request, Resp kmsg.Response, RR, PR any](k kmsg.Key,
 // refuseClusterResources is kproxy's answer to a configs request r naming
 // a resource of the cluster's (isTenantResource false) from someone who is
 // not a cluster operator; nil when there is none or the sender is one.
-func refuseClusterResources[Req kmsg.Request, Resp kmsg.Response, RR any](ctx context.Context, r Req, rs []RR,
-	ref func(*RR) (kmsg.ConfigResourceType, *string),
-	add func(resp Resp, t kmsg.ConfigResourceType, name string, code int16, msg *string),
-) error {
+func refuseClusterResources[Resp kmsg.Response](ctx context.Context, r kmsg.Request, rs resources) error {
 	if isClusterOperator(ctx) {
 		return nil
 	}
 	refused := false
-	for i := range rs {
-		t, _ := ref(&rs[i])
+	for i := 0; i < rs.len(); i++ {
+		t, _ := rs.at(i)
 		refused = refused || !isTenantResource(t)
 	}
 	if !refused {
@@ -118,13 +151,14 @@ func refuseClusterResources[Req kmsg.Request, Resp kmsg.Response, RR any](ctx co
 	}
 	resp := r.ResponseKind().(Resp)
 	resp.SetVersion(r.GetVersion())
-	for i := range rs {
-		t, name := ref(&rs[i])
+	answer := configResources(resp)
+	for i := 0; i < rs.len(); i++ {
+		t, name := rs.at(i)
 		if isTenantResource(t) {
-			add(resp, t, *name, kerr.InvalidRequest.Code, kmsg.StringPtr(msgNotRun))
+			answer.add(t, *name, kerr.InvalidRequest.Code, kmsg.StringPtr(msgNotRun))
 			continue
 		}
-		add(resp, t, *name, kerr.ClusterAuthorizationFailed.Code, clusterScopedMessage(configResourceTypeName(t)+" configs"))
+		answer.add(t, *name, kerr.ClusterAuthorizationFailed.Code, clusterScopedMessage(configResourceTypeName(t)+" configs"))
 	}
 	return &Answer{Response: resp}
 }
@@ -138,58 +172,15 @@ func configResourceTypeName(t kmsg.ConfigResourceType) string {
 }
 
 func describeConfigsAPI() api {
-	return configsAPI(kmsg.DescribeConfigs,
-		func(r *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsRequestResource { return r.Resources },
-		func(x *kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, *string) {
-			return x.ResourceType, &x.ResourceName
-		},
-		func(r *kmsg.DescribeConfigsResponse) *[]kmsg.DescribeConfigsResponseResource { return &r.Resources },
-		func(x *kmsg.DescribeConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
-			return x.ResourceType, &x.ResourceName, x.ErrorMessage
-		},
-		func(resp *kmsg.DescribeConfigsResponse, t kmsg.ConfigResourceType, name string, code int16, msg *string) {
-			x := kmsg.NewDescribeConfigsResponseResource()
-			x.ResourceType, x.ResourceName, x.ErrorCode, x.ErrorMessage = t, name, code, msg
-			resp.Resources = append(resp.Resources, x)
-		})
+	return configsAPI[*kmsg.DescribeConfigsRequest, *kmsg.DescribeConfigsResponse](kmsg.DescribeConfigs)
 }
 
 func alterConfigsAPI() api {
-	return configsAPI(kmsg.AlterConfigs,
-		func(r *kmsg.AlterConfigsRequest) []kmsg.AlterConfigsRequestResource { return r.Resources },
-		func(x *kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, *string) {
-			return x.ResourceType, &x.ResourceName
-		},
-		func(r *kmsg.AlterConfigsResponse) *[]kmsg.AlterConfigsResponseResource { return &r.Resources },
-		func(x *kmsg.AlterConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
-			return x.ResourceType, &x.ResourceName, x.ErrorMessage
-		},
-		func(resp *kmsg.AlterConfigsResponse, t kmsg.ConfigResourceType, name string, code int16, msg *string) {
-			x := kmsg.NewAlterConfigsResponseResource()
-			x.ResourceType, x.ResourceName, x.ErrorCode, x.ErrorMessage = t, name, code, msg
-			resp.Resources = append(resp.Resources, x)
-		})
+	return configsAPI[*kmsg.AlterConfigsRequest, *kmsg.AlterConfigsResponse](kmsg.AlterConfigs)
 }
 
 func incrementalAlterConfigsAPI() api {
-	return configsAPI(kmsg.IncrementalAlterConfigs,
-		func(r *kmsg.IncrementalAlterConfigsRequest) []kmsg.IncrementalAlterConfigsRequestResource {
-			return r.Resources
-		},
-		func(x *kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, *string) {
-			return x.ResourceType, &x.ResourceName
-		},
-		func(r *kmsg.IncrementalAlterConfigsResponse) *[]kmsg.IncrementalAlterConfigsResponseResource {
-			return &r.Resources
-		},
-		func(x *kmsg.IncrementalAlterConfigsResponseResource) (kmsg.ConfigResourceType, *string, *string) {
-			return x.ResourceType, &x.ResourceName, x.ErrorMessage
-		},
-		func(resp *kmsg.IncrementalAlterConfigsResponse, t kmsg.ConfigResourceType, name string, code int16, msg *string) {
-			x := kmsg.NewIncrementalAlterConfigsResponseResource()
-			x.ResourceType, x.ResourceName, x.ErrorCode, x.ErrorMessage = t, name, code, msg
-			resp.Resources = append(resp.Resources, x)
-		})
+	return configsAPI[*kmsg.IncrementalAlterConfigsRequest, *kmsg.IncrementalAlterConfigsResponse](kmsg.IncrementalAlterConfigs)
 }
 
 // ListConfigResources (v1+ every type) lists the cluster's resources: the
@@ -198,9 +189,7 @@ func listConfigResourcesAPI() api {
 	return api{
 		key: key(kmsg.ListConfigResources),
 		response: typedResponse(func(m *Mapper, r *kmsg.ListConfigResourcesResponse) error {
-			r.ConfigResources = downResources(m, r.ConfigResources, func(x *kmsg.ListConfigResourcesResponseConfigResource) (kmsg.ConfigResourceType, *string, *string) {
-				return kmsg.ConfigResourceType(x.Type), &x.Name, nil
-			})
+			resources{reflect.ValueOf(r).Elem().FieldByName("ConfigResources"), "Type", "Name"}.down(m)
 			return nil
 		}),
 		fields: []string{"resp.ConfigResources.Name"},

@@ -16,6 +16,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/topicids"
 	"github.com/kproxy/kproxy/proxy"
 )
 
@@ -254,7 +255,7 @@ func TestFiltersSeeTheTenantsNames(t *testing.T) {
 
 // The tenant's own topic id, learned through another kproxy replica (this
 // one never relayed a Metadata naming it), is still the tenant's: the
-// Mapper asks the upstream (WithUpstream). Without that it could not tell
+// Mapper asks the upstream (WithTopicNamer with a topicids.Resolver). Without that it could not tell
 // it from another tenant's, and says UNKNOWN_TOPIC_ID.
 func TestOwnIDSeenElsewhereIsResolved(t *testing.T) {
 	for _, tc := range []struct {
@@ -266,7 +267,7 @@ func TestOwnIDSeenElsewhereIsResolved(t *testing.T) {
 			c := testkit.Cluster(t, 1, kfake.SeedTopics(1, "team-a.orders"))
 			var opts []tenant.Option
 			if tc.upstream {
-				opts = append(opts, tenant.WithUpstream(client(t, c.ListenAddrs())))
+				opts = append(opts, tenant.WithTopicNamer(topicids.NewResolver(client(t, c.ListenAddrs()), &topicids.Map{})))
 			}
 			p := tenantProxy(t, c, opts...)
 			ctx := testkit.Context(t, 30*time.Second)

@@ -32,13 +32,6 @@ func WithClusterID(id string) Option { return func(m *Mapper) { m.clusterID = id
 // id is treated as another tenant's (UNKNOWN_TOPIC_ID).
 func WithTopicNamer(n TopicNamer) Option { return func(m *Mapper) { m.ids.namer = n } }
 
-// WithUpstream is WithTopicNamer with a topicids.Resolver asking the
-// cluster through r (kproxy's own upstream client, as for
-// policy.WithTopicResolver).
-func WithUpstream(r topicids.Requester) Option {
-	return WithTopicNamer(topicids.NewResolver(r, &topicids.Map{}))
-}
-
 // New returns the Mapper of a virtual cluster with names.
 func New(names Names, opts ...Option) *Mapper {
 	m := &Mapper{names: names, ids: newTopicIDs(topicids.NewResolver(nil, &topicids.Map{})), table: buildTable()}

@@ -31,32 +31,17 @@ func messagesNotMapped() map[string]string {
 // message type t: names ending in Message or Detail.
 func messageFields(prefix string, t reflect.Type) []string {
 	var out []string
-	var walk func(path string, t reflect.Type, depth int)
-	walk = func(path string, t reflect.Type, depth int) {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-			t = t.Elem()
+	walkFieldTypes(prefix, t, func(p string, f reflect.StructField) bool {
+		base := f.Type
+		for base.Kind() == reflect.Pointer {
+			base = base.Elem()
 		}
-		if t.Kind() != reflect.Struct || depth > 12 {
-			return
+		if base.Kind() == reflect.String && (strings.HasSuffix(f.Name, "Message") || strings.HasSuffix(f.Name, "Detail")) {
+			out = append(out, p)
+			return true
 		}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() || f.Name == "UnknownTags" {
-				continue
-			}
-			p := path + "." + f.Name
-			base := f.Type
-			for base.Kind() == reflect.Pointer {
-				base = base.Elem()
-			}
-			if base.Kind() == reflect.String && (strings.HasSuffix(f.Name, "Message") || strings.HasSuffix(f.Name, "Detail")) {
-				out = append(out, p)
-				continue
-			}
-			walk(p, f.Type, depth+1)
-		}
-	}
-	walk(prefix, t, 0)
+		return false
+	})
 	return out
 }
 

@@ -69,6 +69,21 @@ type nameField struct {
 // a kmsg struct), under prefix.
 func nameFields(prefix string, t reflect.Type) []nameField {
 	var out []nameField
+	walkFieldTypes(prefix, t, func(p string, f reflect.StructField) bool {
+		if k := classify(p, f.Name, f.Type); k != kindNone {
+			out = append(out, nameField{p, k})
+			return true
+		}
+		return false
+	})
+	return out
+}
+
+// walkFieldTypes calls leaf with the path of every exported field of the
+// message type t and of the structs it holds (slices and pointers
+// implicit), under prefix; it looks into a field's type unless leaf
+// reports that the field is a leaf.
+func walkFieldTypes(prefix string, t reflect.Type, leaf func(path string, f reflect.StructField) bool) {
 	var walk func(path string, t reflect.Type, depth int)
 	walk = func(path string, t reflect.Type, depth int) {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
@@ -82,22 +97,55 @@ func nameFields(prefix string, t reflect.Type) []nameField {
 			if !f.IsExported() || f.Name == "UnknownTags" {
 				continue
 			}
-			p := path + "." + f.Name
-			if k := classify(p, f.Name, f.Type); k != kindNone {
-				out = append(out, nameField{p, k})
-				continue
+			if p := path + "." + f.Name; !leaf(p, f) {
+				walk(p, f.Type, depth+1)
 			}
-			walk(p, f.Type, depth+1)
 		}
 	}
 	walk(prefix, t, 0)
-	return out
 }
 
 // fillMessage gives every slice of structs one element and every pointer
 // to a struct a value, sets ResourceType-like fields to topic (2), and
 // calls set for each name-bearing field with its path.
 func fillMessage(prefix string, v reflect.Value, set func(path string, kind nameKind, field reflect.Value)) {
+	walkFieldValues(prefix, v, true, func(p string, f reflect.StructField, fv reflect.Value) bool {
+		switch {
+		case (f.Name == "ResourceType" || f.Name == "Type") && fv.CanInt():
+			fv.SetInt(int64(kmsg.ConfigResourceTypeTopic)) // 2 is topic for ACLs and configs alike
+		case f.Name == "ResourcePatternType" && fv.CanInt():
+			fv.SetInt(int64(kmsg.ACLResourcePatternTypeLiteral))
+		default:
+			k := classify(p, f.Name, f.Type)
+			if k == kindNone {
+				return false
+			}
+			set(p, k, fv)
+		}
+		return true
+	})
+}
+
+// fieldValues collects every value at the name-bearing fields of v, by
+// path: strings as they are, ids as strings of their bytes.
+func fieldValues(prefix string, v reflect.Value) map[string][]string {
+	out := map[string][]string{}
+	walkFieldValues(prefix, v, false, func(p string, f reflect.StructField, fv reflect.Value) bool {
+		if classify(p, f.Name, f.Type) == kindNone {
+			return false
+		}
+		out[p] = append(out[p], stringsOf(fv)...)
+		return true
+	})
+	return out
+}
+
+// walkFieldValues calls leaf with the path and value of every exported
+// field of v and of the structs it holds (slices and pointers implicit),
+// under prefix; it looks into a field unless leaf reports that the field
+// is a leaf. With grow, an empty slice of structs first gets one element
+// and a nil pointer to a struct a value.
+func walkFieldValues(prefix string, v reflect.Value, grow bool, leaf func(path string, f reflect.StructField, fv reflect.Value) bool) {
 	var walk func(path string, v reflect.Value, depth int)
 	walk = func(path string, v reflect.Value, depth int) {
 		if depth > 12 {
@@ -105,7 +153,7 @@ func fillMessage(prefix string, v reflect.Value, set func(path string, kind name
 		}
 		switch v.Kind() {
 		case reflect.Pointer:
-			if v.Type().Elem().Kind() != reflect.Struct {
+			if v.Type().Elem().Kind() != reflect.Struct || (v.IsNil() && !grow) {
 				return
 			}
 			if v.IsNil() {
@@ -116,7 +164,7 @@ func fillMessage(prefix string, v reflect.Value, set func(path string, kind name
 			if v.Type().Elem().Kind() != reflect.Struct {
 				return
 			}
-			if v.Len() == 0 {
+			if v.Len() == 0 && grow {
 				v.Set(reflect.MakeSlice(v.Type(), 1, 1))
 			}
 			for i := range v.Len() {
@@ -129,65 +177,13 @@ func fillMessage(prefix string, v reflect.Value, set func(path string, kind name
 				if !f.IsExported() || f.Name == "UnknownTags" {
 					continue
 				}
-				p := path + "." + f.Name
-				fv := v.Field(i)
-				if (f.Name == "ResourceType" || f.Name == "Type") && fv.CanInt() {
-					fv.SetInt(int64(kmsg.ConfigResourceTypeTopic)) // 2 is topic for ACLs and configs alike
-					continue
+				if p := path + "." + f.Name; !leaf(p, f, v.Field(i)) {
+					walk(p, v.Field(i), depth+1)
 				}
-				if f.Name == "ResourcePatternType" && fv.CanInt() {
-					fv.SetInt(int64(kmsg.ACLResourcePatternTypeLiteral))
-					continue
-				}
-				if k := classify(p, f.Name, f.Type); k != kindNone {
-					set(p, k, fv)
-					continue
-				}
-				walk(p, fv, depth+1)
 			}
 		}
 	}
 	walk(prefix, v, 0)
-}
-
-// fieldValues collects every value at the name-bearing fields of v, by
-// path: strings as they are, ids as strings of their bytes.
-func fieldValues(prefix string, v reflect.Value) map[string][]string {
-	out := map[string][]string{}
-	var walk func(path string, v reflect.Value, depth int)
-	walk = func(path string, v reflect.Value, depth int) {
-		if depth > 12 {
-			return
-		}
-		switch v.Kind() {
-		case reflect.Pointer:
-			if !v.IsNil() && v.Type().Elem().Kind() == reflect.Struct {
-				walk(path, v.Elem(), depth)
-			}
-		case reflect.Slice:
-			if v.Type().Elem().Kind() == reflect.Struct {
-				for i := range v.Len() {
-					walk(path, v.Index(i), depth)
-				}
-			}
-		case reflect.Struct:
-			t := v.Type()
-			for i := range t.NumField() {
-				f := t.Field(i)
-				if !f.IsExported() || f.Name == "UnknownTags" {
-					continue
-				}
-				p := path + "." + f.Name
-				if classify(p, f.Name, f.Type) != kindNone {
-					out[p] = append(out[p], stringsOf(v.Field(i))...)
-					continue
-				}
-				walk(p, v.Field(i), depth+1)
-			}
-		}
-	}
-	walk(prefix, v, 0)
-	return out
 }
 
 // stringsOf is what a name field holds: nothing for null or zero.
