@@ -6,7 +6,11 @@
 // a setting at its default.
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/kproxy/kproxy/internal/auth"
+)
 
 // Config is the whole kproxy configuration file.
 type Config struct {
@@ -26,7 +30,15 @@ type Config struct {
 	// listeners (virtualcluster.go); the top-level listeners, upstream and
 	// policy are then what they inherit.
 	VirtualClusters []VirtualCluster `yaml:"virtual_clusters"`
+
+	// mechanisms is the SASL mechanism table the file was validated
+	// against; nil: the built-in one.
+	mechanisms *auth.Mechanisms
 }
+
+// Mechanisms is the SASL mechanism table the configuration was validated
+// against, which its listeners and upstream login run.
+func (c *Config) Mechanisms() *auth.Mechanisms { return c.mechanisms }
 
 // Upstream says which Kafka cluster kproxy fronts.
 type Upstream struct {
@@ -169,6 +181,6 @@ type Limits struct {
 
 // security gathers the security sections for defaulting and validation.
 func (c *Config) security() *Security {
-	return &Security{ListenerTLS: c.Listeners.TLS, ListenerSASL: c.Listeners.SASL,
+	return &Security{Mechanisms: c.mechanisms, ListenerTLS: c.Listeners.TLS, ListenerSASL: c.Listeners.SASL,
 		UpstreamTLS: c.Upstream.TLS, UpstreamSASL: c.Upstream.SASL, Limits: &c.Limits.ConnectionLimits}
 }

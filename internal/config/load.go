@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kproxy/kproxy/internal/auth"
 )
 
 // Defaults applied to keys left out of the file.
@@ -37,14 +39,20 @@ const (
 )
 
 // Load reads, decodes, defaults and validates the file at path, with
-// overrides set on top of it.
+// overrides set on top of it, knowing the built-in SASL mechanisms.
 func Load(path string, overrides ...Override) (*Config, error) {
+	return LoadWith(path, nil, overrides...)
+}
+
+// LoadWith is Load knowing the SASL mechanisms of table (nil: the
+// built-in ones), which the configuration then carries (Mechanisms).
+func LoadWith(path string, table *auth.Mechanisms, overrides ...Override) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open config: %w", err)
 	}
 	defer f.Close()
-	cfg, err := Parse(f, overrides...)
+	cfg, err := ParseWith(f, table, overrides...)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -52,15 +60,21 @@ func Load(path string, overrides ...Override) (*Config, error) {
 }
 
 // Parse decodes YAML from r, sets the overrides, applies defaults and
-// validates the result.
+// validates the result, knowing the built-in SASL mechanisms.
 func Parse(r io.Reader, overrides ...Override) (*Config, error) {
+	return ParseWith(r, nil, overrides...)
+}
+
+// ParseWith is Parse knowing the SASL mechanisms of table (nil: the
+// built-in ones), which the configuration then carries (Mechanisms).
+func ParseWith(r io.Reader, table *auth.Mechanisms, overrides ...Override) (*Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	var cfg Config
+	cfg := Config{mechanisms: table}
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return nil, explainYAMLError(data, err)
 	}

@@ -65,7 +65,7 @@ func (r *Reloader) Reload(trigger string) error {
 		r.stamp = st
 	}
 	log := r.log.With().Str("trigger", trigger).Str("config", r.path).Logger()
-	cfg, err := Load(r.path, r.overrides...)
+	cfg, err := LoadWith(r.path, r.running.Mechanisms(), r.overrides...)
 	if err != nil {
 		r.apply.ConfigRejected(err)
 		log.Error().Err(err).Msg("configuration reload rejected; the policy in force stays")

@@ -15,6 +15,9 @@ func RestartNeeded(old, cur *Config) []string {
 	ov, cv := reflect.ValueOf(*old), reflect.ValueOf(*cur)
 	for i := 0; i < ov.NumField(); i++ {
 		f := ov.Type().Field(i)
+		if !f.IsExported() { // not from the file
+			continue
+		}
 		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if key == "" {
 			key = f.Name
