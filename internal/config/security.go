@@ -57,7 +57,6 @@ type ListenerSASL struct {
 	OAuthBearer *OAuthBearer `yaml:"oauthbearer"`
 }
 
-
 // SASLUser is one entry of listeners.sasl.users.
 type SASLUser struct {
 	Name string `yaml:"name"`
