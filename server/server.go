@@ -16,13 +16,16 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/sasl"
 )
 
 // Options say how Run runs kproxy. Only ConfigPath is required.
@@ -35,6 +38,9 @@ type Options struct {
 	Overrides []Override
 	// Filters see requests and responses after kproxy's policy, in order.
 	Filters []filter.Filter
+	// Mechanisms are SASL mechanisms the program adds to kproxy's own
+	// (see package sasl): listeners.sasl.mechanisms may then list them.
+	Mechanisms []sasl.Mechanism
 	// Logger receives kproxy's logs. When nil, kproxy logs as the file's
 	// log section says, to LogOutput (nil: standard output).
 	Logger    *zerolog.Logger
@@ -69,7 +75,7 @@ func OverridableKeys() []string { return config.OverridableKeys() }
 // policy rules a client can sidestep (the file is valid, and may mean
 // them).
 func Validate(opts Options) (warnings []string, err error) {
-	cfg, err := config.Load(opts.ConfigPath, opts.configOverrides()...)
+	cfg, err := opts.load(opts.configOverrides())
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +92,7 @@ func Validate(opts Options) (warnings []string, err error) {
 // is invalid, a listener cannot be bound, or the drain timed out.
 func Run(ctx context.Context, opts Options) error {
 	overrides := opts.configOverrides()
-	cfg, err := config.Load(opts.ConfigPath, overrides...)
+	cfg, err := opts.load(overrides)
 	if err != nil {
 		return err
 	}
@@ -95,6 +101,16 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	return serve(ctx, cfg, overrides, opts)
+}
+
+// load loads the configuration file knowing the program's SASL
+// mechanisms.
+func (o Options) load(overrides []config.Override) (*config.Config, error) {
+	table, err := auth.NewMechanisms(o.Mechanisms...)
+	if err != nil {
+		return nil, fmt.Errorf("server.Options.Mechanisms: %w", err)
+	}
+	return config.LoadWith(o.ConfigPath, table, overrides...)
 }
 
 func (o Options) configOverrides() []config.Override {

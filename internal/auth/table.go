@@ -138,6 +138,10 @@ func (m ServerMechanism) Verifies(credential string) bool {
 	return m.verifies != nil && m.verifies(credential)
 }
 
+// Readable reports whether kproxy reads the broker's principal from the
+// mechanism's messages in passthrough mode (UserFromClientMessage).
+func (m ServerMechanism) Readable() bool { return m.passthroughUser != nil }
+
 // programMechanism is the table entry of a program's mechanism: kproxy
 // terminates it (only the program can read its messages).
 func programMechanism(m kproxysasl.Mechanism) ServerMechanism {
