@@ -3,7 +3,9 @@
 // has: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER.
 //
 // A Mechanism passed in server.Options.Mechanisms may be listed in
-// listeners.sasl.mechanisms (mode terminate) like a built-in one:
+// listeners.sasl.mechanisms (mode terminate) like a built-in one, and, if
+// it has a Login, named by upstream.sasl.mechanism for kproxy's own login
+// to the cluster:
 //
 //	err := server.Run(ctx, server.Options{
 //		ConfigPath: "kproxy.yaml", // listeners.sasl.mechanisms: [X-KPROXY-TOKEN]
@@ -18,8 +20,11 @@
 package sasl
 
 import (
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // Mechanism is one SASL mechanism kproxy terminates.
@@ -30,8 +35,13 @@ type Mechanism struct {
 	Name string
 	// NewSession starts the server side of one client's exchange; kproxy
 	// calls it at each SaslHandshake naming the mechanism, including a
-	// re-authentication's.
+	// re-authentication's. Nil: kproxy does not terminate the mechanism.
 	NewSession func() Session
+	// Login, when set, is kproxy's own login to the cluster with the
+	// mechanism, for upstream.sasl.mechanism naming it (and no other
+	// upstream.sasl key): the franz-go client side, which kproxy runs on
+	// every upstream connection it opens, relayed or its own.
+	Login func() sasl.Mechanism
 }
 
 // Session is the server side of one SASL exchange, used by one connection
@@ -73,8 +83,8 @@ func (m Mechanism) Check() error {
 			return fmt.Errorf("mechanism name %q: only A-Z, 0-9, '-' and '_' are allowed", m.Name)
 		}
 	}
-	if m.NewSession == nil {
-		return fmt.Errorf("mechanism %s: NewSession is nil", m.Name)
+	if m.NewSession == nil && m.Login == nil {
+		return errors.New("mechanism " + m.Name + ": neither NewSession nor Login is set")
 	}
 	return nil
 }

@@ -28,10 +28,17 @@ func NewMechanisms(extra ...kproxysasl.Mechanism) (*Mechanisms, error) {
 		if err := m.Check(); err != nil {
 			return nil, err
 		}
-		if _, dup := t.Server(m.Name); dup {
+		_, server := t.Server(m.Name)
+		_, upstream := t.Upstream(m.Name)
+		if server || upstream {
 			return nil, fmt.Errorf("mechanism %s: already in the table", m.Name)
 		}
-		t.server = append(t.server, programMechanism(m))
+		if m.NewSession != nil {
+			t.server = append(t.server, programMechanism(m))
+		}
+		if m.Login != nil {
+			t.upstream = append(t.upstream, ClientMechanism{Name: m.Name, Login: LoginProgram, program: m.Login})
+		}
 	}
 	return t, nil
 }
@@ -190,6 +197,9 @@ const (
 	// LoginOAuth: a token from upstream.sasl's OAuth client
 	// (NewTokenSource).
 	LoginOAuth
+	// LoginProgram: the program's own client mechanism, which needs no
+	// other upstream.sasl key.
+	LoginProgram
 )
 
 // ClientMechanism is one mechanism kproxy logs in upstream with, as the
@@ -199,4 +209,18 @@ type ClientMechanism struct {
 	Login UpstreamLogin
 	// password is the client side of a LoginPassword mechanism.
 	password func(user, password string) sasl.Mechanism
+	// program is the client side of a LoginProgram mechanism.
+	program func() sasl.Mechanism
+}
+
+// ProgramLogin is the client side of a LoginProgram mechanism.
+func (m ClientMechanism) ProgramLogin() (sasl.Mechanism, error) {
+	if m.Login != LoginProgram {
+		return nil, fmt.Errorf("upstream SASL: %s is not a program's mechanism", m.Name)
+	}
+	mech := m.program()
+	if mech == nil || mech.Name() != m.Name {
+		return nil, fmt.Errorf("upstream SASL: the Login of mechanism %s returned no client mechanism of that name", m.Name)
+	}
+	return mech, nil
 }

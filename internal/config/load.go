@@ -83,11 +83,25 @@ func ParseWith(r io.Reader, table *auth.Mechanisms, overrides ...Override) (*Con
 		return nil, err
 	}
 	cfg.inheritListeners()
+	cfg.attachMechanisms()
 	cfg.applyDefaults()
 	if err := cfg.validate(sources); err != nil {
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// attachMechanisms gives every upstream.sasl section the table its
+// mechanism is looked up in.
+func (c *Config) attachMechanisms() {
+	if c.Upstream.SASL != nil {
+		c.Upstream.SASL.table = c.mechanisms
+	}
+	for _, vc := range c.VirtualClusters {
+		if vc.Upstream != nil && vc.Upstream.SASL != nil {
+			vc.Upstream.SASL.table = c.mechanisms
+		}
+	}
 }
 
 func (c *Config) applyDefaults() {

@@ -105,16 +105,18 @@ type UpstreamSASL struct {
 	// TokenEndpointCAFile is a PEM bundle of the CAs trusted for
 	// token_endpoint instead of the system roots.
 	TokenEndpointCAFile string `yaml:"token_endpoint_ca_file"`
+
+	// table is the configuration's SASL mechanism table; nil: the
+	// built-in one.
+	table *auth.Mechanisms
 }
+
+// Entry is the mechanism table's entry for u's mechanism: how kproxy
+// logs in with it.
+func (u *UpstreamSASL) Entry() (auth.ClientMechanism, bool) { return u.table.Upstream(u.Mechanism) }
 
 // OAuth reports whether kproxy logs in with OAUTHBEARER.
-func (u *UpstreamSASL) OAuth() bool { return u.login(nil) == auth.LoginOAuth }
-
-// login is how kproxy logs in with u's mechanism in table; 0: unknown.
-func (u *UpstreamSASL) login(table *auth.Mechanisms) auth.UpstreamLogin {
-	m, _ := table.Upstream(u.Mechanism)
-	return m.Login
-}
+func (u *UpstreamSASL) OAuth() bool { m, _ := u.Entry(); return m.Login == auth.LoginOAuth }
 
 // ConnectionLimits are the limits keys about accepting connections. They
 // live directly under limits (embedded inline in Limits).
@@ -344,12 +346,15 @@ func (t *UpstreamTLS) validate(key string) []error {
 }
 
 func (u *UpstreamSASL) validate(key string, table *auth.Mechanisms) []error {
-	login := u.login(table)
-	if login == auth.LoginOAuth {
+	m, _ := table.Upstream(u.Mechanism)
+	switch m.Login {
+	case auth.LoginOAuth:
 		return u.validateOAuth(key)
+	case auth.LoginProgram:
+		return u.validateProgram(key)
 	}
 	var errs []error
-	if login != auth.LoginPassword {
+	if m.Login != auth.LoginPassword {
 		errs = append(errs, fmt.Errorf("%s.mechanism: %q: must be %s", key, u.Mechanism, auth.OrList(table.UpstreamNames())))
 	}
 	for _, k := range u.oauthKeysSet() {
@@ -363,6 +368,28 @@ func (u *UpstreamSASL) validate(key string, table *auth.Mechanisms) []error {
 		errs = append(errs, fmt.Errorf("%s: set exactly one of password, password_file, password_env (%d set)", key, n))
 	}
 	return errs
+}
+
+// validateProgram checks upstream.sasl with a program's mechanism, which
+// brings its own credentials: no other key is used.
+func (u *UpstreamSASL) validateProgram(key string) []error {
+	var errs []error
+	set := append(u.passwordKeysSet(), u.oauthKeysSet()...)
+	for _, k := range set {
+		errs = append(errs, fmt.Errorf("%s.%s: not used with mechanism %s (the program that added it logs kproxy in)", key, k, u.Mechanism))
+	}
+	return errs
+}
+
+// passwordKeysSet names the PLAIN and SCRAM keys that are set.
+func (u *UpstreamSASL) passwordKeysSet() []string {
+	var set []string
+	for _, k := range []struct{ name, v string }{{"username", u.Username}, {"password", u.Password}, {"password_file", u.PasswordFile}, {"password_env", u.PasswordEnv}} {
+		if k.v != "" {
+			set = append(set, k.name)
+		}
+	}
+	return set
 }
 
 // countSet counts the non-empty values: a secret must be given one way.
