@@ -111,6 +111,52 @@ policy:
 	}
 }
 
+// TestProgramMechanismLogsKproxyIn: a program's mechanism with a Login
+// is kproxy's own login to its upstream. Here the upstream is another
+// kproxy terminating the mechanism in front of kfake: a client without
+// SASL reaches the cluster through both as the service the first kproxy's
+// token names, and the second's policy decides by that principal.
+func TestProgramMechanismLogsKproxyIn(t *testing.T) {
+	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "orders", "payments"))
+	terminating := strings.Replace(testkit.LocalConfig(cluster.ListenAddrs()[0]),
+		"listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}", fmt.Sprintf(tokenListener, tokenMechanism), 1) + `
+policy:
+  default: deny
+  rules:
+    - {name: orders-service, principals: ["User:svc-orders"], allow: [describe, write], topics: ["orders"]}
+`
+	inner := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
+		return server.Run(ctx, server.Options{
+			ConfigPath: testkit.WriteConfig(t, terminating),
+			Mechanisms: []sasl.Mechanism{tokenServer(map[string]string{"s3cret-orders": "svc-orders"})},
+			LogOutput:  log,
+		})
+	})
+	inner.WaitReady()
+	loggingIn := strings.Replace(testkit.LocalConfig(inner.Bootstrap), "upstream: {bootstrap_servers: [", "upstream: {sasl: {mechanism: "+tokenMechanism+"}, bootstrap_servers: [", 1)
+	outer := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
+		return server.Run(ctx, server.Options{
+			ConfigPath: testkit.WriteConfig(t, loggingIn),
+			Mechanisms: []sasl.Mechanism{{Name: tokenMechanism, Login: func() franzsasl.Mechanism { return tokenClient("s3cret-orders") }}},
+			LogOutput:  log,
+		})
+	})
+	outer.WaitReady()
+
+	ctx := testkit.Context(t, 30*time.Second)
+	c, err := kgo.NewClient(kgo.SeedBrokers(outer.Bootstrap), kgo.DisableIdempotentWrite(), kgo.RequestRetries(1), kgo.RecordRetries(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("producing to orders as svc-orders: %v", err)
+	}
+	if err := c.ProduceSync(ctx, &kgo.Record{Topic: "payments", Value: []byte("v")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("producing to payments as svc-orders: %v, want TOPIC_AUTHORIZATION_FAILED from the policy", err)
+	}
+}
+
 // TestProgramMechanismValidation: listeners.sasl.mechanisms accepts a
 // program's mechanism only when the program added it, and an unknown name
 // is refused naming the key and every valid name.
@@ -132,6 +178,9 @@ func TestProgramMechanismValidation(t *testing.T) {
 			wantErr: `listeners.sasl.mechanisms[0]: "X-KPROXY-TOKEN": must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER`},
 		{mechanisms: tokenMechanism + ", X-OTHER", added: added,
 			wantErr: `listeners.sasl.mechanisms[1]: "X-OTHER": must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or X-KPROXY-TOKEN`},
+		// A mechanism without a server side is for upstream.sasl only.
+		{mechanisms: tokenMechanism, added: []sasl.Mechanism{{Name: tokenMechanism, Login: func() franzsasl.Mechanism { return tokenClient("") }}},
+			wantErr: `listeners.sasl.mechanisms[0]: "X-KPROXY-TOKEN": must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER`},
 	} {
 		_, err := server.Validate(server.Options{ConfigPath: withFile(tc.mechanisms), Mechanisms: tc.added, SkipFileChecks: true})
 		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
@@ -149,6 +198,26 @@ func TestProgramMechanismNames(t *testing.T) {
 		m.Name = name
 		if _, err := server.Validate(server.Options{ConfigPath: path, Mechanisms: []sasl.Mechanism{m}}); err == nil || !strings.Contains(err.Error(), "server.Options.Mechanisms") {
 			t.Errorf("mechanism %q: %v, want it refused", name, err)
+		}
+	}
+}
+
+// TestProgramLoginValidation: upstream.sasl.mechanism may name a
+// program's mechanism that has a Login, which needs no other key.
+func TestProgramLoginValidation(t *testing.T) {
+	path := testkit.WriteConfig(t, strings.Replace(testkit.LocalConfig("127.0.0.1:9092"),
+		"upstream: {bootstrap_servers: [", "upstream: {sasl: {mechanism: "+tokenMechanism+", username: kproxy}, bootstrap_servers: [", 1))
+	login := sasl.Mechanism{Name: tokenMechanism, Login: func() franzsasl.Mechanism { return tokenClient("t") }}
+	for _, tc := range []struct {
+		added   []sasl.Mechanism
+		wantErr string
+	}{
+		{added: []sasl.Mechanism{login}, wantErr: "upstream.sasl.username: not used with mechanism X-KPROXY-TOKEN"},
+		{added: []sasl.Mechanism{tokenServer(nil)}, wantErr: `upstream.sasl.mechanism: "X-KPROXY-TOKEN": must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER`},
+	} {
+		_, err := server.Validate(server.Options{ConfigPath: path, Mechanisms: tc.added, SkipFileChecks: true})
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("with Login %v: %v, want %q", tc.added[0].Login != nil, err, tc.wantErr)
 		}
 	}
 }
