@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,14 +82,24 @@ policy:
     - {name: orders-service, principals: ["User:svc-orders"], allow: [describe, write], topics: ["orders"]}
 `
 	path := testkit.WriteConfig(t, file)
+	reload := make(chan os.Signal, 1)
 	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
 		return server.Run(ctx, server.Options{
 			ConfigPath: path,
 			Mechanisms: []sasl.Mechanism{tokenServer(map[string]string{"s3cret-orders": "svc-orders"})},
 			LogOutput:  log,
+			Reload:     reload,
 		})
 	})
 	kp.WaitReady()
+	// A reload validates the file knowing the program's mechanism too.
+	reload <- syscall.SIGHUP
+	if l := kp.WaitLog("the reload's outcome", func(l testkit.LogLine) bool {
+		m := l.Message()
+		return strings.HasPrefix(m, "policy reloaded") || strings.HasPrefix(m, "configuration reload rejected") || strings.HasPrefix(m, "configuration section changed")
+	}); !strings.HasPrefix(l.Message(), "policy reloaded") {
+		t.Errorf("reload logged %v", l)
+	}
 	ctx := testkit.Context(t, 30*time.Second)
 	client := func(token string) *kgo.Client {
 		c, err := kgo.NewClient(kgo.SeedBrokers(kp.Bootstrap), kgo.SASL(tokenClient(token)),

@@ -109,6 +109,7 @@ func NewAuthenticator(opts Options) (*Authenticator, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	opts.Table = opts.Table.orBuiltin()
 	opts.Mechanisms = slices.Clone(opts.Mechanisms)
 	return &Authenticator{opts: opts}, nil
 }

@@ -43,6 +43,8 @@ func NewMechanisms(extra ...kproxysasl.Mechanism) (*Mechanisms, error) {
 	return t, nil
 }
 
+// orBuiltin is t, or for nil a fresh built-in table (an Authenticator
+// builds it once per connection).
 func (t *Mechanisms) orBuiltin() *Mechanisms {
 	if t == nil {
 		return &Mechanisms{server: builtinServer(), upstream: builtinUpstream()}
@@ -52,11 +54,12 @@ func (t *Mechanisms) orBuiltin() *Mechanisms {
 
 // Server is the entry of the mechanism kproxy terminates as name.
 func (t *Mechanisms) Server(name string) (ServerMechanism, bool) {
-	i := slices.IndexFunc(t.orBuiltin().server, func(m ServerMechanism) bool { return m.Name == name })
+	entries := t.orBuiltin().server
+	i := slices.IndexFunc(entries, func(m ServerMechanism) bool { return m.Name == name })
 	if i < 0 {
 		return ServerMechanism{}, false
 	}
-	return t.orBuiltin().server[i], true
+	return entries[i], true
 }
 
 // ServerNames are the names of the mechanisms kproxy can terminate, in
@@ -72,11 +75,12 @@ func (t *Mechanisms) ServerNames() []string {
 // Upstream is the entry of the mechanism kproxy logs in upstream with as
 // name.
 func (t *Mechanisms) Upstream(name string) (ClientMechanism, bool) {
-	i := slices.IndexFunc(t.orBuiltin().upstream, func(m ClientMechanism) bool { return m.Name == name })
+	entries := t.orBuiltin().upstream
+	i := slices.IndexFunc(entries, func(m ClientMechanism) bool { return m.Name == name })
 	if i < 0 {
 		return ClientMechanism{}, false
 	}
-	return t.orBuiltin().upstream[i], true
+	return entries[i], true
 }
 
 // UpstreamNames are the names of the mechanisms kproxy can log in
