@@ -37,15 +37,15 @@ func (a *passthroughAuth) saslSteps(mechanism string) int {
 // answer to step of a passthrough login with mechanism: a failure, or a
 // success once its last step is answered without error.
 func (a *passthroughAuth) countUpstreamVerdict(mechanism string, step int) func(kmsg.Response) error {
-	m := a.p.s.metrics
+	s := a.p.s
 	return func(resp kmsg.Response) error {
 		ar, ok := resp.(*kmsg.SASLAuthenticateResponse)
 		switch {
 		case !ok:
 		case ar.ErrorCode != 0:
-			m.countSASL(mechanism, saslFailure)
+			s.countSASL(mechanism, saslFailure)
 		case step == a.saslSteps(mechanism):
-			m.countSASL(mechanism, saslSuccess)
+			s.countSASL(mechanism, saslSuccess)
 		}
 		return nil
 	}
@@ -123,7 +123,7 @@ func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, r cl
 					Version: req.Version, ErrorCode: protocol.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
 				})
 				r.closeAfter = err
-				a.p.s.metrics.countSASL(a.mechanism, saslFailure)
+				a.p.s.countSASL(a.mechanism, saslFailure)
 				return r, nil
 			}
 		}

@@ -121,6 +121,13 @@ policy:
 	if err := client("guessed").ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("v")}).FirstErr(); !errors.Is(err, kerr.SaslAuthenticationFailed) {
 		t.Errorf("a wrong token: %v, want SASL_AUTHENTICATION_FAILED", err)
 	}
+	// The metrics name the program's mechanism as they name a built-in one.
+	for _, result := range []string{"success", "failure"} {
+		series := `kproxy_sasl_authentications_total{mechanism="X-KPROXY-TOKEN",result="` + result + `"}`
+		if v, ok := testkit.ScrapeSeries(t, kp.Admin, series); !ok || v < 1 {
+			t.Errorf("%s: %v (present %v), want at least 1", series, v, ok)
+		}
+	}
 }
 
 // TestProgramMechanismLogsKproxyIn: a program's mechanism with a Login
