@@ -47,16 +47,6 @@ func readSASLRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int) (
 	return frame, req, nil
 }
 
-// countSASL counts one client authentication. A mechanism outside the
-// table (but GSSAPI, which passthrough relays) is counted as "other", so
-// that clients cannot grow the label.
-func (s *Server) countSASL(mechanism, result string) {
-	if _, known := s.cfg.Mechanisms().Server(mechanism); !known && mechanism != "GSSAPI" {
-		mechanism = "other"
-	}
-	s.metrics.countSASL(mechanism, result)
-}
-
 // saslVersions makes sure a client that must authenticate to kproxy sees
 // SaslHandshake v0-v1 and SaslAuthenticate v0-v2 advertised, whatever the
 // upstream's plaintext listener says: librdkafka, kafka-python and kafkajs
