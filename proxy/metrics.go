@@ -138,14 +138,9 @@ const (
 	saslFailure = "failure"
 )
 
-// countSASL counts one client authentication. A mechanism kproxy does not
-// know is counted as "other", so that clients cannot grow the label.
+// countSASL counts one client authentication with mechanism, a label
+// the caller bounds (Server.countSASL).
 func (m *Metrics) countSASL(mechanism, result string) {
-	switch mechanism {
-	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI":
-	default:
-		mechanism = "other"
-	}
 	m.sasl.WithLabelValues(mechanism, result).Inc()
 }
 

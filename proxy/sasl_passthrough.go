@@ -9,7 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -30,29 +29,24 @@ type passthroughAuth struct {
 // saslSteps is how many SaslAuthenticate round trips a login with
 // mechanism takes, for counting successful passthrough logins; 0: kproxy
 // cannot tell (GSSAPI), and counts only failures.
-func saslSteps(mechanism string) int {
-	switch mechanism {
-	case auth.Plain, "OAUTHBEARER":
-		return 1
-	case auth.ScramSHA256, auth.ScramSHA512:
-		return 2
-	}
-	return 0
+func (a *passthroughAuth) saslSteps(mechanism string) int {
+	m, _ := a.p.s.cfg.Mechanisms().Server(mechanism)
+	return m.Steps
 }
 
 // countUpstreamVerdict returns a response hook that counts the upstream's
 // answer to step of a passthrough login with mechanism: a failure, or a
 // success once its last step is answered without error.
 func (a *passthroughAuth) countUpstreamVerdict(mechanism string, step int) func(kmsg.Response) error {
-	m := a.p.s.metrics
+	s := a.p.s
 	return func(resp kmsg.Response) error {
 		ar, ok := resp.(*kmsg.SASLAuthenticateResponse)
 		switch {
 		case !ok:
 		case ar.ErrorCode != 0:
-			m.countSASL(mechanism, saslFailure)
-		case step == saslSteps(mechanism):
-			m.countSASL(mechanism, saslSuccess)
+			s.countSASL(mechanism, saslFailure)
+		case step == a.saslSteps(mechanism):
+			s.countSASL(mechanism, saslSuccess)
 		}
 		return nil
 	}
@@ -114,13 +108,11 @@ func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, r cl
 	case *kmsg.SASLHandshakeRequest:
 		a.mechanism, a.steps = req.Mechanism, 0
 		if h.APIVersion == 0 {
-			// Raw tokens follow; their count depends on the mechanism.
-			switch req.Mechanism {
-			case auth.Plain:
-				a.unframed = 1
-			case auth.ScramSHA256, auth.ScramSHA512:
-				a.unframed = 2
-			default:
+			// Raw tokens follow, one per step of a mechanism whose
+			// messages kproxy reads.
+			if m, _ := a.p.s.cfg.Mechanisms().Server(req.Mechanism); m.Readable() {
+				a.unframed = m.Steps
+			} else {
 				return r, fail(reasonAuth, fmt.Errorf("passthrough of mechanism %q after a v0 SaslHandshake is not supported; use SaslHandshake v1", req.Mechanism))
 			}
 		}
@@ -132,7 +124,7 @@ func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, r cl
 					Version: req.Version, ErrorCode: wire.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
 				})
 				r.closeAfter = err
-				a.p.s.metrics.countSASL(a.mechanism, saslFailure)
+				a.p.s.countSASL(a.mechanism, saslFailure)
 				return r, nil
 			}
 		}
@@ -150,7 +142,7 @@ func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, r cl
 func (a *passthroughAuth) learnUser(firstMessage []byte) error {
 	p := a.p
 	a.sawUser = true
-	user, err := auth.UserFromClientMessage(a.mechanism, firstMessage)
+	user, err := p.s.cfg.Mechanisms().UserFromClientMessage(a.mechanism, firstMessage)
 	if err != nil {
 		if p.s.requestHandlers.empty() {
 			// No filter decides by principal: the user name only labels log

@@ -49,7 +49,7 @@ func (t *terminateAuth) token(cr *bufio.Reader, frameLen int) (clientRequest, bo
 	out, done, err := t.authn.Unframed(token[protocol.FrameSizeLen:])
 	if err != nil {
 		// A v0 client cannot be told why: close, as a broker does.
-		t.p.s.metrics.countSASL(t.authn.Mechanism(), saslFailure)
+		t.p.s.countSASL(t.authn.Mechanism(), saslFailure)
 		return clientRequest{}, true, fail(reasonAuth, fmt.Errorf("SASL (v0 handshake): %w", err))
 	}
 	if done {
@@ -93,14 +93,14 @@ func (t *terminateAuth) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, r
 	case *kmsg.SASLHandshakeRequest:
 		hs := t.authn.Handshake(req)
 		if hs.ErrorCode != 0 {
-			t.p.s.metrics.countSASL(req.Mechanism, saslFailure)
+			t.p.s.countSASL(req.Mechanism, saslFailure)
 			failure = fmt.Errorf("SaslHandshake for mechanism %q refused with error %d", req.Mechanism, hs.ErrorCode)
 		}
 		resp = hs
 	case *kmsg.SASLAuthenticateRequest:
 		ar, done, err := t.authn.Authenticate(req)
 		if err != nil {
-			t.p.s.metrics.countSASL(t.authn.Mechanism(), saslFailure)
+			t.p.s.countSASL(t.authn.Mechanism(), saslFailure)
 			failure = err
 		} else if done {
 			t.loggedIn()
@@ -174,7 +174,7 @@ func (t *terminateAuth) upstreamConnected(ctx context.Context, conn net.Conn) er
 func (t *terminateAuth) loggedIn() {
 	p := t.p
 	t.finish()
-	p.s.metrics.countSASL(t.authn.Mechanism(), saslSuccess)
+	p.s.countSASL(t.authn.Mechanism(), saslSuccess)
 	p.conn.Claims = t.authn.Claims()
 	if p.conn.User != t.authn.User() {
 		p.conn.User = t.authn.User()

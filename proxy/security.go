@@ -56,7 +56,7 @@ func (s *Server) setupSecurity() error {
 			if err != nil {
 				return fmt.Errorf("listeners.sasl.users: %w", err)
 			}
-			s.sec.saslOpts = auth.Options{Mechanisms: sa.Mechanisms, Store: store, SessionLifetime: sa.SessionLifetime}
+			s.sec.saslOpts = auth.Options{Mechanisms: sa.Mechanisms, Table: cfg.Mechanisms(), Store: store, SessionLifetime: sa.SessionLifetime}
 			if o := sa.OAuthBearer; o != nil {
 				if err := s.setupOAuthBearer(o); err != nil {
 					return fmt.Errorf("listeners.sasl.oauthbearer: %w", err)

@@ -78,13 +78,14 @@ func checkClusterFiles(c *config.Config, report func(key string, err error)) {
 		}
 	}
 	if s := u.SASL; s != nil {
-		if s.OAuth() {
+		switch m, _ := s.Entry(); m.Login {
+		case auth.LoginOAuth:
 			_, err := auth.ResolveSecret(s.ClientSecret, s.ClientSecretFile, s.ClientSecretEnv)
 			report("upstream.sasl.client_secret", err)
 			if s.TokenEndpointCAFile != "" {
 				report("upstream.sasl.token_endpoint_ca_file", caBundle(s.TokenEndpointCAFile))
 			}
-		} else {
+		case auth.LoginPassword:
 			_, err := auth.ResolveSecret(s.Password, s.PasswordFile, s.PasswordEnv)
 			report("upstream.sasl.password", err)
 		}

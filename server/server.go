@@ -16,13 +16,16 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/sasl"
 )
 
 // Options say how Run runs kproxy. Only ConfigPath is required.
@@ -42,6 +45,9 @@ type Options struct {
 	// (and no core key) claims is an unknown key. Within a phase, their
 	// filters run in this order, before Filters.
 	Plugins []filter.Plugin
+	// Mechanisms are SASL mechanisms the program adds to kproxy's own
+	// (see package sasl): listeners.sasl.mechanisms may then list them.
+	Mechanisms []sasl.Mechanism
 	// Logger receives kproxy's logs. When nil, kproxy logs as the file's
 	// log section says, to LogOutput (nil: standard output).
 	Logger    *zerolog.Logger
@@ -112,10 +118,15 @@ func (o Options) configOverrides() []config.Override {
 	return overrides
 }
 
-// load loads the configuration file with the plugins' sections.
+// load loads the configuration file knowing the plugins' sections and
+// the program's SASL mechanisms.
 func (o Options) load(overrides []config.Override) (*config.Config, error) {
 	if err := config.CheckPlugins(o.Plugins); err != nil {
 		return nil, err
 	}
-	return config.LoadWithFilters(o.ConfigPath, o.Plugins, overrides...)
+	table, err := auth.NewMechanisms(o.Mechanisms...)
+	if err != nil {
+		return nil, fmt.Errorf("server.Options.Mechanisms: %w", err)
+	}
+	return config.LoadWith(o.ConfigPath, config.Extensions{Plugins: o.Plugins, Mechanisms: table}, overrides...)
 }

@@ -23,6 +23,9 @@ type Options struct {
 	// Mechanisms are the enabled mechanisms, in the order a client that
 	// asks for another one is told them.
 	Mechanisms []string
+	// Table holds the mechanisms that may be enabled; nil: the built-in
+	// ones.
+	Table *Mechanisms
 	// Store verifies PLAIN and SCRAM logins; required when one is enabled.
 	Store CredentialStore
 	// OAuthBearer validates OAUTHBEARER tokens; required when it is
@@ -90,13 +93,14 @@ func NewAuthenticator(opts Options) (*Authenticator, error) {
 	if len(opts.Mechanisms) == 0 {
 		return nil, errors.New("authenticator: no mechanisms enabled")
 	}
-	for _, m := range opts.Mechanisms {
+	for _, name := range opts.Mechanisms {
+		m, ok := opts.Table.Server(name)
 		switch {
-		case !KnownServerMechanism(m):
-			return nil, fmt.Errorf("authenticator: %w %q", ErrUnsupportedMechanism, m)
-		case m == OAuthBearer && opts.OAuthBearer == nil:
-			return nil, errors.New("authenticator: OAUTHBEARER enabled without a token validator")
-		case m != OAuthBearer && opts.Store == nil:
+		case !ok:
+			return nil, fmt.Errorf("authenticator: %w %q", ErrUnsupportedMechanism, name)
+		case m.Needs == NeedsOAuthBearer && opts.OAuthBearer == nil:
+			return nil, fmt.Errorf("authenticator: %s enabled without a token validator", name)
+		case m.Needs == NeedsUsers && opts.Store == nil:
 			return nil, errors.New("authenticator: nil credential store")
 		}
 	}
@@ -106,6 +110,7 @@ func NewAuthenticator(opts Options) (*Authenticator, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	opts.Table = opts.Table.orBuiltin()
 	opts.Mechanisms = slices.Clone(opts.Mechanisms)
 	return &Authenticator{opts: opts}, nil
 }
@@ -276,10 +281,11 @@ func (a *Authenticator) sessionLifetime(s Session) time.Duration {
 
 // newSession starts the server side of mechanism.
 func (a *Authenticator) newSession(mechanism string) (Session, error) {
-	if mechanism == OAuthBearer {
-		return &oauthServer{validator: a.opts.OAuthBearer}, nil
+	m, ok := a.opts.Table.Server(mechanism)
+	if !ok {
+		return nil, fmt.Errorf("new session: %w %q", ErrUnsupportedMechanism, mechanism)
 	}
-	return NewServer(mechanism, a.opts.Store)
+	return m.start(a.opts), nil
 }
 
 // Authenticated reports whether the client has authenticated and no

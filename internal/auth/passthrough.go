@@ -29,21 +29,29 @@ import (
 // The name is a claim until the upstream accepts the exchange: use it for
 // decisions only after the upstream's SaslAuthenticate succeeds.
 func UserFromClientMessage(mechanism string, firstClientMsg []byte) (string, error) {
-	switch {
-	case mechanism == Plain:
-		user, err := brokerPlainUser(firstClientMsg)
-		if err != nil {
-			return "", fmt.Errorf("user from PLAIN message: %w: %s", ErrUnmappablePrincipal, err)
-		}
-		return user, nil
-	case IsScram(mechanism):
-		user, err := brokerScramUser(firstClientMsg)
+	return (*Mechanisms)(nil).UserFromClientMessage(mechanism, firstClientMsg)
+}
+
+// brokerPlainUserOf is PLAIN's passthrough reading, with the errors
+// UserFromClientMessage documents.
+func brokerPlainUserOf(msg []byte) (string, error) {
+	user, err := brokerPlainUser(msg)
+	if err != nil {
+		return "", fmt.Errorf("user from PLAIN message: %w: %s", ErrUnmappablePrincipal, err)
+	}
+	return user, nil
+}
+
+// brokerScramUserOf is the passthrough reading of the SCRAM mechanism
+// named mechanism, with the errors UserFromClientMessage documents.
+func brokerScramUserOf(mechanism string) func([]byte) (string, error) {
+	return func(msg []byte) (string, error) {
+		user, err := brokerScramUser(msg)
 		if err != nil {
 			return "", fmt.Errorf("user from %s client-first message: %w: %s", mechanism, ErrUnmappablePrincipal, err)
 		}
 		return user, nil
 	}
-	return "", fmt.Errorf("user from client message: %w: %w %q", ErrUnmappablePrincipal, ErrUnsupportedMechanism, mechanism)
 }
 
 // brokerPlainUser is PlainSaslServer.evaluateResponse's reading: exactly

@@ -22,17 +22,15 @@ type Session interface {
 	Mechanism() string
 }
 
-// NewServer starts a server session for mechanism (Plain, ScramSHA256 or
-// ScramSHA512) verifying against store.
+// NewServer starts a server session for a mechanism that verifies
+// against store (Plain, ScramSHA256 or ScramSHA512).
 func NewServer(mechanism string, store CredentialStore) (Session, error) {
 	if store == nil {
 		return nil, fmt.Errorf("new %s server: nil credential store", mechanism)
 	}
-	switch {
-	case mechanism == Plain:
-		return &plainServer{store: store}, nil
-	case IsScram(mechanism):
-		return newScramServer(mechanism, store), nil
+	m, ok := (*Mechanisms)(nil).Server(mechanism)
+	if !ok || m.Needs != NeedsUsers {
+		return nil, fmt.Errorf("new server: %w %q", ErrUnsupportedMechanism, mechanism)
 	}
-	return nil, fmt.Errorf("new server: %w %q", ErrUnsupportedMechanism, mechanism)
+	return m.start(Options{Store: store}), nil
 }

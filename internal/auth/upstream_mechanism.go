@@ -3,10 +3,9 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 // UpstreamMechanism returns the franz-go client mechanism that logs kproxy
@@ -16,13 +15,17 @@ func UpstreamMechanism(mechanism, user, password string) (sasl.Mechanism, error)
 	if user == "" || password == "" {
 		return nil, errors.New("upstream SASL: user and password must be non-empty")
 	}
-	switch mechanism {
-	case Plain:
-		return plain.Auth{User: user, Pass: password}.AsMechanism(), nil
-	case ScramSHA256:
-		return scram.Auth{User: user, Pass: password}.AsSha256Mechanism(), nil
-	case ScramSHA512:
-		return scram.Auth{User: user, Pass: password}.AsSha512Mechanism(), nil
+	var t *Mechanisms
+	m, ok := t.Upstream(mechanism)
+	if !ok || m.Login != LoginPassword {
+		return nil, fmt.Errorf("upstream SASL: %w %q (want %s)", ErrUnsupportedMechanism, mechanism, OrList(t.passwordLogins()))
 	}
-	return nil, fmt.Errorf("upstream SASL: %w %q (want %s, %s or %s)", ErrUnsupportedMechanism, mechanism, Plain, ScramSHA256, ScramSHA512)
+	return m.password(user, password), nil
+}
+
+// passwordLogins are the mechanisms kproxy logs in upstream with by
+// password.
+func (t *Mechanisms) passwordLogins() []string {
+	names := t.UpstreamNames()
+	return slices.DeleteFunc(names, func(n string) bool { m, _ := t.Upstream(n); return m.Login != LoginPassword })
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kproxy/kproxy/internal/auth"
 )
 
 // Config is the whole kproxy configuration file.
@@ -37,7 +39,15 @@ type Config struct {
 	// Unclaimed holds, while loading, the top-level keys no core section
 	// has, for the filters' factories to claim (sections.go).
 	Unclaimed map[string]yaml.Node `yaml:",inline"`
+
+	// mechanisms is the SASL mechanism table the file was validated
+	// against; nil: the built-in one.
+	mechanisms *auth.Mechanisms
 }
+
+// Mechanisms is the SASL mechanism table the configuration was validated
+// against, which its listeners and upstream login run.
+func (c *Config) Mechanisms() *auth.Mechanisms { return c.mechanisms }
 
 // Upstream says which Kafka cluster kproxy fronts.
 type Upstream struct {
@@ -180,6 +190,6 @@ type Limits struct {
 
 // security gathers the security sections for defaulting and validation.
 func (c *Config) security() *Security {
-	return &Security{ListenerTLS: c.Listeners.TLS, ListenerSASL: c.Listeners.SASL,
+	return &Security{Mechanisms: c.mechanisms, ListenerTLS: c.Listeners.TLS, ListenerSASL: c.Listeners.SASL,
 		UpstreamTLS: c.Upstream.TLS, UpstreamSASL: c.Upstream.SASL, Limits: &c.Limits.ConnectionLimits}
 }

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/auth"
 )
 
 // Defaults applied to keys left out of the file.
@@ -39,21 +40,29 @@ const (
 )
 
 // Load reads, decodes, defaults and validates the file at path, with
-// overrides set on top of it.
+// overrides set on top of it, knowing the built-in SASL mechanisms.
 func Load(path string, overrides ...Override) (*Config, error) {
-	return LoadWithFilters(path, nil, overrides...)
+	return LoadWith(path, Extensions{}, overrides...)
 }
 
-// LoadWithFilters is Load with the sections plugins declare: each is
-// decoded into its plugin's type and validated, at the top level and in
-// each virtual cluster.
-func LoadWithFilters(path string, plugins []filter.Plugin, overrides ...Override) (*Config, error) {
+// Extensions are what a program adds to the file kproxy reads: the
+// sections its filters declare (filter.Factory), decoded into each
+// plugin's type and validated at the top level and in each virtual
+// cluster, and its SASL mechanisms (nil: the built-in ones), which the
+// configuration then carries (Mechanisms).
+type Extensions struct {
+	Plugins    []filter.Plugin
+	Mechanisms *auth.Mechanisms
+}
+
+// LoadWith is Load knowing the program's extensions.
+func LoadWith(path string, ext Extensions, overrides ...Override) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open config: %w", err)
 	}
 	defer f.Close()
-	cfg, err := ParseWithFilters(f, plugins, overrides...)
+	cfg, err := ParseWith(f, ext, overrides...)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -61,21 +70,20 @@ func LoadWithFilters(path string, plugins []filter.Plugin, overrides ...Override
 }
 
 // Parse decodes YAML from r, sets the overrides, applies defaults and
-// validates the result.
+// validates the result, knowing the built-in SASL mechanisms.
 func Parse(r io.Reader, overrides ...Override) (*Config, error) {
-	return ParseWithFilters(r, nil, overrides...)
+	return ParseWith(r, Extensions{}, overrides...)
 }
 
-// ParseWithFilters is Parse with the sections plugins declare (see
-// LoadWithFilters).
-func ParseWithFilters(r io.Reader, plugins []filter.Plugin, overrides ...Override) (*Config, error) {
+// ParseWith is Parse knowing the program's extensions (see LoadWith).
+func ParseWith(r io.Reader, ext Extensions, overrides ...Override) (*Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	var cfg Config
+	cfg := Config{mechanisms: ext.Mechanisms}
 	decodeErr := dec.Decode(&cfg)
 	var typeErr *yaml.TypeError
 	switch {
@@ -86,7 +94,7 @@ func ParseWithFilters(r io.Reader, plugins []filter.Plugin, overrides ...Overrid
 	}
 	// Keys the core does not know are claimed by the filters' sections
 	// or reported as unknown, with the other decoding errors.
-	sectionProblems, sectionErr := cfg.claimSections(data, plugins)
+	sectionProblems, sectionErr := cfg.claimSections(data, ext.Plugins)
 	if decodeErr != nil {
 		return nil, errors.Join(explainYAMLError(data, decodeErr), sectionErr)
 	}
@@ -98,11 +106,25 @@ func ParseWithFilters(r io.Reader, plugins []filter.Plugin, overrides ...Overrid
 		return nil, err
 	}
 	cfg.inheritListeners()
+	cfg.attachMechanisms()
 	cfg.applyDefaults()
 	if err := cfg.validate(sources, sectionProblems...); err != nil {
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// attachMechanisms gives every upstream.sasl section the table its
+// mechanism is looked up in.
+func (c *Config) attachMechanisms() {
+	if c.Upstream.SASL != nil {
+		c.Upstream.SASL.table = c.mechanisms
+	}
+	for _, vc := range c.VirtualClusters {
+		if vc.Upstream != nil && vc.Upstream.SASL != nil {
+			vc.Upstream.SASL.table = c.mechanisms
+		}
+	}
 }
 
 func (c *Config) applyDefaults() {

@@ -76,7 +76,7 @@ func (r *Reloader) Reload(trigger string) error {
 		r.stamp = st
 	}
 	log := r.log.With().Str("trigger", trigger).Str("config", r.path).Logger()
-	cfg, err := LoadWithFilters(r.path, r.plugins, r.overrides...)
+	cfg, err := LoadWith(r.path, Extensions{Plugins: r.plugins, Mechanisms: r.running.Mechanisms()}, r.overrides...)
 	if err != nil {
 		r.apply.ConfigRejected(err)
 		log.Error().Err(err).Msg("configuration reload rejected; the policy in force stays")

@@ -20,6 +20,9 @@ func restartNeeded(old, cur *Config, reloadable map[string]bool) []string {
 	ov, cv := reflect.ValueOf(*old), reflect.ValueOf(*cur)
 	for i := 0; i < ov.NumField(); i++ {
 		f := ov.Type().Field(i)
+		if !f.IsExported() { // not from the file
+			continue
+		}
 		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if key == "" {
 			key = f.Name

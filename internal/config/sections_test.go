@@ -42,7 +42,7 @@ func limitsPlugin(reloadable bool) filter.Factory[limitsSection] {
 
 func parseWith(t *testing.T, text string, plugins ...filter.Plugin) (*Config, error) {
 	t.Helper()
-	return ParseWithFilters(strings.NewReader("upstream: {bootstrap_servers: [\"a:1\"]}\n"+text), plugins)
+	return ParseWith(strings.NewReader("upstream: {bootstrap_servers: [\"a:1\"]}\n"+text), Extensions{Plugins: plugins})
 }
 
 // TestFilterSectionsDecodeAndInherit: a section is decoded into its

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -56,12 +57,6 @@ type ListenerSASL struct {
 	OAuthBearer *OAuthBearer `yaml:"oauthbearer"`
 }
 
-// passwordMechanisms reports whether any enabled mechanism checks
-// listeners.sasl.users (PLAIN or SCRAM).
-func (l *ListenerSASL) passwordMechanisms() bool {
-	return slices.ContainsFunc(l.Mechanisms, auth.KnownMechanism)
-}
-
 // SASLUser is one entry of listeners.sasl.users.
 type SASLUser struct {
 	Name string `yaml:"name"`
@@ -110,10 +105,18 @@ type UpstreamSASL struct {
 	// TokenEndpointCAFile is a PEM bundle of the CAs trusted for
 	// token_endpoint instead of the system roots.
 	TokenEndpointCAFile string `yaml:"token_endpoint_ca_file"`
+
+	// table is the configuration's SASL mechanism table; nil: the
+	// built-in one.
+	table *auth.Mechanisms
 }
 
+// Entry is the mechanism table's entry for u's mechanism: how kproxy
+// logs in with it.
+func (u *UpstreamSASL) Entry() (auth.ClientMechanism, bool) { return u.table.Upstream(u.Mechanism) }
+
 // OAuth reports whether kproxy logs in with OAUTHBEARER.
-func (u *UpstreamSASL) OAuth() bool { return u.Mechanism == auth.OAuthBearer }
+func (u *UpstreamSASL) OAuth() bool { m, _ := u.Entry(); return m.Login == auth.LoginOAuth }
 
 // ConnectionLimits are the limits keys about accepting connections. They
 // live directly under limits (embedded inline in Limits).
@@ -148,6 +151,8 @@ func (l ConnectionLimits) HandshakeLimit() int {
 // so that their defaults and cross-checks live in one place. Nil means
 // the section is absent.
 type Security struct {
+	// Mechanisms is the SASL mechanism table; nil: the built-in one.
+	Mechanisms   *auth.Mechanisms
 	ListenerTLS  *ListenerTLS
 	ListenerSASL *ListenerSASL
 	UpstreamTLS  *UpstreamTLS
@@ -186,7 +191,7 @@ func (s *Security) validate() []error {
 		errs = append(errs, t.validate("listeners.tls")...)
 	}
 	if l := s.ListenerSASL; l != nil {
-		errs = append(errs, l.validate("listeners.sasl")...)
+		errs = append(errs, l.validate("listeners.sasl", s.Mechanisms)...)
 		if l.Mode == SASLModePassthrough && s.UpstreamSASL != nil {
 			errs = append(errs, fmt.Errorf("upstream.sasl: not allowed with listeners.sasl.mode %s: each client's own login is relayed upstream", SASLModePassthrough))
 		}
@@ -195,7 +200,7 @@ func (s *Security) validate() []error {
 		errs = append(errs, t.validate("upstream.tls")...)
 	}
 	if u := s.UpstreamSASL; u != nil {
-		errs = append(errs, u.validate("upstream.sasl")...)
+		errs = append(errs, u.validate("upstream.sasl", s.Mechanisms)...)
 	}
 	if l := s.Limits; l != nil {
 		errs = append(errs, l.validate("limits")...)
@@ -238,7 +243,7 @@ func (t *ListenerTLS) validate(key string) []error {
 	return errs
 }
 
-func (l *ListenerSASL) validate(key string) []error {
+func (l *ListenerSASL) validate(key string, table *auth.Mechanisms) []error {
 	var errs []error
 	bad := func(k, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s%s: %s", key, k, fmt.Sprintf(format, args...)))
@@ -249,24 +254,33 @@ func (l *ListenerSASL) validate(key string) []error {
 		bad(".mode", "%q: must be terminate or passthrough", l.Mode)
 	}
 	enabled := map[string]bool{}
-	for i, m := range l.Mechanisms {
+	needs := map[auth.Needs]bool{}
+	var verifiers []auth.ServerMechanism
+	for i, name := range l.Mechanisms {
+		m, known := table.Server(name)
 		switch {
-		case !auth.KnownServerMechanism(m):
-			bad(fmt.Sprintf(".mechanisms[%d]", i), "%q: must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER (names are upper case)", m)
-		case m == auth.OAuthBearer && l.Mode == SASLModePassthrough:
-			bad(fmt.Sprintf(".mechanisms[%d]", i), "OAUTHBEARER needs mode terminate: in passthrough kproxy cannot tell the broker's principal from a token")
-		case enabled[m]:
-			bad(fmt.Sprintf(".mechanisms[%d]", i), "%s listed twice", m)
+		case !known:
+			bad(fmt.Sprintf(".mechanisms[%d]", i), "%q: must be %s (names are upper case)", name, auth.OrList(table.ServerNames()))
+		case m.TerminateOnly != "" && l.Mode == SASLModePassthrough:
+			bad(fmt.Sprintf(".mechanisms[%d]", i), "%s needs mode terminate: %s", name, m.TerminateOnly)
+		case enabled[name]:
+			bad(fmt.Sprintf(".mechanisms[%d]", i), "%s listed twice", name)
 		}
-		enabled[m] = true
+		enabled[name] = true
+		if known {
+			needs[m.Needs] = true
+		}
+		if known && m.Needs == auth.NeedsUsers {
+			verifiers = append(verifiers, m)
+		}
 	}
 	if l.SessionLifetime < 0 || (l.SessionLifetime > 0 && l.SessionLifetime < time.Second) {
 		bad(".session_lifetime", "%s: must be 0 (sessions never expire) or at least 1s", l.SessionLifetime)
 	}
 	switch {
-	case enabled[auth.OAuthBearer] && l.OAuthBearer == nil:
+	case needs[auth.NeedsOAuthBearer] && l.OAuthBearer == nil:
 		bad(".oauthbearer", "required when mechanisms lists OAUTHBEARER: at least jwks_url (or jwks_file) and issuer")
-	case !enabled[auth.OAuthBearer] && l.OAuthBearer != nil:
+	case !needs[auth.NeedsOAuthBearer] && l.OAuthBearer != nil:
 		bad(".oauthbearer", "set but mechanisms does not list OAUTHBEARER; add it or remove this section")
 	case l.OAuthBearer != nil:
 		errs = append(errs, l.OAuthBearer.validate(key+".oauthbearer")...)
@@ -280,7 +294,7 @@ func (l *ListenerSASL) validate(key string) []error {
 		}
 		return errs
 	}
-	if l.Mode == SASLModeTerminate && len(l.Users) == 0 && l.passwordMechanisms() {
+	if l.Mode == SASLModeTerminate && len(l.Users) == 0 && needs[auth.NeedsUsers] {
 		bad(".users", "required in terminate mode with PLAIN or SCRAM: at least one user with credentials from `kproxy hash-password`")
 	}
 	names := map[string]int{}
@@ -311,7 +325,9 @@ func (l *ListenerSASL) validate(key string) []error {
 			}
 			have[c.Mechanism] = true
 		}
-		if len(have) > 0 && !(enabled[auth.Plain] || slices.ContainsFunc(l.Mechanisms, func(m string) bool { return have[m] })) {
+		if len(have) > 0 && !slices.ContainsFunc(verifiers, func(m auth.ServerMechanism) bool {
+			return slices.ContainsFunc(slices.Collect(maps.Keys(have)), m.Verifies)
+		}) {
 			bad(ukey+".credentials", "none is for an enabled mechanism (%v), so user %q cannot log in", l.Mechanisms, u.Name)
 		}
 	}
@@ -329,13 +345,17 @@ func (t *UpstreamTLS) validate(key string) []error {
 	return errs
 }
 
-func (u *UpstreamSASL) validate(key string) []error {
-	if u.OAuth() {
+func (u *UpstreamSASL) validate(key string, table *auth.Mechanisms) []error {
+	m, _ := table.Upstream(u.Mechanism)
+	switch m.Login {
+	case auth.LoginOAuth:
 		return u.validateOAuth(key)
+	case auth.LoginProgram:
+		return u.validateProgram(key)
 	}
 	var errs []error
-	if !auth.KnownMechanism(u.Mechanism) {
-		errs = append(errs, fmt.Errorf("%s.mechanism: %q: must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", key, u.Mechanism))
+	if m.Login != auth.LoginPassword {
+		errs = append(errs, fmt.Errorf("%s.mechanism: %q: must be %s", key, u.Mechanism, auth.OrList(table.UpstreamNames())))
 	}
 	for _, k := range u.oauthKeysSet() {
 		errs = append(errs, fmt.Errorf("%s.%s: only for mechanism OAUTHBEARER (mechanism is %q)", key, k, u.Mechanism))
@@ -348,6 +368,28 @@ func (u *UpstreamSASL) validate(key string) []error {
 		errs = append(errs, fmt.Errorf("%s: set exactly one of password, password_file, password_env (%d set)", key, n))
 	}
 	return errs
+}
+
+// validateProgram checks upstream.sasl with a program's mechanism, which
+// brings its own credentials: no other key is used.
+func (u *UpstreamSASL) validateProgram(key string) []error {
+	var errs []error
+	set := append(u.passwordKeysSet(), u.oauthKeysSet()...)
+	for _, k := range set {
+		errs = append(errs, fmt.Errorf("%s.%s: not used with mechanism %s (the program that added it logs kproxy in)", key, k, u.Mechanism))
+	}
+	return errs
+}
+
+// passwordKeysSet names the PLAIN and SCRAM keys that are set.
+func (u *UpstreamSASL) passwordKeysSet() []string {
+	var set []string
+	for _, k := range []struct{ name, v string }{{"username", u.Username}, {"password", u.Password}, {"password_file", u.PasswordFile}, {"password_env", u.PasswordEnv}} {
+		if k.v != "" {
+			set = append(set, k.name)
+		}
+	}
+	return set
 }
 
 // countSet counts the non-empty values: a secret must be given one way.

@@ -39,35 +39,55 @@ func NewSecurity(u config.Upstream, observe func(auth.TokenEvent)) (Security, er
 		}
 		sec.TLS = tc
 	}
-	if s := u.SASL; s != nil && s.OAuth() {
+	if s := u.SASL; s != nil {
+		mech, oauth, err := login(s, observe)
+		if err != nil {
+			return Security{}, err
+		}
+		sec.SASL, sec.OAuth = mech, oauth
+	}
+	return sec, nil
+}
+
+// login is the client side of upstream.sasl's mechanism, as its table
+// entry says kproxy logs in with it, and the token source of an OAuth
+// login.
+func login(s *config.UpstreamSASL, observe func(auth.TokenEvent)) (sasl.Mechanism, *auth.TokenSource, error) {
+	entry, _ := s.Entry()
+	switch entry.Login {
+	case auth.LoginOAuth:
 		secret, err := auth.ResolveSecret(s.ClientSecret, s.ClientSecretFile, s.ClientSecretEnv)
 		if err != nil {
-			return Security{}, fmt.Errorf("upstream.sasl.client_secret: %w", err)
+			return nil, nil, fmt.Errorf("upstream.sasl.client_secret: %w", err)
 		}
 		scopes, err := auth.ParseScope(s.Scope)
 		if err != nil {
-			return Security{}, fmt.Errorf("upstream.sasl.scope: %w", err)
+			return nil, nil, fmt.Errorf("upstream.sasl.scope: %w", err)
 		}
 		ts, err := auth.NewTokenSource(auth.ClientCredentials{
 			TokenURL: s.TokenEndpoint, ClientID: s.ClientID, ClientSecret: secret,
 			Scopes: scopes, Timeout: s.TokenTimeout, CAFile: s.TokenEndpointCAFile, Observe: observe,
 		})
 		if err != nil {
-			return Security{}, fmt.Errorf("upstream.sasl: %w", err)
+			return nil, nil, fmt.Errorf("upstream.sasl: %w", err)
 		}
-		sec.SASL, sec.OAuth = ts.Mechanism(), ts
-	} else if s != nil {
-		password, err := auth.ResolveSecret(s.Password, s.PasswordFile, s.PasswordEnv)
+		return ts.Mechanism(), ts, nil
+	case auth.LoginProgram:
+		mech, err := entry.ProgramLogin()
 		if err != nil {
-			return Security{}, fmt.Errorf("upstream.sasl.password: %w", err)
+			return nil, nil, fmt.Errorf("upstream.sasl.mechanism: %w", err)
 		}
-		mech, err := auth.UpstreamMechanism(s.Mechanism, s.Username, password)
-		if err != nil {
-			return Security{}, fmt.Errorf("upstream.sasl: %w", err)
-		}
-		sec.SASL = mech
+		return mech, nil, nil
 	}
-	return sec, nil
+	password, err := auth.ResolveSecret(s.Password, s.PasswordFile, s.PasswordEnv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("upstream.sasl.password: %w", err)
+	}
+	mech, err := auth.UpstreamMechanism(s.Mechanism, s.Username, password)
+	if err != nil {
+		return nil, nil, fmt.Errorf("upstream.sasl: %w", err)
+	}
+	return mech, nil, nil
 }
 
 // ClientOpts are the franz-go options of a client that reaches the
