@@ -128,6 +128,12 @@ func (e *Enforcer) Close() error {
 	return nil
 }
 
+// Phase places the enforcer in filter.PhaseAuthorize: it decides a
+// request before quotas and the program's filters see it, in the
+// tenant's names, and hides what the principal may not see from a
+// response after them.
+func (e *Enforcer) Phase() filter.Phase { return filter.PhaseAuthorize }
+
 // Register registers the handler of every API the operation table covers
 // except ApiVersions and the SASL exchange, which are always allowed and
 // so are never decoded for the policy. Keys kmsg does not know never reach

@@ -55,6 +55,7 @@ type Server struct {
 	// the virtual cluster's cluster operators (WithClusterOperators).
 	clusterOperator func(*filter.Conn) bool
 	requestHandlers handlerTable[filter.RequestHandler]
+	chain           []filter.Link // the filters in request order (Chain)
 	responses       responseFilters
 	sniResponses    responseFilters
 	frames          framePool // buffers of requests read whole for filters
@@ -197,10 +198,9 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 // registerFilters builds the handler tables from every filter, in the
-// order their handlers run: the ApiVersions clamp first, features next,
-// address rewriting last, so that it sees every address a feature may add;
-// in SASL terminate mode saslVersions after all. It runs once, in Start,
-// once the SASL mode is known.
+// order of the chain's phases (filter.Phase): requests from the client's
+// side to the cluster's, responses back. It runs once, in Start, once the
+// SASL mode is known.
 //
 // The SNI listener gets its own response table, registered the same way
 // but for the rewriter's Mapper, so each listener hands out only its own
@@ -209,6 +209,7 @@ func (s *Server) registerFilters() error {
 	reg := s.registry(s.routes)
 	s.requestHandlers = buildHandlerTable(requestKey, reg.Requests())
 	s.responses = newResponseFilters(reg.Responses())
+	s.chain = reg.Chain()
 	if s.cfg.Listeners.SNI != nil {
 		sniReg := s.registry(sniMapper{s: s})
 		s.sniResponses = newResponseFilters(sniReg.Responses())
@@ -216,18 +217,15 @@ func (s *Server) registerFilters() error {
 	return reg.Err()
 }
 
-// registry registers every filter, in order, with mapper as the address
-// rewriter's.
+// registry adds every filter to one chain, each in its phase, with mapper
+// as the address rewriter's.
 func (s *Server) registry(mapper rewrite.BrokerMapper) *filter.Registry {
 	var reg filter.Registry
-	rewrite.APIVersionsClamp{}.Register(&reg)
-	for _, f := range s.filters {
-		f.Register(&reg)
-	}
-	rewrite.Addresses{Mapper: mapper}.Register(&reg)
+	reg.Add(rewrite.Addresses{Mapper: mapper}, rewrite.APIVersionsClamp{})
 	if s.sec.saslMode == config.SASLModeTerminate {
-		saslVersions{}.Register(&reg)
+		reg.Add(filter.At(filter.PhaseNegotiate, saslVersions{}))
 	}
+	reg.Add(s.filters...)
 	return &reg
 }
 
