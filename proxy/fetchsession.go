@@ -83,6 +83,17 @@ func (p *pair) guardSessions(h protocol.RequestHeader, bodyPrefix []byte, r *cli
 	return nil
 }
 
+// learnSessions remembers the fetch or share session the response to
+// owed, of frameLen bytes and next in down, opens for this connection,
+// when owed asked for one.
+func (p *pair) learnSessions(owed *pending, down *direction, frameLen int) {
+	if owed.learnFetchSession {
+		p.learnFetchSession(owed, down, frameLen)
+	} else if owed.learnShareSession != "" {
+		p.learnShareSession(owed, down, frameLen)
+	}
+}
+
 // guardFetchSession applies the rule above to the Fetch request r whose
 // header is h and whose body starts with bodyPrefix (cr's buffer, where a
 // foreign session id is cleared in place). It answers r (owed.local) for a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -163,6 +164,35 @@ func (p *pair) throttleResponse(owed *pending, down *direction, frameLen int) (t
 		}
 	}
 	return throttle, nil
+}
+
+// quotaResponse holds the response to owed, of frameLen bytes and next in
+// down, to the connection's quotas: a fetch over the fetch quota is
+// answered in its place (done), a throttle the response must carry is set
+// in place where the frame allows it, or returned for the decoded
+// response (need raised to Decode), or relayed at once for a streamed
+// Produce (done).
+func (p *pair) quotaResponse(owed *pending, down *direction, frameLen int, need *filter.Need) (throttle time.Duration, done bool, err error) {
+	if owed.fetchQuota {
+		if replaced, err := p.chargeFetchResponse(owed, down, frameLen); replaced || err != nil {
+			return 0, true, err
+		}
+	}
+	if owed.quota == nil {
+		return 0, false, nil
+	}
+	if throttle, err = p.throttleResponse(owed, down, frameLen); err != nil {
+		return 0, true, err
+	}
+	switch {
+	case throttle == 0:
+	case owed.key == protocol.FetchKey && setFetchThrottle(down, owed.version, frameLen, throttle):
+	case owed.key == protocol.ProduceKey && owed.version >= 1 && *need == filter.Stream:
+		return throttle, true, p.relayThrottledProduce(owed, down, frameLen, throttle)
+	default:
+		*need = filter.Decode // rare: set throttle_time_ms in the decoded response
+	}
+	return throttle, false, nil
 }
 
 // recordRequestTime counts the time the request loop spent on r, from

@@ -30,21 +30,7 @@ func (p *pair) forwardResponses(down *direction) error {
 			break
 		}
 		p.observed = owed.timing // completed below and by relayResponse
-		var err error
-		switch {
-		case owed.deliver != nil:
-			err = owed.deliver(p, owed, down)
-		case owed.local != nil && owed.fetchQuota:
-			p.observed.ResponseBytes = len(owed.local)
-			err = p.writeThrottled(&owed, down, owed.local, owed.throttle)
-		case owed.local != nil:
-			p.observed.ResponseBytes = len(owed.local)
-			if _, werr := down.w.Write(owed.local); werr != nil {
-				err = fail(reasonClientClosed, fmt.Errorf("write client: %w", werr))
-			}
-		default:
-			err = p.relayResponse(owed, down)
-		}
+		err := p.deliver(owed, down)
 		if owed.fetchQuota {
 			p.fetchDelivered()
 		}
@@ -65,13 +51,7 @@ func (p *pair) forwardResponses(down *direction) error {
 				return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 			}
 		}
-		if t := &p.observed; !t.Start.IsZero() { // a client request, not kproxy's own
-			t.Done = time.Now()
-			if !t.Local && t.UpstreamFirstByte.IsZero() { // a stage delivered it: no earlier time known
-				t.UpstreamFirstByte = t.Done
-			}
-			p.observe(t)
-		}
+		p.observeDelivered()
 	}
 	if err := down.w.Flush(); err != nil {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
@@ -79,120 +59,187 @@ func (p *pair) forwardResponses(down *direction) error {
 	return nil // the request loop stopped and all it owed is delivered
 }
 
-// relayResponse reads the upstream's response to owed and writes it to the
-// client: streamed when no handler needs it, otherwise decoded once, passed
-// through the handlers, and encoded once.
-func (p *pair) relayResponse(owed pending, down *direction) error {
-	prefix, err := down.r.Peek(protocol.FrameSizeLen + 4)
-	if err != nil {
-		return upstreamReadError(err)
-	}
-	p.observed.UpstreamFirstByte = time.Now() // or later, if it was read along with an earlier response
-	size, err := protocol.ParseFrameSize(prefix, int32(p.s.cfg.Limits.MaxFrameBytes))
-	if err != nil {
-		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
-	}
-	corr, _ := protocol.ResponseCorrelationID(prefix[protocol.FrameSizeLen:])
-	if corr != owed.correlationID {
-		return fail(reasonProtocol, fmt.Errorf("upstream response has correlation id %d, expected %d for %s v%d",
-			corr, owed.correlationID, protocol.APIName(owed.key), owed.version))
-	}
-	frameLen := protocol.FrameSizeLen + int(size)
-	if owed.learnFetchSession {
-		p.learnFetchSession(&owed, down, frameLen)
-	} else if owed.learnShareSession != "" {
-		p.learnShareSession(&owed, down, frameLen)
-	}
-
-	need := responseNeedWithNames(p.responseTable().need(owed.key, owed.version), owed)
-	if owed.onResponse != nil {
-		need = filter.Decode
-	}
-	var throttle time.Duration
-	if owed.fetchQuota {
-		if replaced, err := p.chargeFetchResponse(&owed, down, frameLen); replaced || err != nil {
-			return err
-		}
-	}
-	if owed.quota != nil {
-		if throttle, err = p.throttleResponse(&owed, down, frameLen); err != nil {
-			return err
-		}
-		switch {
-		case throttle == 0:
-		case owed.key == protocol.FetchKey && setFetchThrottle(down, owed.version, frameLen, throttle):
-		case owed.key == protocol.ProduceKey && owed.version >= 1 && need == filter.Stream:
-			return p.relayThrottledProduce(&owed, down, frameLen, throttle)
-		default:
-			need = filter.Decode // rare: set throttle_time_ms in the decoded response
-		}
-	}
-	p.observed.ResponseBytes = frameLen // a re-encoding below says otherwise
-	if need == filter.DropTopLevelTags {
-		return p.streamDroppingTags(owed, down, frameLen)
-	}
-	if need == filter.Stream {
-		if err := down.stream(frameLen); err != nil {
-			if errors.Is(err, errWriteSide) {
-				return fail(reasonClientClosed, err)
-			}
-			return upstreamReadError(err)
-		}
-		return nil
-	}
-
-	// The frame, its decoding and its re-encoding are charged to
-	// limits.max_buffered_bytes before they are allocated; waiting here
-	// leaves the response in the upstream socket.
-	var charged int64
-	defer func() { p.s.budget.release(&p.budget, charged) }()
-	if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
-		return fail(reasonClientClosed, err)
-	}
-	charged = int64(frameLen)
-	frame := p.decodeBuffer(frameLen)
-	if _, err := io.ReadFull(down.r, frame); err != nil {
-		return upstreamReadError(err)
-	}
-	body, err := protocol.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
-	if err != nil {
-		return fail(reasonProtocol, fmt.Errorf("upstream %s response: %w", protocol.APIName(owed.key), err))
-	}
-	if owed.mapNeed == tenant.NeedRaw {
-		if frame, body, err = p.mapRawResponse(owed, frame, body); err != nil {
-			return err
-		}
-		if len(frame) > frameLen { // names grew: the rest is charged now
-			if err := p.s.budget.acquire(&p.budget, int64(len(frame)-frameLen), p.closed); err != nil {
-				return fail(reasonClientClosed, err)
-			}
-			charged += int64(len(frame) - frameLen)
-		}
-		p.observed.ResponseBytes = len(frame)
-		frameLen = len(frame)
-	}
-	handlers := p.responseTable().handlers.lookup(owed.key)
-	if need == filter.Inspect && !inspectWants(handlers, owed.version, body) {
-		_, err := down.w.Write(frame)
-		p.releaseBuffers()
-		if err != nil {
+// deliver writes the response owed to the client: kproxy's own answer,
+// what a stage delivers, or the upstream's relayed.
+func (p *pair) deliver(owed pending, down *direction) error {
+	switch {
+	case owed.deliver != nil:
+		return owed.deliver(p, owed, down)
+	case owed.local != nil && owed.fetchQuota:
+		p.observed.ResponseBytes = len(owed.local)
+		return p.writeThrottled(&owed, down, owed.local, owed.throttle)
+	case owed.local != nil:
+		p.observed.ResponseBytes = len(owed.local)
+		if _, err := down.w.Write(owed.local); err != nil {
 			return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 		}
 		return nil
 	}
+	return p.relayResponse(owed, down)
+}
 
+// observeDelivered completes the timing of the response just delivered
+// and hands it to the observers, unless it answered kproxy's own request.
+func (p *pair) observeDelivered() {
+	t := &p.observed
+	if t.Start.IsZero() {
+		return
+	}
+	t.Done = time.Now()
+	if !t.Local && t.UpstreamFirstByte.IsZero() { // a stage delivered it: no earlier time known
+		t.UpstreamFirstByte = t.Done
+	}
+	p.observe(t)
+}
+
+// relayResponse reads the upstream's response to owed and writes it to the
+// client: streamed when no handler needs it, otherwise decoded once, passed
+// through the handlers, and encoded once.
+func (p *pair) relayResponse(owed pending, down *direction) error {
+	frameLen, err := p.responseFrameLen(owed, down)
+	if err != nil {
+		return err
+	}
+	p.learnSessions(&owed, down, frameLen)
+	need := responseNeedWithNames(p.responseTable().need(owed.key, owed.version), owed)
+	if owed.onResponse != nil {
+		need = filter.Decode
+	}
+	throttle, done, err := p.quotaResponse(&owed, down, frameLen, &need)
+	if done || err != nil {
+		return err
+	}
+	p.observed.ResponseBytes = frameLen // a re-encoding says otherwise
+	switch need {
+	case filter.DropTopLevelTags:
+		return p.streamDroppingTags(owed, down, frameLen)
+	case filter.Stream:
+		return streamResponse(down, frameLen)
+	}
+	return p.filterResponse(owed, down, frameLen, need, throttle)
+}
+
+// responseFrameLen peeks at the size and correlation id of the response
+// next in down, which must be owed's, and returns the frame's length,
+// size prefix included.
+func (p *pair) responseFrameLen(owed pending, down *direction) (int, error) {
+	prefix, err := down.r.Peek(protocol.FrameSizeLen + 4)
+	if err != nil {
+		return 0, upstreamReadError(err)
+	}
+	p.observed.UpstreamFirstByte = time.Now() // or later, if it was read along with an earlier response
+	size, err := protocol.ParseFrameSize(prefix, int32(p.s.cfg.Limits.MaxFrameBytes))
+	if err != nil {
+		return 0, fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+	}
+	if corr, _ := protocol.ResponseCorrelationID(prefix[protocol.FrameSizeLen:]); corr != owed.correlationID {
+		return 0, fail(reasonProtocol, fmt.Errorf("upstream response has correlation id %d, expected %d for %s v%d",
+			corr, owed.correlationID, protocol.APIName(owed.key), owed.version))
+	}
+	return protocol.FrameSizeLen + int(size), nil
+}
+
+// streamResponse relays the response of frameLen bytes next in down as
+// it arrives.
+func streamResponse(down *direction, frameLen int) error {
+	if err := down.stream(frameLen); err != nil {
+		if errors.Is(err, errWriteSide) {
+			return fail(reasonClientClosed, err)
+		}
+		return upstreamReadError(err)
+	}
+	return nil
+}
+
+// filterResponse buffers the response to owed, of frameLen bytes, and
+// unless need is Inspect and no handler wants it decoded, decodes it,
+// passes it through the name boundary, owed's hook and the handlers, and
+// writes its encoding with throttle (when not zero) set. The frame, its
+// decoding and its re-encoding are charged to limits.max_buffered_bytes
+// before they are allocated; waiting here leaves the response in the
+// upstream socket.
+func (p *pair) filterResponse(owed pending, down *direction, frameLen int, need filter.Need, throttle time.Duration) error {
+	var charged int64
+	defer func() { p.s.budget.release(&p.budget, charged) }()
+	frame, body, err := p.readResponse(owed, down, frameLen, &charged)
+	if err != nil {
+		return err
+	}
+	handlers := p.responseTable().handlers.lookup(owed.key)
+	if need == filter.Inspect && !inspectWants(handlers, owed.version, body) {
+		return p.writeResponse(down, frame)
+	}
+	resp, err := p.decodeResponse(owed, body, len(frame), &charged)
+	if err != nil {
+		return err
+	}
+	if err := p.runResponseHandlers(owed, resp, handlers); err != nil {
+		return err
+	}
+	if throttle > 0 {
+		setDecodedThrottle(resp, throttle)
+	}
+	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.s.sec.terminatesSASL() && owed.onResponse == nil {
+		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
+	}
+	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], owed.correlationID, resp)
+	p.observed.ResponseBytes, p.observed.ErrorCode = len(p.encodeBuf), topLevelErrorCode(resp)
+	return p.writeResponse(down, p.encodeBuf)
+}
+
+// readResponse reads the response frame of frameLen bytes from down,
+// charging it to *charged, and returns it with its body, the name
+// boundary's raw rewrite applied.
+func (p *pair) readResponse(owed pending, down *direction, frameLen int, charged *int64) (frame, body []byte, err error) {
+	if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
+		return nil, nil, fail(reasonClientClosed, err)
+	}
+	*charged += int64(frameLen)
+	frame = p.decodeBuffer(frameLen)
+	if _, err := io.ReadFull(down.r, frame); err != nil {
+		return nil, nil, upstreamReadError(err)
+	}
+	body, err = protocol.SkipResponseHeader(owed.key, owed.version, frame[protocol.FrameSizeLen:])
+	if err != nil {
+		return nil, nil, fail(reasonProtocol, fmt.Errorf("upstream %s response: %w", protocol.APIName(owed.key), err))
+	}
+	if owed.mapNeed != tenant.NeedRaw {
+		return frame, body, nil
+	}
+	if frame, body, err = p.mapRawResponse(owed, frame, body); err != nil {
+		return nil, nil, err
+	}
+	if len(frame) > frameLen { // names grew: the rest is charged now
+		if err := p.s.budget.acquire(&p.budget, int64(len(frame)-frameLen), p.closed); err != nil {
+			return nil, nil, fail(reasonClientClosed, err)
+		}
+		*charged += int64(len(frame) - frameLen)
+	}
+	p.observed.ResponseBytes = len(frame)
+	return frame, body, nil
+}
+
+// decodeResponse decodes body, the body of owed's response frame of
+// frameLen bytes, charging its decoding and re-encoding to *charged.
+func (p *pair) decodeResponse(owed pending, body []byte, frameLen int, charged *int64) (kmsg.Response, error) {
 	decoded, err := protocol.DecodedSize(owed.key, protocol.ResponseBodyVersion(owed.key, owed.version, body), body, true)
 	if err != nil {
-		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+		return nil, fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
 	}
 	if err := p.s.budget.acquire(&p.budget, int64(decoded-len(body)+frameLen), p.closed); err != nil {
-		return fail(reasonClientClosed, err)
+		return nil, fail(reasonClientClosed, err)
 	}
-	charged += int64(decoded - len(body) + frameLen)
+	*charged += int64(decoded - len(body) + frameLen)
 	resp, err := protocol.DecodeResponse(owed.key, owed.version, body)
 	if err != nil {
-		return fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
+		return nil, fail(reasonProtocol, fmt.Errorf("upstream response: %w", err))
 	}
+	return resp, nil
+}
+
+// runResponseHandlers passes resp through the chain, from the cluster's
+// side: the name boundary, owed's hook, then handlers.
+func (p *pair) runResponseHandlers(owed pending, resp kmsg.Response, handlers []filter.ResponseHandler) error {
 	if owed.mapNeed == tenant.NeedDecoded {
 		if err := p.s.names.MapResponse(owed.mappedReq, resp); err != nil {
 			return fail(reasonRewrite, fmt.Errorf("upstream %s v%d response: %w", protocol.APIName(owed.key), owed.version, err))
@@ -208,15 +255,12 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 			return fail(reasonRewrite, err)
 		}
 	}
-	if throttle > 0 {
-		setDecodedThrottle(resp, throttle)
-	}
-	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.s.sec.terminatesSASL() && owed.onResponse == nil {
-		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
-	}
-	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], corr, resp)
-	p.observed.ResponseBytes, p.observed.ErrorCode = len(p.encodeBuf), topLevelErrorCode(resp)
-	_, err = down.w.Write(p.encodeBuf)
+	return nil
+}
+
+// writeResponse writes a whole response frame to the client.
+func (p *pair) writeResponse(down *direction, frame []byte) error {
+	_, err := down.w.Write(frame)
 	p.releaseBuffers()
 	if err != nil {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
