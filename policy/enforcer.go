@@ -129,9 +129,9 @@ func (e *Enforcer) Close() error {
 }
 
 // Phase places the enforcer in filter.PhaseAuthorize: it decides a
-// request before quotas and the program's filters see it, in the
-// tenant's names, and hides what the principal may not see from a
-// response after them.
+// request, in the tenant's names, before quotas and the program's filters
+// see it. What it hides from a response it hides in its request's
+// Verdict.OnResponse hook, which runs before every response handler.
 func (e *Enforcer) Phase() filter.Phase { return filter.PhaseAuthorize }
 
 // Register registers the handler of every API the operation table covers
