@@ -1,6 +1,11 @@
 package proxy
 
-import "github.com/kproxy/kproxy/filter"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/kproxy/kproxy/filter"
+)
 
 // Chain lists the server's filters in the order a request passes them,
 // each with its phase; a response passes them in reverse. It is complete
@@ -11,5 +16,6 @@ func (s *Server) Chain() []filter.Link {
 	if s.names != nil {
 		chain = append(chain, filter.Link{Phase: filter.PhaseNames, Filter: "tenant.Mapper"})
 	}
+	slices.SortStableFunc(chain, func(a, b filter.Link) int { return cmp.Compare(a.Phase, b.Phase) })
 	return chain
 }

@@ -109,6 +109,7 @@ log: {level: warn}
 		"addresses: rewrite.Addresses",
 		"negotiate: rewrite.APIVersionsClamp",
 		"negotiate: proxy.saslVersions",
+		"authorize: proxy.sessionGuard",
 		"authorize: policy.Enforcer",
 		"program: proxy_test.metadataNames",
 		"names: tenant.Mapper",

@@ -71,36 +71,13 @@ func (g *fetchSessionGuard) learn(id int32) {
 	g.next = (g.next + 1) % ownFetchSessions
 }
 
-// guardSessions keeps r, a request with header h whose body starts with
-// bodyPrefix, to the fetch and share sessions of its own connection.
-func (p *pair) guardSessions(h protocol.RequestHeader, bodyPrefix []byte, r *clientRequest) error {
-	switch h.APIKey {
-	case protocol.FetchKey:
-		return p.guardFetchSession(h, bodyPrefix, r)
-	case protocol.ShareFetchKey, protocol.ShareAcknowledgeKey:
-		return p.guardShareSession(h, bodyPrefix, r)
-	}
-	return nil
-}
-
-// learnSessions remembers the fetch or share session the response to
-// owed, of frameLen bytes and next in down, opens for this connection,
-// when owed asked for one.
-func (p *pair) learnSessions(owed *pending, down *direction, frameLen int) {
-	if owed.learnFetchSession {
-		p.learnFetchSession(owed, down, frameLen)
-	} else if owed.learnShareSession != "" {
-		p.learnShareSession(owed, down, frameLen)
-	}
-}
-
 // guardFetchSession applies the rule above to the Fetch request r whose
 // header is h and whose body starts with bodyPrefix (cr's buffer, where a
 // foreign session id is cleared in place). It answers r (owed.local) for a
 // foreign incremental session, and marks r to learn the session id of its
 // response when r asks the broker for a new session.
 func (p *pair) guardFetchSession(h protocol.RequestHeader, bodyPrefix []byte, r *clientRequest) error {
-	if r.owed.local != nil || r.frame != nil || h.APIVersion < protocol.FetchSessionsVersion {
+	if h.APIVersion < protocol.FetchSessionsVersion {
 		return nil
 	}
 	id, epoch, ok := protocol.FetchRequestSession(h.APIVersion, bodyPrefix)
@@ -111,7 +88,9 @@ func (p *pair) guardFetchSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 		// Only a header filling the read buffer pushes them out of it.
 		return fail(reasonProtocol, fmt.Errorf("client Fetch request: its session fields lie beyond the first %d bytes read; refusing to forward a session kproxy cannot check", readBufSize))
 	}
-	r.owed.learnFetchSession = epoch == 0
+	if epoch == 0 {
+		r.owed.peek = responsePeek{read: (*pair).learnFetchSession}
+	}
 	if id == 0 || p.fetchSessions.owns(id) {
 		return nil
 	}

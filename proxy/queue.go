@@ -41,13 +41,9 @@ type pending struct {
 	// exceeded (a produce quota), to set in the response.
 	quota    *quota.Binding
 	throttle time.Duration
-	// learnFetchSession is set for a Fetch that asked the broker for a new
-	// fetch session: the response's session id becomes the connection's.
-	learnFetchSession bool
-	// learnShareSession, when set, is the share session (group and member)
-	// a ShareFetch at epoch 0 asked for: the connection's once the broker
-	// answers it without error.
-	learnShareSession string
+	// peek, when set, reads the first bytes of the response before it is
+	// relayed, for the raw stage that asked (rawstage.go).
+	peek responsePeek
 	// fetchQuota: a fetch held to a fetch quota, which the request loop
 	// waits for before it forwards the connection's next one; fetchCharged:
 	// its response's bytes are counted already (fetchquota.go).

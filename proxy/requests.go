@@ -49,7 +49,7 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if p.session.expired() {
 			return p.upstreamSessionExpired()
 		}
-		if err := p.guardSessions(h, bodyPrefix, &r); err != nil {
+		if err := p.runRawStages(h, bodyPrefix, &r); err != nil {
 			return err
 		}
 		if r, err = p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {

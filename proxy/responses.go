@@ -100,7 +100,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if err != nil {
 		return err
 	}
-	p.learnSessions(&owed, down, frameLen)
+	p.peekResponse(&owed, down, frameLen)
 	need := responseNeedWithNames(p.responseTable().need(owed.key, owed.version), owed)
 	if owed.onResponse != nil {
 		need = filter.Decode

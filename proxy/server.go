@@ -55,6 +55,7 @@ type Server struct {
 	// the virtual cluster's cluster operators (WithClusterOperators).
 	clusterOperator func(*filter.Conn) bool
 	requestHandlers handlerTable[filter.RequestHandler]
+	rawStages       handlerTable[rawStage]
 	chain           []filter.Link // the filters in request order (Chain)
 	responses       responseFilters
 	sniResponses    responseFilters
@@ -209,7 +210,8 @@ func (s *Server) registerFilters() error {
 	reg := s.registry(s.routes)
 	s.requestHandlers = buildHandlerTable(requestKey, reg.Requests())
 	s.responses = newResponseFilters(reg.Responses())
-	s.chain = reg.Chain()
+	s.rawStages = buildHandlerTable(rawStageKey, rawStages())
+	s.chain = append(rawStageLinks(rawStages()), reg.Chain()...)
 	if s.cfg.Listeners.SNI != nil {
 		sniReg := s.registry(sniMapper{s: s})
 		s.sniResponses = newResponseFilters(sniReg.Responses())
