@@ -7,12 +7,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/policy"
@@ -83,6 +85,30 @@ func newEnforcer(t *testing.T, yaml string) *policy.Enforcer {
 	return enf
 }
 
+// noAudit discards quota throttle audits.
+type noAudit struct{}
+
+func (noAudit) AuditThrottle(quota.Throttle) {}
+
+func newQuotas(t *testing.T) *quota.Engine {
+	t.Helper()
+	cfg, err := config.Parse(strings.NewReader(`
+upstream: {bootstrap_servers: ["127.0.0.1:1"]}
+policy:
+  default: allow
+  quotas:
+    - {name: produce, principals: ["*"], produce_bytes_per_second: 1000000}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := quota.New(cfg.Policy, policy.QuotaMatcher, prometheus.NewRegistry(), noAudit{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 // A configured server's chain lists each filter in its phase, from the
 // client's side to the cluster's, whatever order the program added them
 // in: the program's filter, added before the policy, runs after it.
@@ -100,7 +126,7 @@ listeners:
   sasl: {mode: terminate, mechanisms: [PLAIN], users: [{name: alice, credentials: [%q]}]}
 log: {level: warn}
 `, testkit.Cluster(t, 1).ListenAddrs()[0], cred), proxy.WithFilters(&metadataNames{}, newEnforcer(t, describeOnly)),
-		proxy.WithNameMapper(tenant.New(tenant.Names{Topic: "team-a."})))
+		proxy.WithQuotas(newQuotas(t)), proxy.WithNameMapper(tenant.New(tenant.Names{Topic: "team-a."})))
 	var got []string
 	for _, link := range px.Chain() {
 		got = append(got, link.String())
@@ -111,6 +137,7 @@ log: {level: warn}
 		"negotiate: proxy.saslVersions",
 		"authorize: proxy.sessionGuard",
 		"authorize: policy.Enforcer",
+		"quota: quota.Engine",
 		"program: proxy_test.metadataNames",
 		"names: tenant.Mapper",
 	}

@@ -2,11 +2,9 @@ package proxy
 
 import (
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/tenant"
 )
 
@@ -36,18 +34,12 @@ type pending struct {
 	// timing is what the request loop measured; the response loop
 	// completes it and hands it to the observers.
 	timing RequestTiming
-	// quota is the connection's quota binding when the request was read
-	// (nil: no quota applies); throttle is what its request already
-	// exceeded (a produce quota), to set in the response.
-	quota    *quota.Binding
-	throttle time.Duration
+	// hold is what the stage holding the request to a budget keeps of it
+	// (hold.go): opaque here.
+	hold hold
 	// peek, when set, reads the first bytes of the response before it is
 	// relayed, for the raw stage that asked (rawstage.go).
 	peek responsePeek
-	// fetchQuota: a fetch held to a fetch quota, which the request loop
-	// waits for before it forwards the connection's next one; fetchCharged:
-	// its response's bytes are counted already (fetchquota.go).
-	fetchQuota, fetchCharged bool
 }
 
 // deliverFunc delivers owed, reading what the upstream sends for it (if

@@ -55,14 +55,14 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 		if r, err = p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
 			return err
 		}
-		if err := p.quotaStage(&r, cr, up); err != nil {
+		if err := p.holdRequest(&r, cr, up); err != nil {
 			return err
 		}
 		if err := p.forward(cr, &up, responses, r, &held); err != nil {
 			return err
 		}
-		if r.owed.quota != nil {
-			p.recordRequestTime(&r)
+		if r.owed.hold.held() {
+			p.s.holder.forwarded(p, &r)
 		}
 	}
 }
@@ -122,7 +122,7 @@ func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte
 // session when that is due.
 func (p *pair) nextFrame(cr *bufio.Reader, up *direction) (int, error) {
 	for {
-		if p.quota.Binding() != nil {
+		if p.mutedUntil.Load() != 0 {
 			if err := p.waitMuted(); err != nil {
 				return 0, err
 			}
@@ -377,11 +377,8 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 // owe queues a response the client is owed, waiting while max_in_flight
 // responses are already owed: back-pressure instead of unbounded buffering.
 func (p *pair) owe(owed pending) error {
-	if owed.fetchQuota {
-		if p.fetchAnswered == nil {
-			p.fetchAnswered = make(chan struct{}, 1)
-		}
-		p.fetchesOwed.Add(1)
+	if owed.hold.held() {
+		p.s.holder.owing(p, &owed)
 	}
 	p.owed.Add(1)
 	p.s.metrics.inFlight.Inc()

@@ -31,15 +31,12 @@ func (p *pair) forwardResponses(down *direction) error {
 		}
 		p.observed = owed.timing // completed below and by relayResponse
 		err := p.deliver(owed, down)
-		if owed.fetchQuota {
-			p.fetchDelivered()
+		if owed.hold.held() {
+			p.s.holder.delivered(p, &owed, err)
 		}
 		p.s.budget.release(&p.budget, owed.charged) // its hooks have run
 		if err != nil {
 			return err
-		}
-		if owed.quota != nil {
-			p.recordResponseTime(&owed, time.Now())
 		}
 		p.owed.Add(-1)
 		p.s.metrics.inFlight.Dec()
@@ -65,11 +62,13 @@ func (p *pair) deliver(owed pending, down *direction) error {
 	switch {
 	case owed.deliver != nil:
 		return owed.deliver(p, owed, down)
-	case owed.local != nil && owed.fetchQuota:
-		p.observed.ResponseBytes = len(owed.local)
-		return p.writeThrottled(&owed, down, owed.local, owed.throttle)
 	case owed.local != nil:
 		p.observed.ResponseBytes = len(owed.local)
+		if owed.hold.held() {
+			if handled, err := p.s.holder.deliverLocal(p, &owed, down); handled || err != nil {
+				return err
+			}
+		}
 		if _, err := down.w.Write(owed.local); err != nil {
 			return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 		}
@@ -105,9 +104,12 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	if owed.onResponse != nil {
 		need = filter.Decode
 	}
-	throttle, done, err := p.quotaResponse(&owed, down, frameLen, &need)
-	if done || err != nil {
-		return err
+	var delay time.Duration
+	if owed.hold.held() {
+		var done bool
+		if delay, done, err = p.s.holder.beforeRelay(p, &owed, down, frameLen, &need); done || err != nil {
+			return err
+		}
 	}
 	p.observed.ResponseBytes = frameLen // a re-encoding says otherwise
 	switch need {
@@ -116,7 +118,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 	case filter.Stream:
 		return streamResponse(down, frameLen)
 	}
-	return p.filterResponse(owed, down, frameLen, need, throttle)
+	return p.filterResponse(owed, down, frameLen, need, delay)
 }
 
 // responseFrameLen peeks at the size and correlation id of the response
@@ -154,7 +156,8 @@ func streamResponse(down *direction, frameLen int) error {
 // filterResponse buffers the response to owed, of frameLen bytes, and
 // unless need is Inspect and no handler wants it decoded, decodes it,
 // passes it through the name boundary, owed's hook and the handlers, and
-// writes its encoding with throttle (when not zero) set. The frame, its
+// writes its encoding with throttle (a holder's delay, when not zero)
+// set. The frame, its
 // decoding and its re-encoding are charged to limits.max_buffered_bytes
 // before they are allocated; waiting here leaves the response in the
 // upstream socket.

@@ -70,6 +70,9 @@ type Server struct {
 	sec security
 	// quotas enforces policy.quotas (quota.go); nil: none.
 	quotas *quota.Engine
+	// holder holds requests to a budget across both loops (quotas); nil:
+	// none.
+	holder responseHolder
 	// bootstrapGate holds the bootstrap listener (none when
 	// listeners.port_per_broker is false), closed while no upstream
 	// bootstrap server is reachable.
