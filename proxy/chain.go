@@ -17,8 +17,8 @@ func (s *Server) Chain() []filter.Link {
 	if s.holder != nil {
 		chain = append(chain, s.holder.link())
 	}
-	if s.names != nil {
-		chain = append(chain, filter.Link{Phase: filter.PhaseNames, Filter: "tenant.Mapper"})
+	if s.boundary != nil {
+		chain = append(chain, s.boundary.link())
 	}
 	slices.SortStableFunc(chain, func(a, b filter.Link) int { return cmp.Compare(a.Phase, b.Phase) })
 	return chain

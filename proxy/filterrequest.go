@@ -7,7 +7,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -46,7 +45,7 @@ type wholeRequest struct {
 // for room) before they are allocated, the copy of a changed request
 // right after it is encoded; the caller releases charge, also when err is
 // set.
-func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler, mapNeed tenant.Need) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler, mapNeed boundaryNeed) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
 	w := wholeRequest{h: h, frameLen: frameLen, buf: p.s.frames.get(frameLen)}
 	if *w.buf, err = readFrameReserving(*w.buf, cr, frameLen, func(n int) error { return p.reserve(&w, n) }); err != nil {
 		return nil, nil, w.charge, err
@@ -56,16 +55,16 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 	if answered, err := p.runRequestHandlers(&w, owed, handlers); answered || err != nil {
 		return frame, w.buf, w.charge, err
 	}
-	if mapNeed == tenant.NeedRaw && w.req == nil {
+	if mapNeed == boundaryRaw && w.req == nil {
 		return p.mapRawAtBoundary(&w, frame, owed)
 	}
-	if mapNeed != tenant.NeedNothing {
+	if mapNeed != boundaryNothing {
 		if err := p.mapDecodedAtBoundary(&w, owed); err != nil || owed.local != nil {
 			return frame, w.buf, w.charge, err
 		}
 	}
 	joinHooks(owed, w.hooks)
-	if len(w.hooks) > 0 || owed.mappedReq != nil {
+	if len(w.hooks) > 0 || owed.boundary.req != nil {
 		// The decoded request aliases buf and a hook (or the name mapper)
 		// may read it when the response comes: buf stays with it, for the
 		// collector, and so does its charge.
@@ -152,7 +151,7 @@ func (p *pair) mapRawAtBoundary(w *wholeRequest, frame []byte, owed *pending) ([
 	if err := p.reserve(w, w.frameLen); err != nil {
 		return nil, nil, w.charge, err
 	}
-	out, err := p.mapRawRequest(w.h, frame, owed)
+	out, err := p.s.boundary.mapRawRequest(p, w.h, frame, owed)
 	if err != nil || owed.local != nil || out == nil {
 		return frame, w.buf, w.charge, err
 	}
@@ -180,7 +179,7 @@ func (p *pair) mapDecodedAtBoundary(w *wholeRequest, owed *pending) error {
 		}
 		return p.decodeRequestBody(w, encoded)
 	}
-	mapped, err := p.mapDecodedRequest(w.h, w.req, len(w.hooks) > 0, copyForMapper, owed)
+	mapped, err := p.s.boundary.mapDecodedRequest(p, w.h, w.req, len(w.hooks) > 0, copyForMapper, owed)
 	if err != nil || owed.local != nil {
 		return err
 	}

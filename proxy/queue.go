@@ -4,8 +4,6 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kproxy/kproxy/internal/tenant"
 )
 
 // pending is one response the client is owed, in the order it asked: what
@@ -17,12 +15,11 @@ type pending struct {
 	// upstream is not read for it.
 	local []byte
 	// onResponse, when set, sees the decoded upstream response first
-	// (after the name mapper).
+	// (after the chain's boundary).
 	onResponse func(kmsg.Response) error
-	// mapNeed is what the name mapper needs of the response; mappedReq is
-	// the request as sent upstream when it needs it decoded.
-	mapNeed   tenant.Need
-	mappedReq kmsg.Request
+	// boundary is what the chain's boundary needs of the response
+	// (boundary.go).
+	boundary boundaryState
 	// deliver, when set, delivers this response instead of the response
 	// loop: for what only a stage understands (a raw SASL token, the
 	// answer to a request kproxy sent itself, an answer after which the

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -94,12 +92,12 @@ func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte
 		return r, nil
 	}
 	handlers := p.s.requestHandlers.lookup(h.APIKey)
-	r.owed.mapNeed = p.s.responseNeed(h.APIKey, h.APIVersion)
-	mapNeed := p.s.requestNeed(h.APIKey, h.APIVersion)
-	if len(handlers) == 0 && mapNeed != tenant.NeedNothing && p.s.names.Streams(context.Background(), h.APIKey, h.APIVersion, bodyPrefix) {
-		mapNeed = tenant.NeedNothing // nothing to map: keep it streamed
+	mapNeed, responseNeed := p.s.boundaryNeeds(h.APIKey, h.APIVersion)
+	r.owed.boundary.need = responseNeed
+	if len(handlers) == 0 && mapNeed != boundaryNothing && p.s.boundary.streams(h.APIKey, h.APIVersion, bodyPrefix) {
+		mapNeed = boundaryNothing // nothing to map: keep it streamed
 	}
-	if len(handlers) == 0 && mapNeed == tenant.NeedNothing {
+	if len(handlers) == 0 && mapNeed == boundaryNothing {
 		return r, nil
 	}
 	var err error

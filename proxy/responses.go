@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -100,7 +99,7 @@ func (p *pair) relayResponse(owed pending, down *direction) error {
 		return err
 	}
 	p.peekResponse(&owed, down, frameLen)
-	need := responseNeedWithNames(p.responseTable().need(owed.key, owed.version), owed)
+	need := responseNeedAtBoundary(p.responseTable().need(owed.key, owed.version), &owed)
 	if owed.onResponse != nil {
 		need = filter.Decode
 	}
@@ -206,10 +205,10 @@ func (p *pair) readResponse(owed pending, down *direction, frameLen int, charged
 	if err != nil {
 		return nil, nil, fail(reasonProtocol, fmt.Errorf("upstream %s response: %w", protocol.APIName(owed.key), err))
 	}
-	if owed.mapNeed != tenant.NeedRaw {
+	if owed.boundary.need != boundaryRaw {
 		return frame, body, nil
 	}
-	if frame, body, err = p.mapRawResponse(owed, frame, body); err != nil {
+	if frame, body, err = p.s.boundary.mapRawResponse(p, &owed, frame, body); err != nil {
 		return nil, nil, err
 	}
 	if len(frame) > frameLen { // names grew: the rest is charged now
@@ -243,9 +242,9 @@ func (p *pair) decodeResponse(owed pending, body []byte, frameLen int, charged *
 // runResponseHandlers passes resp through the chain, from the cluster's
 // side: the name boundary, owed's hook, then handlers.
 func (p *pair) runResponseHandlers(owed pending, resp kmsg.Response, handlers []filter.ResponseHandler) error {
-	if owed.mapNeed == tenant.NeedDecoded {
-		if err := p.s.names.MapResponse(owed.mappedReq, resp); err != nil {
-			return fail(reasonRewrite, fmt.Errorf("upstream %s v%d response: %w", protocol.APIName(owed.key), owed.version, err))
+	if owed.boundary.need == boundaryDecoded {
+		if err := p.s.boundary.mapResponse(&owed, resp); err != nil {
+			return err
 		}
 	}
 	if owed.onResponse != nil {

@@ -17,7 +17,6 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/quota"
-	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/rewrite"
 )
 
@@ -50,7 +49,9 @@ type Server struct {
 	// sniResponses are the SNI listener's: the same but for the address
 	// rewriter's Mapper.
 	filters []filter.Filter
-	names   *tenant.Mapper // WithNameMapper: a virtual cluster's name boundary
+	// boundary is the chain's stage next to the cluster (WithNameMapper);
+	// nil: none.
+	boundary boundary
 	// clusterOperator reports whether a connection's principal is one of
 	// the virtual cluster's cluster operators (WithClusterOperators).
 	clusterOperator func(*filter.Conn) bool
