@@ -16,7 +16,8 @@ const (
 	// PhaseNegotiate: what the connection may speak (the ApiVersions clamp,
 	// the SASL stage's version advertisement).
 	PhaseNegotiate
-	// PhaseAuthorize: who may do what (the policy).
+	// PhaseAuthorize: who may do what (the engine's session guards, then
+	// the policy).
 	PhaseAuthorize
 	// PhaseQuota: how much they may do (quotas and their throttling).
 	PhaseQuota
