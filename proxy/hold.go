@@ -21,16 +21,16 @@ type responseHolder interface {
 	afterFilters(p *pair, r *clientRequest, cr *bufio.Reader, up *direction) error
 	// forwarded: the held r was written upstream or answered.
 	forwarded(p *pair, r *clientRequest)
-	// owing: the held owed is about to be queued.
-	owing(p *pair, owed *pending)
+	// owing: a response held with h is about to be queued.
+	owing(p *pair, h hold)
 	// deliverLocal delivers kproxy's own answer to the held owed; handled
 	// false leaves it to the response loop.
 	deliverLocal(p *pair, owed *pending, down *direction) (handled bool, err error)
 	// beforeRelay sees the held owed's response of frameLen bytes, next
-	// in down, before it is relayed: it may deliver it itself (done), or
-	// return a delay the response must carry, raising need if that takes
-	// decoding.
-	beforeRelay(p *pair, owed *pending, down *direction, frameLen int, need *filter.Need) (delay time.Duration, done bool, err error)
+	// in down, before it is relayed, which the chain needs as need: it
+	// may deliver it itself (done), or return a delay the response must
+	// carry, with need raised if that takes decoding.
+	beforeRelay(p *pair, owed *pending, down *direction, frameLen int, need filter.Need) (raised filter.Need, delay time.Duration, done bool, err error)
 	// delivered: the held owed's response was delivered, or failed (err).
 	delivered(p *pair, owed *pending, err error)
 }

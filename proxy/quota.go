@@ -56,8 +56,8 @@ func (quotaHolder) afterFilters(p *pair, r *clientRequest, cr *bufio.Reader, up 
 
 func (quotaHolder) forwarded(p *pair, r *clientRequest) { p.recordRequestTime(r) }
 
-func (quotaHolder) owing(p *pair, owed *pending) {
-	if owed.hold.flags&fetchHeld == 0 {
+func (quotaHolder) owing(p *pair, h hold) {
+	if h.flags&fetchHeld == 0 {
 		return
 	}
 	if p.fetchAnswered == nil {
@@ -73,8 +73,9 @@ func (quotaHolder) deliverLocal(p *pair, owed *pending, down *direction) (bool, 
 	return true, p.writeThrottled(owed, down, owed.local, owed.hold.delay)
 }
 
-func (quotaHolder) beforeRelay(p *pair, owed *pending, down *direction, frameLen int, need *filter.Need) (time.Duration, bool, error) {
-	return p.quotaResponse(owed, down, frameLen, need)
+func (quotaHolder) beforeRelay(p *pair, owed *pending, down *direction, frameLen int, need filter.Need) (filter.Need, time.Duration, bool, error) {
+	delay, done, err := p.quotaResponse(owed, down, frameLen, &need)
+	return need, delay, done, err
 }
 
 func (quotaHolder) delivered(p *pair, owed *pending, err error) {

@@ -40,28 +40,31 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 			continue
 		}
 		p.requestStart = start
-		h, clientID, bodyPrefix, r, err := p.readRequest(cr, frameLen)
+		h, clientID, bodyPrefix, req, err := p.readRequest(cr, frameLen)
 		if err != nil {
 			return err
 		}
 		if p.session.expired() {
 			return p.upstreamSessionExpired()
 		}
-		if err := p.runRawStages(h, bodyPrefix, &r); err != nil {
+		r := &p.request // the stages reach it by pointer: a local would move to the heap
+		*r = req
+		if err := p.runRawStages(h, bodyPrefix, r); err != nil {
 			return err
 		}
-		if r, err = p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
+		if err := p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
 			return err
 		}
-		if err := p.holdRequest(&r, cr, up); err != nil {
+		if err := p.holdRequest(r, cr, up); err != nil {
 			return err
 		}
-		if err := p.forward(cr, &up, responses, r, &held); err != nil {
+		if err := p.forward(cr, &up, responses, *r, &held); err != nil {
 			return err
 		}
 		if r.owed.hold.held() {
-			p.s.holder.forwarded(p, &r)
+			p.s.holder.forwarded(p, r)
 		}
+		*r = clientRequest{} // keeps nothing of it alive
 	}
 }
 
@@ -82,14 +85,14 @@ func (p *pair) readRequest(cr *bufio.Reader, frameLen int) (h protocol.RequestHe
 	return h, clientID, bodyPrefix, r, err
 }
 
-// filterStage runs the request handlers of h's key, then the name mapper,
-// over r, unless a stage already answered it or read it whole; bodyPrefix
-// (what cr buffers of the body) lets the mapper say it has nothing to map. held is set to the memory budget
-// the request then holds, also when err is set. clientID aliases cr's
-// buffer: it is copied into the filters' Conn only when it changed.
-func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte, cr *bufio.Reader, r clientRequest, held *int64) (clientRequest, error) {
+// filterStage runs the request handlers of h's key, then the chain's
+// boundary, over r, unless a stage already answered it or read it whole;
+// bodyPrefix (what cr buffers of the body) lets the boundary say it has
+// nothing to rewrite. held is set to the memory budget the request then
+// holds, also when err is set.
+func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte, cr *bufio.Reader, r *clientRequest, held *int64) error {
 	if r.owed.local != nil || r.frame != nil {
-		return r, nil
+		return nil
 	}
 	handlers := p.s.requestHandlers.lookup(h.APIKey)
 	mapNeed, responseNeed := p.s.boundaryNeeds(h.APIKey, h.APIVersion)
@@ -98,20 +101,20 @@ func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte
 		mapNeed = boundaryNothing // nothing to map: keep it streamed
 	}
 	if len(handlers) == 0 && mapNeed == boundaryNothing {
-		return r, nil
+		return nil
 	}
 	var err error
 	r.frame, r.recycle, r.charge, err = p.filterRequest(h, cr, r.frameLen, &r.owed, handlers, mapNeed)
 	*held = r.charge.afterWrite + r.charge.afterResponse
 	if err != nil {
-		return r, err
+		return err
 	}
 	if !r.expected && r.owed.local != nil {
 		// No response can carry the refusal: close, as a broker does for
 		// a failed acks=0 produce.
-		return r, fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
+		return fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
 	}
-	return r, nil
+	return nil
 }
 
 // nextFrame waits for the client's next frame and returns its length,
@@ -376,7 +379,7 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 // responses are already owed: back-pressure instead of unbounded buffering.
 func (p *pair) owe(owed pending) error {
 	if owed.hold.held() {
-		p.s.holder.owing(p, &owed)
+		p.s.holder.owing(p, owed.hold)
 	}
 	p.owed.Add(1)
 	p.s.metrics.inFlight.Inc()

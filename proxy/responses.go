@@ -24,16 +24,18 @@ func (p *pair) forwardResponses(down *direction) error {
 				return err
 			}
 		}
-		owed, ok := p.inflight.pop()
-		if !ok {
+		var ok bool
+		if p.delivering, ok = p.inflight.pop(); !ok {
 			break
 		}
+		owed := &p.delivering
 		p.observed = owed.timing // completed below and by relayResponse
 		err := p.deliver(owed, down)
 		if owed.hold.held() {
-			p.s.holder.delivered(p, &owed, err)
+			p.s.holder.delivered(p, owed, err)
 		}
 		p.s.budget.release(&p.budget, owed.charged) // its hooks have run
+		*owed = pending{}                           // keeps nothing of it alive
 		if err != nil {
 			return err
 		}
@@ -57,14 +59,14 @@ func (p *pair) forwardResponses(down *direction) error {
 
 // deliver writes the response owed to the client: kproxy's own answer,
 // what a stage delivers, or the upstream's relayed.
-func (p *pair) deliver(owed pending, down *direction) error {
+func (p *pair) deliver(owed *pending, down *direction) error {
 	switch {
 	case owed.deliver != nil:
-		return owed.deliver(p, owed, down)
+		return owed.deliver(p, *owed, down)
 	case owed.local != nil:
 		p.observed.ResponseBytes = len(owed.local)
 		if owed.hold.held() {
-			if handled, err := p.s.holder.deliverLocal(p, &owed, down); handled || err != nil {
+			if handled, err := p.s.holder.deliverLocal(p, owed, down); handled || err != nil {
 				return err
 			}
 		}
@@ -93,27 +95,27 @@ func (p *pair) observeDelivered() {
 // relayResponse reads the upstream's response to owed and writes it to the
 // client: streamed when no handler needs it, otherwise decoded once, passed
 // through the handlers, and encoded once.
-func (p *pair) relayResponse(owed pending, down *direction) error {
-	frameLen, err := p.responseFrameLen(owed, down)
+func (p *pair) relayResponse(owed *pending, down *direction) error {
+	frameLen, err := p.responseFrameLen(*owed, down)
 	if err != nil {
 		return err
 	}
-	p.peekResponse(&owed, down, frameLen)
-	need := responseNeedAtBoundary(p.responseTable().need(owed.key, owed.version), &owed)
+	p.peekResponse(owed, down, frameLen)
+	need := responseNeedAtBoundary(p.responseTable().need(owed.key, owed.version), owed)
 	if owed.onResponse != nil {
 		need = filter.Decode
 	}
 	var delay time.Duration
 	if owed.hold.held() {
 		var done bool
-		if delay, done, err = p.s.holder.beforeRelay(p, &owed, down, frameLen, &need); done || err != nil {
+		if need, delay, done, err = p.s.holder.beforeRelay(p, owed, down, frameLen, need); done || err != nil {
 			return err
 		}
 	}
 	p.observed.ResponseBytes = frameLen // a re-encoding says otherwise
 	switch need {
 	case filter.DropTopLevelTags:
-		return p.streamDroppingTags(owed, down, frameLen)
+		return p.streamDroppingTags(*owed, down, frameLen)
 	case filter.Stream:
 		return streamResponse(down, frameLen)
 	}
@@ -160,7 +162,7 @@ func streamResponse(down *direction, frameLen int) error {
 // decoding and its re-encoding are charged to limits.max_buffered_bytes
 // before they are allocated; waiting here leaves the response in the
 // upstream socket.
-func (p *pair) filterResponse(owed pending, down *direction, frameLen int, need filter.Need, throttle time.Duration) error {
+func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need filter.Need, throttle time.Duration) error {
 	var charged int64
 	defer func() { p.s.budget.release(&p.budget, charged) }()
 	frame, body, err := p.readResponse(owed, down, frameLen, &charged)
@@ -171,7 +173,7 @@ func (p *pair) filterResponse(owed pending, down *direction, frameLen int, need 
 	if need == filter.Inspect && !inspectWants(handlers, owed.version, body) {
 		return p.writeResponse(down, frame)
 	}
-	resp, err := p.decodeResponse(owed, body, len(frame), &charged)
+	resp, err := p.decodeResponse(*owed, body, len(frame), &charged)
 	if err != nil {
 		return err
 	}
@@ -192,7 +194,7 @@ func (p *pair) filterResponse(owed pending, down *direction, frameLen int, need 
 // readResponse reads the response frame of frameLen bytes from down,
 // charging it to *charged, and returns it with its body, the name
 // boundary's raw rewrite applied.
-func (p *pair) readResponse(owed pending, down *direction, frameLen int, charged *int64) (frame, body []byte, err error) {
+func (p *pair) readResponse(owed *pending, down *direction, frameLen int, charged *int64) (frame, body []byte, err error) {
 	if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
 		return nil, nil, fail(reasonClientClosed, err)
 	}
@@ -208,7 +210,7 @@ func (p *pair) readResponse(owed pending, down *direction, frameLen int, charged
 	if owed.boundary.need != boundaryRaw {
 		return frame, body, nil
 	}
-	if frame, body, err = p.s.boundary.mapRawResponse(p, &owed, frame, body); err != nil {
+	if frame, body, err = p.s.boundary.mapRawResponse(p, owed, frame, body); err != nil {
 		return nil, nil, err
 	}
 	if len(frame) > frameLen { // names grew: the rest is charged now
@@ -241,9 +243,9 @@ func (p *pair) decodeResponse(owed pending, body []byte, frameLen int, charged *
 
 // runResponseHandlers passes resp through the chain, from the cluster's
 // side: the name boundary, owed's hook, then handlers.
-func (p *pair) runResponseHandlers(owed pending, resp kmsg.Response, handlers []filter.ResponseHandler) error {
+func (p *pair) runResponseHandlers(owed *pending, resp kmsg.Response, handlers []filter.ResponseHandler) error {
 	if owed.boundary.need == boundaryDecoded {
-		if err := p.s.boundary.mapResponse(&owed, resp); err != nil {
+		if err := p.s.boundary.mapResponse(owed, resp); err != nil {
 			return err
 		}
 	}
