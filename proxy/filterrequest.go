@@ -46,20 +46,24 @@ type wholeRequest struct {
 // right after it is encoded; the caller releases charge, also when err is
 // set.
 func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler, mapNeed boundaryNeed) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
-	w := wholeRequest{h: h, frameLen: frameLen, buf: p.s.frames.get(frameLen)}
-	if *w.buf, err = readFrameReserving(*w.buf, cr, frameLen, func(n int) error { return p.reserve(&w, n) }); err != nil {
+	// w lives in the pair, which the closure below reaches anyway: a
+	// local would move to the heap.
+	p.whole = wholeRequest{h: h, frameLen: frameLen, buf: p.s.frames.get(frameLen)}
+	w := &p.whole
+	defer func() { p.whole = wholeRequest{} }() // keeps nothing of it alive
+	if *w.buf, err = readFrameReserving(*w.buf, cr, frameLen, func(n int) error { return p.reserve(&p.whole, n) }); err != nil {
 		return nil, nil, w.charge, err
 	}
 	frame = *w.buf
 	w.body = frame[protocol.FrameSizeLen+h.Len:]
-	if answered, err := p.runRequestHandlers(&w, owed, handlers); answered || err != nil {
+	if answered, err := p.runRequestHandlers(w, owed, handlers); answered || err != nil {
 		return frame, w.buf, w.charge, err
 	}
 	if mapNeed == boundaryRaw && w.req == nil {
-		return p.mapRawAtBoundary(&w, frame, owed)
+		return p.mapRawAtBoundary(w, frame, owed)
 	}
 	if mapNeed != boundaryNothing {
-		if err := p.mapDecodedAtBoundary(&w, owed); err != nil || owed.local != nil {
+		if err := p.mapDecodedAtBoundary(w, owed); err != nil || owed.local != nil {
 			return frame, w.buf, w.charge, err
 		}
 	}
@@ -72,7 +76,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		w.charge.afterResponse, w.charge.afterWrite = w.charge.afterWrite, 0
 	}
 	if w.modified {
-		return p.encodeFiltered(&w)
+		return p.encodeFiltered(w)
 	}
 	return frame, w.buf, w.charge, nil
 }

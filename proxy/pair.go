@@ -127,6 +127,8 @@ type pair struct {
 	// by pointer, which would move a local to the heap on every request.
 	request    clientRequest
 	delivering pending
+	// whole is the request filterRequest read whole (request loop only).
+	whole wholeRequest
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
