@@ -137,9 +137,9 @@ log: {level: warn}
 		"negotiate: proxy.saslVersions",
 		"authorize: proxy.sessionGuard",
 		"authorize: policy.Enforcer",
-		"quota: quota.Engine",
 		"program: proxy_test.metadataNames",
 		"names: tenant.Mapper",
+		"quota: quota.Engine",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("chain:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
