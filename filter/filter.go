@@ -8,11 +8,13 @@
 //		filter.OnResponse(r, f.metadata) // f.metadata(resp *kmsg.MetadataResponse) error
 //	}
 //
-// For each request or response of a key some handler wants, the engine
-// decodes the message once, passes it through every handler of that key in
-// the order they were registered, and encodes it once (only if a handler
-// changed it). Keys no handler wants are streamed as raw bytes and cost
-// nothing here.
+// Filters run in one chain, each in a Phase (see Placed and At): requests
+// pass the phases from the client's side to the cluster's, responses back,
+// and within a phase filters keep the order they were added. For each
+// request or response of a key some handler wants, the engine decodes the
+// message once, passes it through every handler of that key in that
+// order, and encodes it once (only if a handler changed it). Keys no
+// handler wants are streamed as raw bytes and cost nothing here.
 //
 // A filter that operators configure declares its own section of the
 // configuration file with a Factory: its typed configuration, checked at

@@ -16,15 +16,19 @@ const (
 	// PhaseNegotiate: what the connection may speak (the ApiVersions clamp,
 	// the SASL stage's version advertisement).
 	PhaseNegotiate
-	// PhaseAuthorize: who may do what (the policy).
+	// PhaseAuthorize: who may do what (the engine's session guards, then
+	// the policy).
 	PhaseAuthorize
-	// PhaseQuota: how much they may do (quotas and their throttling).
-	PhaseQuota
 	// PhaseProgram: the embedding program's own filters (the default).
 	PhaseProgram
-	// PhaseNames: the virtual cluster's name boundary, last before the
-	// cluster on requests and first from it on responses.
+	// PhaseNames: the virtual cluster's name boundary: every phase before
+	// it sees the tenant's names.
 	PhaseNames
+	// PhaseQuota: how much they may do (quotas and their throttling),
+	// last before the cluster and first from it: only a request that
+	// reaches the cluster costs quota (one a filter answered does not),
+	// and the throttle time is set in the response as the cluster sent it.
+	PhaseQuota
 )
 
 // String names the phase as docs and logs do.

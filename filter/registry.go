@@ -1,8 +1,10 @@
 package filter
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -20,11 +22,17 @@ type Registry struct {
 	requests  []RequestHandler
 	responses []ResponseHandler
 	errs      []error
+	// phase is the phase of the filter Add is registering; links are the
+	// filters Add registered.
+	phase Phase
+	links []Link
 }
 
 // RequestHandler is a registered request handler as the engine runs it.
 type RequestHandler struct {
 	Key int16
+	// Phase is the phase of the filter that registered it.
+	Phase Phase
 	// Handle decides a decoded request of Key.
 	Handle func(c *Conn, req kmsg.Request) Verdict
 	// DecideRaw, when set, is asked first, with the raw body (see the
@@ -35,6 +43,8 @@ type RequestHandler struct {
 // ResponseHandler is a registered response handler as the engine runs it.
 type ResponseHandler struct {
 	Key int16
+	// Phase is the phase of the filter that registered it.
+	Phase Phase
 	// Handle changes a decoded response of Key in place.
 	Handle func(resp kmsg.Response) error
 	// Need, when set, says what Handle needs per version; unset means
@@ -46,11 +56,21 @@ type ResponseHandler struct {
 	InspectRaw func(version int16, body []byte) bool
 }
 
-// Requests is every request handler registered, in registration order.
-func (r *Registry) Requests() []RequestHandler { return r.requests }
+// Requests is every request handler registered, in the order requests
+// pass them: by ascending phase, then in registration order.
+func (r *Registry) Requests() []RequestHandler {
+	hs := slices.Clone(r.requests)
+	slices.SortStableFunc(hs, func(a, b RequestHandler) int { return cmp.Compare(a.Phase, b.Phase) })
+	return hs
+}
 
-// Responses is every response handler registered, in registration order.
-func (r *Registry) Responses() []ResponseHandler { return r.responses }
+// Responses is every response handler registered, in the order responses
+// pass them: by descending phase, then in registration order.
+func (r *Registry) Responses() []ResponseHandler {
+	hs := slices.Clone(r.responses)
+	slices.SortStableFunc(hs, func(a, b ResponseHandler) int { return cmp.Compare(b.Phase, a.Phase) })
+	return hs
+}
 
 // Err reports registrations that could not be honoured (a handler whose
 // type names no API key). The engine refuses to start on it.
@@ -136,7 +156,7 @@ func OnResponse[R kmsg.Response](r *Registry, h func(resp R) error, opts ...Resp
 // keys alike (a cluster-wide check, say) and so takes them untyped: req is
 // whatever kmsg type key decodes to.
 func OnRequestKey(r *Registry, key int16, h func(c *Conn, req kmsg.Request) Verdict, opts ...RequestOption) {
-	rh := RequestHandler{Key: key, Handle: h}
+	rh := RequestHandler{Key: key, Phase: r.currentPhase(), Handle: h}
 	for _, opt := range opts {
 		opt(&rh)
 	}
@@ -146,7 +166,7 @@ func OnRequestKey(r *Registry, key int16, h func(c *Conn, req kmsg.Request) Verd
 // OnResponseKey is OnResponse for a handler that treats responses of many
 // keys alike and so takes them untyped.
 func OnResponseKey(r *Registry, key int16, h func(resp kmsg.Response) error, opts ...ResponseOption) {
-	rh := ResponseHandler{Key: key, Handle: h}
+	rh := ResponseHandler{Key: key, Phase: r.currentPhase(), Handle: h}
 	for _, opt := range opts {
 		opt(&rh)
 	}

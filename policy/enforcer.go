@@ -128,6 +128,12 @@ func (e *Enforcer) Close() error {
 	return nil
 }
 
+// Phase places the enforcer in filter.PhaseAuthorize: it decides a
+// request, in the tenant's names, before quotas and the program's filters
+// see it. What it hides from a response it hides in its request's
+// Verdict.OnResponse hook, which runs before every response handler.
+func (e *Enforcer) Phase() filter.Phase { return filter.PhaseAuthorize }
+
 // Register registers the handler of every API the operation table covers
 // except ApiVersions and the SASL exchange, which are always allowed and
 // so are never decoded for the policy. Keys kmsg does not know never reach

@@ -37,7 +37,7 @@ func (p *pair) fetchQuota(r *clientRequest, cr *bufio.Reader, up *direction, b *
 	if err := p.waitMuted(); err != nil {
 		return err
 	}
-	r.owed.fetchQuota = true
+	r.owed.hold.flags |= fetchHeld
 	throttle := b.Check(quota.Fetch, time.Now())
 	if throttle == 0 {
 		return nil
@@ -49,7 +49,7 @@ func (p *pair) fetchQuota(r *clientRequest, cr *bufio.Reader, up *direction, b *
 	// As a broker answers a throttled full or sessionless fetch: no
 	// session (it was not created), no partitions.
 	r.owed.local = throttledFetchFrame(r.owed.correlationID, r.owed.version, wire.FetchSessionless, throttle)
-	r.owed.throttle = throttle
+	r.owed.hold.delay = throttle
 	p.mute(throttle)
 	return nil
 }
@@ -124,7 +124,7 @@ const fetchHeadLen = protocol.FrameSizeLen + 4 + 1 + 10
 
 // chargeFetchResponse holds owed, a quota-bound fetch whose response of
 // frameLen bytes is next in down, to the fetch quota, as a broker does:
-// within the quota its bytes are counted and owed.throttle is raised to
+// within the quota its bytes are counted and the hold's delay is raised to
 // the throttle they bring (the connection muted for it), and it reports
 // false: the response is relayed. Over the quota (another connection of
 // the principal, or this one's fetch before, took it over while the fetch
@@ -134,14 +134,14 @@ const fetchHeadLen = protocol.FrameSizeLen + 4 + 1 + 10
 // the same records again once the throttle is over; nothing is lost. The
 // session id of a session the broker holds is kept. A response with an
 // error, or a header it does not expect, is left to the usual path
-// (owed.fetchCharged false), which counts and relays it.
+// (fetchCounted not set), which counts and relays it.
 func (p *pair) chargeFetchResponse(owed *pending, down *direction, frameLen int) (bool, error) {
 	head, err := down.r.Peek(min(frameLen, fetchHeadLen))
 	if err != nil {
 		return false, upstreamReadError(err)
 	}
-	body, ok := protocol.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
-	if !ok {
+	body, err := wire.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
+	if err != nil {
 		return false, nil // decoded on the usual path, which says what is wrong
 	}
 	code, sessionID, err := wire.FetchResponseSession(owed.version, body)
@@ -149,17 +149,18 @@ func (p *pair) chargeFetchResponse(owed *pending, down *direction, frameLen int)
 		return false, nil
 	}
 	now := time.Now()
-	throttle, recorded := owed.quota.RecordUnlessOver(quota.Fetch, float64(frameLen), now)
+	b := binding(&owed.hold)
+	throttle, recorded := b.RecordUnlessOver(quota.Fetch, float64(frameLen), now)
 	if recorded {
-		owed.fetchCharged = true
-		if throttle > owed.throttle {
-			owed.throttle = throttle
+		owed.hold.flags |= fetchCounted
+		if throttle > owed.hold.delay {
+			owed.hold.delay = throttle
 			p.mute(throttle)
 		}
 		return false, nil
 	}
-	if owed.quota.Limits(quota.Request) {
-		throttle = max(throttle, owed.quota.Record(quota.Request, 0, now))
+	if b.Limits(quota.Request) {
+		throttle = max(throttle, b.Record(quota.Request, 0, now))
 	}
 	if _, err := down.r.Discard(frameLen); err != nil {
 		return false, upstreamReadError(err)

@@ -72,25 +72,13 @@ func (g *fetchSessionGuard) learn(id int32) {
 	g.next = (g.next + 1) % ownFetchSessions
 }
 
-// guardSessions keeps r, a request with header h whose body starts with
-// bodyPrefix, to the fetch and share sessions of its own connection.
-func (p *pair) guardSessions(h protocol.RequestHeader, bodyPrefix []byte, r *clientRequest) error {
-	switch h.APIKey {
-	case wire.FetchKey:
-		return p.guardFetchSession(h, bodyPrefix, r)
-	case wire.ShareFetchKey, wire.ShareAcknowledgeKey:
-		return p.guardShareSession(h, bodyPrefix, r)
-	}
-	return nil
-}
-
 // guardFetchSession applies the rule above to the Fetch request r whose
 // header is h and whose body starts with bodyPrefix (cr's buffer, where a
 // foreign session id is cleared in place). It answers r (owed.local) for a
 // foreign incremental session, and marks r to learn the session id of its
 // response when r asks the broker for a new session.
 func (p *pair) guardFetchSession(h protocol.RequestHeader, bodyPrefix []byte, r *clientRequest) error {
-	if r.owed.local != nil || r.frame != nil || h.APIVersion < wire.FetchSessionsVersion {
+	if h.APIVersion < wire.FetchSessionsVersion {
 		return nil
 	}
 	id, epoch, ok := wire.FetchRequestSession(h.APIVersion, bodyPrefix)
@@ -101,7 +89,9 @@ func (p *pair) guardFetchSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 		// Only a header filling the read buffer pushes them out of it.
 		return fail(reasonProtocol, fmt.Errorf("client Fetch request: its session fields lie beyond the first %d bytes read; refusing to forward a session kproxy cannot check", readBufSize))
 	}
-	r.owed.learnFetchSession = epoch == 0
+	if epoch == 0 {
+		r.owed.peek = responsePeek{read: (*pair).learnFetchSession}
+	}
 	if id == 0 || p.fetchSessions.owns(id) {
 		return nil
 	}
@@ -131,8 +121,8 @@ func (p *pair) learnFetchSession(owed *pending, down *direction, frameLen int) {
 	if err != nil {
 		return // relaying the frame meets the same error
 	}
-	body, ok := protocol.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
-	if !ok {
+	body, err := wire.SkipResponseHeader(owed.key, owed.version, head[protocol.FrameSizeLen:])
+	if err != nil {
 		return
 	}
 	if _, id, err := wire.FetchResponseSession(owed.version, body); err == nil {

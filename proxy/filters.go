@@ -9,11 +9,11 @@ import (
 // Option adds a feature to a Server.
 type Option func(*Server)
 
-// WithFilters adds filters, registered (once, by Start) in the order given
-// after those added earlier: their request handlers run in that order
-// before a request goes upstream; their response handlers run after the
-// built-in ApiVersions clamp and before address rewriting (which must see
-// every address a filter may add).
+// WithFilters adds filters to the chain (registered once, by Start), each
+// in its phase (filter.PhaseOf: PhaseProgram unless it says otherwise),
+// after the filters of that phase added earlier. Requests pass the phases
+// from the client's side to the cluster's, responses back (Server.Chain
+// lists the order).
 func WithFilters(fs ...filter.Filter) Option {
 	return func(s *Server) { s.filters = append(s.filters, fs...) }
 }

@@ -15,15 +15,22 @@ import (
 // WithNameMapper puts m at the name boundary of every connection: a
 // virtual cluster's clients use its names, the upstream the prefixed ones.
 //
-// The boundary is where the client's side ends. A request is mapped after
-// every request filter (so filters, the policy included, see the client's
-// names), just before it is encoded for the upstream; a response is mapped
-// right after it is decoded, before any Verdict.OnResponse hook and any
-// response filter. Keys and versions m needs nothing of stay streamed;
-// those it maps raw (Produce's names, Fetch v0-12 responses) are buffered
-// and rewritten without decoding; the rest are decoded once, for m and
-// the filters together.
-func WithNameMapper(m *tenant.Mapper) Option { return func(s *Server) { s.names = m } }
+// The boundary is where the client's side ends (filter.PhaseNames). A
+// request is mapped after every request filter (so filters, the policy
+// included, see the client's names), just before it is encoded for the
+// upstream; a response is mapped right after it is decoded, before any
+// Verdict.OnResponse hook and any response filter. Keys and versions m
+// needs nothing of stay streamed; those it maps raw (Produce's names,
+// Fetch v0-12 responses) are buffered and rewritten without decoding; the
+// rest are decoded once, for m and the filters together.
+func WithNameMapper(m *tenant.Mapper) Option {
+	return func(s *Server) {
+		s.boundary = nil
+		if m != nil {
+			s.boundary = nameBoundary{m: m}
+		}
+	}
+}
 
 // WithClusterOperators says which connections are the virtual cluster's
 // cluster operators, whose requests to the APIs acting on the whole
@@ -33,54 +40,66 @@ func WithClusterOperators(isOperator func(*filter.Conn) bool) Option {
 	return func(s *Server) { s.clusterOperator = isOperator }
 }
 
+// nameBoundary is the chain's boundary for a virtual cluster's names.
+type nameBoundary struct{ m *tenant.Mapper }
+
+func (nameBoundary) link() filter.Link {
+	return filter.Link{Phase: filter.PhaseNames, Filter: "tenant.Mapper"}
+}
+
+func (b nameBoundary) requestNeed(key, version int16) boundaryNeed {
+	return needAtBoundary(b.m.RequestNeed(key, version))
+}
+
+func (b nameBoundary) responseNeed(key, version int16) boundaryNeed {
+	return needAtBoundary(b.m.ResponseNeed(key, version))
+}
+
+func (b nameBoundary) streams(key, version int16, bodyPrefix []byte) bool {
+	return b.m.Streams(context.Background(), key, version, bodyPrefix)
+}
+
+// needAtBoundary is the mapper's need as the boundary's.
+func needAtBoundary(n tenant.Need) boundaryNeed {
+	switch n {
+	case tenant.NeedRaw:
+		return boundaryRaw
+	case tenant.NeedDecoded:
+		return boundaryDecoded
+	}
+	return boundaryNothing
+}
+
 // mapContext is the context the name mapper maps a request of key in: a
 // cluster operator's when the mapping depends on it and the connection's
 // principal is one (matched only then, and so only for those keys).
-func (p *pair) mapContext(key int16) context.Context {
+func (b nameBoundary) mapContext(p *pair, key int16) context.Context {
 	ctx := context.Background()
-	if p.s.clusterOperator != nil && p.s.names.NeedsOperator(key) && p.s.clusterOperator(&p.conn) {
+	if p.s.clusterOperator != nil && b.m.NeedsOperator(key) && p.s.clusterOperator(&p.conn) {
 		return tenant.AsClusterOperator(ctx)
 	}
 	return ctx
 }
 
-// requestNeed is what the name mapper needs of a request (nothing without
-// one).
-func (s *Server) requestNeed(key, version int16) tenant.Need {
-	if s.names == nil {
-		return tenant.NeedNothing
-	}
-	return s.names.RequestNeed(key, version)
-}
-
-// responseNeed is what the name mapper needs of every response of key at
-// version.
-func (s *Server) responseNeed(key, version int16) tenant.Need {
-	if s.names == nil {
-		return tenant.NeedNothing
-	}
-	return s.names.ResponseNeed(key, version)
-}
-
 // mapRawRequest builds the upstream's frame of a request the name mapper
 // rewrites raw: frame's size prefix and header, then the mapped body. nil:
 // the frame needs no change (an idempotent produce by topic ids, say).
-func (p *pair) mapRawRequest(h protocol.RequestHeader, frame []byte, owed *pending) (*[]byte, error) {
+func (b nameBoundary) mapRawRequest(p *pair, h protocol.RequestHeader, frame []byte, owed *pending) (*[]byte, error) {
 	body := frame[protocol.FrameSizeLen+h.Len:]
 	out := p.s.frames.get(len(frame))
 	head := append((*out)[:0], frame[:protocol.FrameSizeLen+h.Len]...)
-	mapped, mapResponse, err := p.s.names.MapRawRequest(context.Background(), h.APIKey, h.APIVersion, body, head)
+	mapped, mapResponse, err := b.m.MapRawRequest(context.Background(), h.APIKey, h.APIVersion, body, head)
 	if err != nil || mapped == nil {
 		p.s.frames.put(out)
 		if err != nil {
-			return nil, p.nameMappingFailed(h, owed, err)
+			return nil, nameMappingFailed(h, owed, err)
 		}
 		return nil, nil
 	}
 	*out = mapped
 	binary.BigEndian.PutUint32(*out, uint32(len(*out)-protocol.FrameSizeLen))
 	if mapResponse {
-		owed.mapNeed = tenant.NeedDecoded
+		owed.boundary.need = boundaryDecoded
 	}
 	return out, nil
 }
@@ -89,7 +108,7 @@ func (p *pair) mapRawRequest(h protocol.RequestHeader, frame []byte, owed *pendi
 // upstream's names. It returns the request to encode: req itself, or, when
 // hooks keep req to read with the response (they must see the client's
 // names), a fresh decoding of its encoding that is mapped instead.
-func (p *pair) mapDecodedRequest(h protocol.RequestHeader, req kmsg.Request, hooks bool, decodeCopy func(kmsg.Request) (kmsg.Request, error), owed *pending) (kmsg.Request, error) {
+func (b nameBoundary) mapDecodedRequest(p *pair, h protocol.RequestHeader, req kmsg.Request, hooks bool, decodeCopy func(kmsg.Request) (kmsg.Request, error), owed *pending) (kmsg.Request, error) {
 	target := req
 	if hooks {
 		var err error
@@ -97,22 +116,22 @@ func (p *pair) mapDecodedRequest(h protocol.RequestHeader, req kmsg.Request, hoo
 			return nil, err
 		}
 	}
-	mapResponse, err := p.s.names.MapRequest(p.mapContext(h.APIKey), target)
+	mapResponse, err := b.m.MapRequest(b.mapContext(p, h.APIKey), target)
 	if err != nil {
-		return nil, p.nameMappingFailed(h, owed, err)
+		return nil, nameMappingFailed(h, owed, err)
 	}
 	if mapResponse {
-		owed.mapNeed = tenant.NeedDecoded
+		owed.boundary.need = boundaryDecoded
 	}
-	if owed.mapNeed == tenant.NeedDecoded {
-		owed.mappedReq = target
+	if owed.boundary.need == boundaryDecoded {
+		owed.boundary.req = target
 	}
 	return target, nil
 }
 
 // nameMappingFailed turns the name mapper's refusal into kproxy's answer
 // (an Answer: owed.local) or the error that closes the connection.
-func (p *pair) nameMappingFailed(h protocol.RequestHeader, owed *pending, err error) error {
+func nameMappingFailed(h protocol.RequestHeader, owed *pending, err error) error {
 	if a, ok := tenant.AsAnswer(err); ok {
 		a.Response.SetVersion(h.APIVersion)
 		owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, a.Response)
@@ -125,10 +144,10 @@ func (p *pair) nameMappingFailed(h protocol.RequestHeader, owed *pending, err er
 // mapRawResponse rewrites the buffered response frame (size prefix and
 // header, then body) to the tenant's names into p.mapBuf and returns the
 // new frame and body (frame and body themselves when nothing changes).
-func (p *pair) mapRawResponse(owed pending, frame, body []byte) ([]byte, []byte, error) {
+func (b nameBoundary) mapRawResponse(p *pair, owed *pending, frame, body []byte) ([]byte, []byte, error) {
 	head := len(frame) - len(body)
 	out := append(p.mapBuf[:0], frame[:head]...)
-	out, err := p.s.names.MapRawResponse(owed.key, owed.version, body, out)
+	out, err := b.m.MapRawResponse(owed.key, owed.version, body, out)
 	if err != nil {
 		return nil, nil, fail(reasonRewrite, fmt.Errorf("upstream %s v%d response: %w", protocol.APIName(owed.key), owed.version, err))
 	}
@@ -140,14 +159,10 @@ func (p *pair) mapRawResponse(owed pending, frame, body []byte) ([]byte, []byte,
 	return out, out[head:], nil
 }
 
-// responseNeedWithNames raises need to what the name mapper needs of the
-// response owed: decoded, or at least buffered for a raw rewrite.
-func responseNeedWithNames(need filter.Need, owed pending) filter.Need {
-	switch owed.mapNeed {
-	case tenant.NeedDecoded:
-		return filter.Decode
-	case tenant.NeedRaw:
-		return max(need, filter.Inspect)
+// mapResponse maps the decoded response to owed to the tenant's names.
+func (b nameBoundary) mapResponse(owed *pending, resp kmsg.Response) error {
+	if err := b.m.MapResponse(owed.boundary.req, resp); err != nil {
+		return fail(reasonRewrite, fmt.Errorf("upstream %s v%d response: %w", protocol.APIName(owed.key), owed.version, err))
 	}
-	return need
+	return nil
 }

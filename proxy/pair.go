@@ -122,6 +122,13 @@ type pair struct {
 	// wakes the request loop waiting for them (fetchquota.go).
 	fetchesOwed   atomic.Int32
 	fetchAnswered chan struct{}
+	// request is the request in the request loop's hands, and delivering
+	// the response in the response loop's: the chain's stages reach them
+	// by pointer, which would move a local to the heap on every request.
+	request    clientRequest
+	delivering pending
+	// whole is the request filterRequest read whole (request loop only).
+	whole wholeRequest
 }
 
 func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {

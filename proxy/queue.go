@@ -2,12 +2,8 @@ package proxy
 
 import (
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kproxy/kproxy/internal/quota"
-	"github.com/kproxy/kproxy/internal/tenant"
 )
 
 // pending is one response the client is owed, in the order it asked: what
@@ -19,12 +15,11 @@ type pending struct {
 	// upstream is not read for it.
 	local []byte
 	// onResponse, when set, sees the decoded upstream response first
-	// (after the name mapper).
+	// (after the chain's boundary).
 	onResponse func(kmsg.Response) error
-	// mapNeed is what the name mapper needs of the response; mappedReq is
-	// the request as sent upstream when it needs it decoded.
-	mapNeed   tenant.Need
-	mappedReq kmsg.Request
+	// boundary is what the chain's boundary needs of the response
+	// (boundary.go).
+	boundary boundaryState
 	// deliver, when set, delivers this response instead of the response
 	// loop: for what only a stage understands (a raw SASL token, the
 	// answer to a request kproxy sent itself, an answer after which the
@@ -36,22 +31,12 @@ type pending struct {
 	// timing is what the request loop measured; the response loop
 	// completes it and hands it to the observers.
 	timing RequestTiming
-	// quota is the connection's quota binding when the request was read
-	// (nil: no quota applies); throttle is what its request already
-	// exceeded (a produce quota), to set in the response.
-	quota    *quota.Binding
-	throttle time.Duration
-	// learnFetchSession is set for a Fetch that asked the broker for a new
-	// fetch session: the response's session id becomes the connection's.
-	learnFetchSession bool
-	// learnShareSession, when set, is the share session (group and member)
-	// a ShareFetch at epoch 0 asked for: the connection's once the broker
-	// answers it without error.
-	learnShareSession string
-	// fetchQuota: a fetch held to a fetch quota, which the request loop
-	// waits for before it forwards the connection's next one; fetchCharged:
-	// its response's bytes are counted already (fetchquota.go).
-	fetchQuota, fetchCharged bool
+	// hold is what the stage holding the request to a budget keeps of it
+	// (hold.go): opaque here.
+	hold hold
+	// peek, when set, reads the first bytes of the response before it is
+	// relayed, for the raw stage that asked (rawstage.go).
+	peek responsePeek
 }
 
 // deliverFunc delivers owed, reading what the upstream sends for it (if

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/wire"
 )
@@ -17,7 +18,73 @@ const reasonQuota = "quota_refused"
 // WithQuotas enforces e's quota rules (docs/quotas.md) on every
 // connection. Without it no quota applies.
 func WithQuotas(e *quota.Engine) Option {
-	return func(s *Server) { s.quotas = e }
+	return func(s *Server) {
+		s.quotas, s.holder = e, nil
+		if e != nil {
+			s.holder = quotaHolder{}
+		}
+	}
+}
+
+// quotaHolder holds requests to the connection's quotas in the chain's
+// quota phase (responseHolder). Its hold on a request: ref is the
+// connection's *quota.Binding when the request was read, delay the
+// throttle its request already exceeded (a produce quota) or its response
+// brought, to set in the response, and flags fetchHeld (a fetch held to
+// the fetch quota, fetchquota.go) and fetchCounted (its response's bytes
+// are counted already).
+type quotaHolder struct{}
+
+const (
+	fetchHeld uint8 = 1 << iota
+	fetchCounted
+)
+
+// binding is the quota binding h holds its request to.
+func binding(h *hold) *quota.Binding {
+	b, _ := h.ref.(*quota.Binding)
+	return b
+}
+
+func (quotaHolder) link() filter.Link {
+	return filter.Link{Phase: filter.PhaseQuota, Filter: "quota.Engine"}
+}
+
+func (quotaHolder) afterFilters(p *pair, r *clientRequest, cr *bufio.Reader, up *direction) error {
+	return p.quotaStage(r, cr, up)
+}
+
+func (quotaHolder) forwarded(p *pair, r *clientRequest) { p.recordRequestTime(r) }
+
+func (quotaHolder) owing(p *pair, h hold) {
+	if h.flags&fetchHeld == 0 {
+		return
+	}
+	if p.fetchAnswered == nil {
+		p.fetchAnswered = make(chan struct{}, 1)
+	}
+	p.fetchesOwed.Add(1)
+}
+
+func (quotaHolder) deliverLocal(p *pair, owed *pending, down *direction) (bool, error) {
+	if owed.hold.flags&fetchHeld == 0 {
+		return false, nil
+	}
+	return true, p.writeThrottled(owed, down, owed.local, owed.hold.delay)
+}
+
+func (quotaHolder) beforeRelay(p *pair, owed *pending, down *direction, frameLen int, need filter.Need) (filter.Need, time.Duration, bool, error) {
+	delay, done, err := p.quotaResponse(owed, down, frameLen, &need)
+	return need, delay, done, err
+}
+
+func (quotaHolder) delivered(p *pair, owed *pending, err error) {
+	if owed.hold.flags&fetchHeld != 0 {
+		p.fetchDelivered()
+	}
+	if err == nil {
+		p.recordResponseTime(owed, time.Now())
+	}
 }
 
 // quotaStage holds the request r to the connection's quotas: it binds the
@@ -39,12 +106,12 @@ func (p *pair) quotaStage(r *clientRequest, cr *bufio.Reader, up *direction) err
 	if b == nil || r.owed.local != nil {
 		return nil
 	}
-	r.owed.quota = b
+	r.owed.hold.ref = b
 	switch {
 	case r.owed.key == wire.ProduceKey:
 		// Kafka counts a produce request's size against the produce quota.
 		if t := b.Record(quota.Produce, float64(r.frameLen), time.Now()); t > 0 {
-			r.owed.throttle = t
+			r.owed.hold.delay = t
 			p.mute(t)
 		}
 	case r.owed.key == wire.FetchKey && b.Limits(quota.Fetch):
@@ -125,16 +192,16 @@ func (p *pair) sleep(d time.Duration) bool {
 // responseThrottle is the throttle time the response to owed must carry,
 // frameLen bytes long, on the response loop: the produce quota's (from the
 // request loop), the fetch quota's for the response's bytes (unless
-// chargeFetchResponse counted them already, into owed.throttle), and the
+// chargeFetchResponse counted them already, into its hold's delay), and the
 // request quota's for the time kproxy spent on the request so far; the
 // largest. A throttle mutes the connection from now.
 func (p *pair) responseThrottle(owed *pending, frameLen int, now time.Time) time.Duration {
-	b := owed.quota
+	b := binding(&owed.hold)
 	if b == nil {
 		return 0
 	}
-	throttle := owed.throttle
-	if owed.key == wire.FetchKey && !owed.fetchCharged {
+	throttle := owed.hold.delay
+	if owed.key == wire.FetchKey && owed.hold.flags&fetchCounted == 0 {
 		throttle = max(throttle, b.Record(quota.Fetch, float64(frameLen), now))
 	}
 	if b.Limits(quota.Request) {
@@ -143,7 +210,7 @@ func (p *pair) responseThrottle(owed *pending, frameLen int, now time.Time) time
 		// response.
 		throttle = max(throttle, b.Record(quota.Request, 0, now))
 	}
-	if throttle > owed.throttle { // the request loop muted for owed.throttle already
+	if throttle > owed.hold.delay { // the request loop muted for that already
 		p.mute(throttle)
 	}
 	return throttle
@@ -165,11 +232,37 @@ func (p *pair) throttleResponse(owed *pending, down *direction, frameLen int) (t
 	return throttle, nil
 }
 
+// quotaResponse holds the response to owed, of frameLen bytes and next in
+// down, to the connection's quotas: a fetch over the fetch quota is
+// answered in its place (done), a throttle the response must carry is set
+// in place where the frame allows it, or returned for the decoded
+// response (need raised to Decode), or relayed at once for a streamed
+// Produce (done).
+func (p *pair) quotaResponse(owed *pending, down *direction, frameLen int, need *filter.Need) (throttle time.Duration, done bool, err error) {
+	if owed.hold.flags&fetchHeld != 0 {
+		if replaced, err := p.chargeFetchResponse(owed, down, frameLen); replaced || err != nil {
+			return 0, true, err
+		}
+	}
+	if throttle, err = p.throttleResponse(owed, down, frameLen); err != nil {
+		return 0, true, err
+	}
+	switch {
+	case throttle == 0:
+	case owed.key == wire.FetchKey && setFetchThrottle(down, owed.version, frameLen, throttle):
+	case owed.key == wire.ProduceKey && owed.version >= 1 && *need == filter.Stream:
+		return throttle, true, p.relayThrottledProduce(owed, down, frameLen, throttle)
+	default:
+		*need = filter.Decode // rare: set throttle_time_ms in the decoded response
+	}
+	return throttle, false, nil
+}
+
 // recordRequestTime counts the time the request loop spent on r, from
 // its frame's first bytes to its last written upstream, against the
 // request quota, without throttling: its response checks the quota.
 func (p *pair) recordRequestTime(r *clientRequest) {
-	if b := r.owed.quota; b.Limits(quota.Request) && !p.requestStart.IsZero() {
+	if b := binding(&r.owed.hold); b.Limits(quota.Request) && !p.requestStart.IsZero() {
 		now := time.Now()
 		b.RecordNoThrottle(quota.Request, threadPercent(now.Sub(p.requestStart)), now)
 	}
@@ -179,7 +272,7 @@ func (p *pair) recordRequestTime(r *clientRequest) {
 // owed against the request quota, for the next request to pay (Kafka
 // records network thread time without throttling).
 func (p *pair) recordResponseTime(owed *pending, done time.Time) {
-	if b := owed.quota; b.Limits(quota.Request) && !p.observed.UpstreamFirstByte.IsZero() {
+	if b := binding(&owed.hold); b.Limits(quota.Request) && !p.observed.UpstreamFirstByte.IsZero() {
 		b.RecordNoThrottle(quota.Request, threadPercent(done.Sub(p.observed.UpstreamFirstByte)), done)
 	}
 }

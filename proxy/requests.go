@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -44,70 +41,81 @@ func (p *pair) forwardRequests(responses *sync.WaitGroup) error {
 			continue
 		}
 		p.requestStart = start
-		h, clientID, bodyPrefix, err := p.requestHeader(cr, frameLen)
-		if err != nil {
-			return err
-		}
-		owed, expected, err := p.responseOwed(h, bodyPrefix)
-		if err != nil {
-			return err
-		}
-		p.s.sample(&owed.timing, h, bodyPrefix)
-		r, err := p.auth.request(h, cr, clientRequest{frameLen: frameLen, owed: owed, expected: expected})
+		h, clientID, bodyPrefix, req, err := p.readRequest(cr, frameLen)
 		if err != nil {
 			return err
 		}
 		if p.session.expired() {
 			return p.upstreamSessionExpired()
 		}
-		if err := p.guardSessions(h, bodyPrefix, &r); err != nil {
+		r := &p.request // the stages reach it by pointer: a local would move to the heap
+		*r = req
+		if err := p.runRawStages(h, bodyPrefix, r); err != nil {
 			return err
 		}
-		if r, err = p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
+		if err := p.filterStage(h, clientID, bodyPrefix, cr, r, &held); err != nil {
 			return err
 		}
-		if err := p.quotaStage(&r, cr, up); err != nil {
+		if err := p.holdRequest(r, cr, up); err != nil {
 			return err
 		}
-		if err := p.forward(cr, &up, responses, r, &held); err != nil {
+		if err := p.forward(cr, &up, responses, *r, &held); err != nil {
 			return err
 		}
-		if r.owed.quota != nil {
-			p.recordRequestTime(&r)
+		if r.owed.hold.held() {
+			p.s.holder.forwarded(p, r)
 		}
+		*r = clientRequest{} // keeps nothing of it alive
 	}
 }
 
-// filterStage runs the request handlers of h's key, then the name mapper,
-// over r, unless a stage already answered it or read it whole; bodyPrefix
-// (what cr buffers of the body) lets the mapper say it has nothing to map. held is set to the memory budget
-// the request then holds, also when err is set. clientID aliases cr's
-// buffer: it is copied into the filters' Conn only when it changed.
-func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte, cr *bufio.Reader, r clientRequest, held *int64) (clientRequest, error) {
+// readRequest reads the header of the request frame of frameLen bytes at
+// the front of cr, says which response it is owed, and passes it through
+// the auth stage. clientID and bodyPrefix are requestHeader's.
+func (p *pair) readRequest(cr *bufio.Reader, frameLen int) (h protocol.RequestHeader, clientID, bodyPrefix []byte, r clientRequest, err error) {
+	h, clientID, bodyPrefix, err = p.requestHeader(cr, frameLen)
+	if err != nil {
+		return h, nil, nil, r, err
+	}
+	owed, expected, err := p.responseOwed(h, bodyPrefix)
+	if err != nil {
+		return h, nil, nil, r, err
+	}
+	p.s.sample(&owed.timing, h, bodyPrefix)
+	r, err = p.auth.request(h, cr, clientRequest{frameLen: frameLen, owed: owed, expected: expected})
+	return h, clientID, bodyPrefix, r, err
+}
+
+// filterStage runs the request handlers of h's key, then the chain's
+// boundary, over r, unless a stage already answered it or read it whole;
+// bodyPrefix (what cr buffers of the body) lets the boundary say it has
+// nothing to rewrite. held is set to the memory budget the request then
+// holds, also when err is set.
+func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte, cr *bufio.Reader, r *clientRequest, held *int64) error {
 	if r.owed.local != nil || r.frame != nil {
-		return r, nil
+		return nil
 	}
 	handlers := p.s.requestHandlers.lookup(h.APIKey)
-	r.owed.mapNeed = p.s.responseNeed(h.APIKey, h.APIVersion)
-	mapNeed := p.s.requestNeed(h.APIKey, h.APIVersion)
-	if len(handlers) == 0 && mapNeed != tenant.NeedNothing && p.s.names.Streams(context.Background(), h.APIKey, h.APIVersion, bodyPrefix) {
-		mapNeed = tenant.NeedNothing // nothing to map: keep it streamed
+	mapNeed, responseNeed := p.s.boundaryNeeds(h.APIKey, h.APIVersion)
+	r.owed.boundary.need = responseNeed
+	if len(handlers) == 0 && mapNeed != boundaryNothing && p.s.boundary.streams(h.APIKey, h.APIVersion, bodyPrefix) {
+		mapNeed = boundaryNothing // nothing to map: keep it streamed
 	}
-	if len(handlers) == 0 && mapNeed == tenant.NeedNothing {
-		return r, nil
+	if len(handlers) == 0 && mapNeed == boundaryNothing {
+		return nil
 	}
 	var err error
 	r.frame, r.recycle, r.charge, err = p.filterRequest(h, cr, r.frameLen, &r.owed, handlers, mapNeed)
 	*held = r.charge.afterWrite + r.charge.afterResponse
 	if err != nil {
-		return r, err
+		return err
 	}
 	if !r.expected && r.owed.local != nil {
 		// No response can carry the refusal: close, as a broker does for
 		// a failed acks=0 produce.
-		return r, fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
+		return fail(reasonFilter, errors.New("acks=0 produce refused by a filter"))
 	}
-	return r, nil
+	return nil
 }
 
 // nextFrame waits for the client's next frame and returns its length,
@@ -116,7 +124,7 @@ func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte
 // session when that is due.
 func (p *pair) nextFrame(cr *bufio.Reader, up *direction) (int, error) {
 	for {
-		if p.quota.Binding() != nil {
+		if p.mutedUntil.Load() != 0 {
 			if err := p.waitMuted(); err != nil {
 				return 0, err
 			}
@@ -368,174 +376,11 @@ func (p *pair) responseOwed(h protocol.RequestHeader, bodyPrefix []byte) (owed p
 	return owed, true, nil
 }
 
-// requestCharge is the memory budget a request read whole holds: until
-// it is written upstream, and until its response is handled (when a hook
-// reads the decoded request then).
-type requestCharge struct{ afterWrite, afterResponse int64 }
-
-// filterRequest reads the whole request frame from cr and passes it
-// through handlers, in order: as raw bytes to one with filter.DecideRaw
-// while nothing decoded it yet, else decoded (once, for the first handler
-// that needs it); then, as mapNeed says, through the name mapper (raw
-// while nothing decoded it, else decoded). It returns the frame to forward
-// (the original bytes, or a re-encoding if a handler or the mapper changed
-// the request) and fills in owed: a local answer, or a hook for the
-// upstream's response. The caller must not read the frame from cr
-// again, and gives recycle (when not nil) back to the frame pool once the
-// frame is written.
-//
-// The frame (as its bytes arrive), its decoding, the name mapper's copy
-// and a re-encoding are each charged to limits.max_buffered_bytes (waiting
-// for room) before they are allocated, the copy of a changed request
-// right after it is encoded; the caller releases charge, also when err is
-// set.
-func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler, mapNeed tenant.Need) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
-	reserve := func(n int) error {
-		if err := p.s.budget.acquire(&p.budget, int64(n), p.closed); err != nil {
-			return fail(reasonClientClosed, err)
-		}
-		charge.afterWrite += int64(n)
-		return nil
-	}
-	buf := p.s.frames.get(frameLen)
-	if *buf, err = readFrameReserving(*buf, cr, frameLen, reserve); err != nil {
-		return nil, nil, charge, err
-	}
-	frame = *buf
-	body := frame[protocol.FrameSizeLen+h.Len:]
-	var req kmsg.Request // decoded for the first handler that cannot decide from body
-	decodeBody := func(body []byte) (kmsg.Request, error) {
-		decoded, err := wire.DecodedSize(h.APIKey, h.APIVersion, body, false)
-		if err != nil {
-			return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
-		}
-		// The walk found what decoding allocates beyond the body: charge
-		// it before kmsg allocates it.
-		if err := p.s.budget.acquire(&p.budget, int64(decoded-len(body)), p.closed); err != nil {
-			return nil, fail(reasonClientClosed, err)
-		}
-		charge.afterWrite += int64(decoded - len(body))
-		decodedReq, err := protocol.DecodeRequest(h.APIKey, h.APIVersion, body)
-		if err != nil {
-			return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
-		}
-		return decodedReq, nil
-	}
-	decode := func() (err error) {
-		req, err = decodeBody(body)
-		return err
-	}
-	var modified bool
-	var hooks []func(kmsg.Response) error
-	for _, handler := range handlers {
-		v, decided := filter.Verdict{}, false
-		if req == nil {
-			v, decided = p.decideRaw(handler, h, body)
-		}
-		if !decided {
-			if req == nil {
-				if err := decode(); err != nil {
-					return nil, nil, charge, err
-				}
-			}
-			v = handler.Handle(&p.conn, req)
-		}
-		if v.Close != nil {
-			return nil, nil, charge, fail(reasonFilter, v.Close)
-		}
-		if v.Respond != nil {
-			owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, v.Respond)
-			owed.timing.ErrorCode = topLevelErrorCode(v.Respond)
-			return frame, buf, charge, nil
-		}
-		modified = modified || v.Modified
-		if v.OnResponse != nil {
-			hooks = append(hooks, v.OnResponse)
-		}
-	}
-	// The name boundary: after every filter.
-	if mapNeed == tenant.NeedRaw && req == nil {
-		// Nothing decoded it, so nothing changed it and no hook holds it.
-		if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
-			return nil, nil, charge, fail(reasonClientClosed, err)
-		}
-		charge.afterWrite += int64(frameLen)
-		out, err := p.mapRawRequest(h, frame, owed)
-		if err != nil || owed.local != nil || out == nil {
-			return frame, buf, charge, err
-		}
-		p.s.frames.put(buf)
-		return *out, out, charge, nil
-	}
-	if mapNeed != tenant.NeedNothing {
-		if req == nil {
-			if err := decode(); err != nil {
-				return nil, nil, charge, err
-			}
-		}
-		copyForMapper := func(filtered kmsg.Request) (kmsg.Request, error) {
-			if !modified {
-				return decodeBody(body)
-			}
-			// A filter changed it: the copy is decoded from its encoding,
-			// which the copy aliases (record batches) and so holds as
-			// long as the frame. Its size is known only once encoded.
-			encoded := filtered.AppendTo(nil)
-			if err := reserve(len(encoded)); err != nil {
-				return nil, err
-			}
-			return decodeBody(encoded)
-		}
-		mapped, err := p.mapDecodedRequest(h, req, len(hooks) > 0, copyForMapper, owed)
-		if err != nil || owed.local != nil {
-			return frame, buf, charge, err
-		}
-		req, modified = mapped, true
-	}
-	switch len(hooks) {
-	case 0:
-	case 1:
-		owed.onResponse = hooks[0]
-	default:
-		owed.onResponse = func(resp kmsg.Response) error {
-			for _, hook := range hooks {
-				if err := hook(resp); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
-	if len(hooks) > 0 || owed.mappedReq != nil {
-		// The decoded request aliases buf and a hook (or the name mapper)
-		// may read it when the response comes: buf stays with it, for the
-		// collector, and so does its charge.
-		buf = nil
-		charge.afterResponse, charge.afterWrite = charge.afterWrite, 0
-	}
-	if modified {
-		// The re-encoding is about the frame's size.
-		if err := p.s.budget.acquire(&p.budget, int64(frameLen), p.closed); err != nil {
-			return nil, nil, charge, fail(reasonClientClosed, err)
-		}
-		charge.afterWrite += int64(frameLen)
-		out := p.s.frames.get(frameLen)
-		h.ClientID = p.conn.ClientID
-		*out = protocol.AppendRequestFrame(*out, h, req)
-		p.s.frames.put(buf) // only now: req, just encoded, aliases it
-		return *out, out, charge, nil
-	}
-	return frame, buf, charge, nil
-}
-
 // owe queues a response the client is owed, waiting while max_in_flight
 // responses are already owed: back-pressure instead of unbounded buffering.
 func (p *pair) owe(owed pending) error {
-	if owed.fetchQuota {
-		if p.fetchAnswered == nil {
-			p.fetchAnswered = make(chan struct{}, 1)
-		}
-		p.fetchesOwed.Add(1)
+	if owed.hold.held() {
+		p.s.holder.owing(p, owed.hold)
 	}
 	p.owed.Add(1)
 	p.s.metrics.inFlight.Inc()

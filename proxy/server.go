@@ -16,7 +16,6 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/quota"
-	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/rewrite"
 )
 
@@ -53,12 +52,16 @@ type Server struct {
 	// (in Start); none means the frame is streamed. Each listener holds
 	// its own response table the same way.
 	filters []filter.Filter
-	names   *tenant.Mapper // WithNameMapper: a virtual cluster's name boundary
+	// boundary is the chain's stage next to the cluster (WithNameMapper);
+	// nil: none.
+	boundary boundary
 	// clusterOperator reports whether a connection's principal is one of
 	// the virtual cluster's cluster operators (WithClusterOperators).
 	clusterOperator func(*filter.Conn) bool
 	requestHandlers handlerTable[filter.RequestHandler]
-	frames          framePool // buffers of requests read whole for filters
+	rawStages       handlerTable[rawStage]
+	chain           []filter.Link // the filters in request order (Chain)
+	frames          framePool     // buffers of requests read whole for filters
 	// apiVersions answers ApiVersions of clients not yet authenticated
 	// (SASL terminate mode); set in Start.
 	apiVersions *apiVersionsCache
@@ -69,6 +72,9 @@ type Server struct {
 	sec security
 	// quotas enforces policy.quotas (quota.go); nil: none.
 	quotas *quota.Engine
+	// holder holds requests to a budget across both loops (quotas); nil:
+	// none.
+	holder responseHolder
 	// sniRefused counts the SNI listener's refused handshakes.
 	sniRefused *prometheus.CounterVec
 	ready      atomic.Bool
@@ -190,10 +196,9 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 // registerFilters builds the handler tables from every filter, in the
-// order their handlers run: the ApiVersions clamp first, features next,
-// address rewriting last, so that it sees every address a feature may add;
-// in SASL terminate mode saslVersions after all. It runs once, in Start,
-// once the SASL mode is known.
+// order of the chain's phases (filter.Phase): requests from the client's
+// side to the cluster's, responses back. It runs once, in Start, once the
+// SASL mode is known.
 //
 // Each listener gets its own response table, registered the same way but
 // with the rewriter mapping for that listener, so each hands out only its
@@ -205,21 +210,20 @@ func (s *Server) registerFilters() error {
 		*l.responses() = newResponseFilters(reg.Responses())
 	}
 	s.requestHandlers = buildHandlerTable(requestKey, reg.Requests())
+	s.rawStages = buildHandlerTable(rawStageKey, rawStages())
+	s.chain = append(rawStageLinks(rawStages()), reg.Chain()...)
 	return reg.Err()
 }
 
-// registry registers every filter, in order, with mapper as the address
-// rewriter's.
+// registry adds every filter to one chain, each in its phase, with mapper
+// as the address rewriter's.
 func (s *Server) registry(mapper rewrite.BrokerMapper) *filter.Registry {
 	var reg filter.Registry
-	rewrite.APIVersionsClamp{}.Register(&reg)
-	for _, f := range s.filters {
-		f.Register(&reg)
-	}
-	rewrite.Addresses{Mapper: mapper}.Register(&reg)
+	reg.Add(rewrite.Addresses{Mapper: mapper}, rewrite.APIVersionsClamp{})
 	if s.sec.saslMode == config.SASLModeTerminate {
-		saslVersions{}.Register(&reg)
+		reg.Add(filter.At(filter.PhaseNegotiate, saslVersions{}))
 	}
+	reg.Add(s.filters...)
 	return &reg
 }
 

@@ -83,9 +83,6 @@ func (g *shareSessionGuard) learn(key string) {
 // connection does not hold, and marks a ShareFetch opening one to learn
 // it from its response.
 func (p *pair) guardShareSession(h protocol.RequestHeader, bodyPrefix []byte, r *clientRequest) error {
-	if r.owed.local != nil || r.frame != nil {
-		return nil
-	}
 	group, member, epoch, err := wire.ShareSession(bodyPrefix)
 	if err != nil {
 		if errors.Is(err, protocol.ErrShortBuffer) && r.frameLen-protocol.FrameSizeLen-h.Len > len(bodyPrefix) {
@@ -96,7 +93,7 @@ func (p *pair) guardShareSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 	}
 	if epoch == 0 {
 		if h.APIKey == wire.ShareFetchKey {
-			r.owed.learnShareSession = shareSessionKey(group, member)
+			r.owed.peek = responsePeek{read: (*pair).learnShareSession, arg: shareSessionKey(group, member)}
 		}
 		return nil
 	}
@@ -136,6 +133,6 @@ func (p *pair) learnShareSession(owed *pending, down *direction, frameLen int) {
 		return
 	}
 	if binary.BigEndian.Uint16(head[off:]) == 0 {
-		p.shareSessions.learn(owed.learnShareSession)
+		p.shareSessions.learn(owed.peek.arg)
 	}
 }

@@ -2,7 +2,11 @@ package rewrite
 
 import "github.com/kproxy/kproxy/filter"
 
-var _ filter.Filter = Addresses{}
+var _ filter.Placed = Addresses{}
+
+// Phase places the rewriter in filter.PhaseAddresses: last on a
+// response, it sees every address a filter may have added.
+func (Addresses) Phase() filter.Phase { return filter.PhaseAddresses }
 
 // Register registers FilterResponse for every key of ResponseKeys, with
 // ResponseNeed and InspectResponse saying per version what must be

@@ -33,6 +33,9 @@ var _ filter.Filter = APIVersionsClamp{}
 // Register registers Clamp for every ApiVersions response.
 func (c APIVersionsClamp) Register(r *filter.Registry) { filter.OnResponse(r, c.Clamp) }
 
+// Phase places the clamp in filter.PhaseNegotiate.
+func (APIVersionsClamp) Phase() filter.Phase { return filter.PhaseNegotiate }
+
 // Clamp clamps the ApiKeys of r in place. Surviving entries keep their
 // order.
 func (APIVersionsClamp) Clamp(r *kmsg.ApiVersionsResponse) error {

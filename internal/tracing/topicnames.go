@@ -43,6 +43,12 @@ func (n *topicNames) name(id [16]byte) string {
 	return n.names[id]
 }
 
+// Phase places the tracer in filter.PhaseProgram, after the name
+// boundary and the policy's response hooks: it learns topics as the
+// client is told them (a tenant's unprefixed), so that spans of requests
+// naming a topic by id carry the name the client knows.
+func (t *Tracer) Phase() filter.Phase { return filter.PhaseProgram }
+
 // Register implements filter.Filter: the tracer learns topic names from
 // Metadata responses.
 func (t *Tracer) Register(r *filter.Registry) {
