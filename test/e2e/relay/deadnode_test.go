@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -276,7 +277,7 @@ func TestBootstrapBlackholeSkipped(t *testing.T) {
 	t.Parallel()
 	const dialTimeout = 3 * time.Second
 	cluster := testkit.Cluster(t, 1)
-	p := testkit.StartProxyNoWait(t, append([]string{blackhole(t)}, cluster.ListenAddrs()...), dialTimeout, "")
+	p := kproxytest.Start(t, testkit.Config{Upstream: append([]string{blackhole(t)}, cluster.ListenAddrs()...), DialTimeout: dialTimeout}.YAML(), kproxytest.Unready())
 	for i := range 5 {
 		start := time.Now()
 		c := dialRaw(t, p.BootstrapAddr())

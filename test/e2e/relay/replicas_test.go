@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // TestReplicasLearnAddedNode: two kproxy replicas in front of one cluster;
@@ -31,7 +32,7 @@ listeners: {bind_host: 127.0.0.1}
 log: {level: warn}
 `, strings.Join(cluster.ListenAddrs(), `", "`))
 	}
-	a, b := testkit.StartProxyConfig(t, cfg()), testkit.StartProxyConfig(t, cfg())
+	a, b := kproxytest.Start(t, cfg()), kproxytest.Start(t, cfg())
 	newNode, _, err := cluster.AddNode(-1, 0)
 	if err != nil {
 		t.Fatalf("add node: %v", err)
@@ -82,7 +83,7 @@ upstream: {bootstrap_servers: [%q], dial_timeout: 5s}
 listeners: {bind_host: 127.0.0.1}
 log: {level: warn}
 `, cluster.ListenAddrs()[0])
-	a, b := testkit.StartProxyConfig(t, cfg), testkit.StartProxyConfig(t, cfg)
+	a, b := kproxytest.Start(t, cfg), kproxytest.Start(t, cfg)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ log: {level: warn}
 		t.Fatal(err)
 	}
 	node := cluster.LeaderFor("rep.fs", 0)
-	fetch := func(p *testkit.Proxy, session, epoch int32, topics ...string) *kmsg.FetchResponse {
+	fetch := func(p *kproxytest.Kproxy, session, epoch int32, topics ...string) *kmsg.FetchResponse {
 		addr, ok := p.BrokerAddr(node)
 		if !ok {
 			t.Fatalf("no listener for node %d", node)
