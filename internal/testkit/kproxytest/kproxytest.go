@@ -70,6 +70,18 @@ func Unready() Option { return func(s *settings) { s.unready = true } }
 // first.
 func Start(t testing.TB, yaml string, opts ...Option) *Kproxy {
 	t.Helper()
+	k, err := TryStart(t, yaml, opts...)
+	if err != nil {
+		t.Fatalf("start kproxy: %v", err)
+	}
+	return k
+}
+
+// TryStart is Start for a test of how kproxy fails to start: it returns
+// server.Run's error (an invalid configuration, a file it cannot read, a
+// port it cannot bind) instead of failing the test.
+func TryStart(t testing.TB, yaml string, opts ...Option) (*Kproxy, error) {
+	t.Helper()
 	var set settings
 	for _, o := range opts {
 		o(&set)
@@ -87,9 +99,11 @@ func Start(t testing.TB, yaml string, opts ...Option) *Kproxy {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan server.Started, 1)
-	done := make(chan error, 1)
+	var exit error // Run's, once finished is closed
+	finished := make(chan struct{})
 	go func() {
-		done <- server.Run(ctx, server.Options{
+		defer close(finished)
+		exit = server.Run(ctx, server.Options{
 			ConfigPath: k.path,
 			Filters:    set.filters,
 			Logger:     &log,
@@ -97,17 +111,16 @@ func Start(t testing.TB, yaml string, opts ...Option) *Kproxy {
 			Started:    func(s server.Started) { started <- s },
 		})
 	}()
-	var once sync.Once
-	var exit error
 	k.stop = func() error {
-		once.Do(func() { cancel(); exit = <-done })
+		cancel()
+		<-finished
 		return exit
 	}
 	t.Cleanup(func() { k.stop() })
 	select {
 	case k.Started = <-started:
-	case err := <-done:
-		t.Fatalf("start kproxy: %v", err)
+	case <-finished:
+		return nil, exit
 	}
 	k.Registry = k.Metrics()
 	if !set.unready {
@@ -117,7 +130,7 @@ func Start(t testing.TB, yaml string, opts ...Option) *Kproxy {
 			t.Fatalf("kproxy not ready: %v", err)
 		}
 	}
-	return k
+	return k, nil
 }
 
 // Reload rewrites the configuration file with yaml and has kproxy reload

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/proxy"
 )
@@ -62,7 +63,7 @@ func benchProduce(b *testing.B, shape, mode string) {
 		b.Cleanup(func() { enf.Close() })
 		opts = append(opts, proxy.WithFilters(enf))
 	}
-	p := testkit.StartProxyWith(b, c.ListenAddrs(), "", opts...)
+	p := kproxytest.Start(b, testkit.Config{Upstream: c.ListenAddrs()}.YAML(), opts...)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.BootstrapAddr()), kgo.ClientID("svc-7-bench"),
 		kgo.DefaultProduceTopic("team7.bench"), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {

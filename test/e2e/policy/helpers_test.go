@@ -19,16 +19,16 @@ import (
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // env is one test's cluster, kproxy and policy.
 type env struct {
 	t       *testing.T
 	cluster *kfake.Cluster
-	proxy   *testkit.Proxy
+	proxy   *kproxytest.Kproxy
 	enf     *policy.Enforcer
 	reg     *prometheus.Registry // policy metrics
 	audit   *logbuf.Buffer
@@ -61,7 +61,7 @@ func newEnv(t *testing.T, brokers int, topics []string, policyYAML string, opts 
 	}
 	t.Cleanup(func() { enf.Close() })
 	e.enf = enf
-	e.proxy = testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithFilters(enf))
+	e.proxy = kproxytest.Start(t, testkit.Config{Upstream: c.ListenAddrs()}.YAML(), kproxytest.WithFilters(enf))
 	return e
 }
 

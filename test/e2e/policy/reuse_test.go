@@ -18,8 +18,8 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestConcurrentProducesKeepEveryDecisionIntact: kproxy reads produce
@@ -225,7 +225,7 @@ func (f renameTopic) produce(_ *filter.Conn, r *kmsg.ProduceRequest) filter.Verd
 func TestRewrittenRequestIsEncodedFromAnIntactFrame(t *testing.T) {
 	const from, to = "r", "renamed-by-a-filter-to-a-much-longer-topic-name"
 	c := testkit.Cluster(t, 1, kfake.SeedTopics(1, to))
-	px := testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithFilters(renameTopic{from, to}))
+	px := kproxytest.Start(t, testkit.Config{Upstream: c.ListenAddrs()}.YAML(), kproxytest.WithFilters(renameTopic{from, to}))
 	raw := testkit.DialRaw(t, px.BootstrapAddr(), "e2e-rename")
 	for i := range 20 {
 		if got := produceCodes(raw.MustRoundTrip(t, produceRequest(-1, from))); got != to+"=0" {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestUserPrincipalFromSASL: users authenticated by kproxy's SASL are the
@@ -45,13 +45,13 @@ policy:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	px := kproxytest.Start(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: [%q], dial_timeout: 5s}
 listeners:
   bind_host: 127.0.0.1
   sasl: {mode: terminate, mechanisms: [SCRAM-SHA-512], users: [%s]}
 log: {level: warn}
-`, c.ListenAddrs()[0], strings.Join(users, ", ")), proxy.WithFilters(enf))
+`, c.ListenAddrs()[0], strings.Join(users, ", ")), kproxytest.WithFilters(enf))
 
 	ctx := testkit.Context(t, 30*time.Second)
 	for _, tt := range []struct {

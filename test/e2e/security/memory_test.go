@@ -27,6 +27,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -463,7 +464,7 @@ func TestSlowSendersCannotHoldTheBudget(t *testing.T) {
 // requests are read whole) and limits.max_buffered_bytes and
 // max_frame_bytes both at bound, in front of a one-broker kfake with topic
 // "t", and a franz-go producer to "t" that has produced once.
-func boundedPolicyProxy(t *testing.T, bound int) (*testkit.Proxy, *kgo.Client, context.Context) {
+func boundedPolicyProxy(t *testing.T, bound int) (*kproxytest.Kproxy, *kgo.Client, context.Context) {
 	t.Helper()
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
 	yaml := fmt.Sprintf(`
