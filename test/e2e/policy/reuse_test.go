@@ -41,7 +41,7 @@ func TestConcurrentProducesKeepEveryDecisionIntact(t *testing.T) {
 	}
 	topics := append(append([]string(nil), allowed...), denied...)
 	topics = topics[:len(topics):len(topics)]
-	e := newEnv(t, 2, topics, producePolicy+"audit: {log_allowed: true, buffer_size: 1000000}\n")
+	e := newEnforcerEnv(t, 2, topics, producePolicy+"audit: {log_allowed: true, buffer_size: 1000000}\n")
 	// Audit lines are written well after their decisions, as to a slow
 	// disk: by then the request they came from is long gone.
 	e.audit.SetWriteDelay(200 * time.Microsecond)
@@ -155,9 +155,8 @@ func TestConcurrentProducesKeepEveryDecisionIntact(t *testing.T) {
 		}
 	}
 
-	e.enf.Close() // flush the audit writer
 	decisions := map[string]map[string]int{}
-	sc := bufio.NewScanner(strings.NewReader(e.audit.String()))
+	sc := bufio.NewScanner(strings.NewReader(e.auditLines()))
 	for sc.Scan() {
 		var line map[string]string
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
