@@ -14,8 +14,13 @@ type Config struct {
 	Upstream []string
 	// DialTimeout is upstream.dial_timeout; zero means 5s.
 	DialTimeout time.Duration
+	// UpstreamKeys are further keys of the upstream section, in flow
+	// style: "metadata_refresh: 200ms".
+	UpstreamKeys string
 	// Admin serves the admin endpoint on 127.0.0.1 with an OS-chosen port.
 	Admin bool
+	// Log is the log section, in flow style; "" means "{level: warn}".
+	Log string
 	// Extra is further top-level sections (policy, limits...), as YAML.
 	Extra string
 }
@@ -31,12 +36,20 @@ func (c Config) YAML() string {
 		quoted[i] = fmt.Sprintf("%q", addr)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "upstream: {bootstrap_servers: [%s], dial_timeout: %s}\n", strings.Join(quoted, ", "), dial)
+	upstreamKeys := ""
+	if c.UpstreamKeys != "" {
+		upstreamKeys = ", " + c.UpstreamKeys
+	}
+	fmt.Fprintf(&b, "upstream: {bootstrap_servers: [%s], dial_timeout: %s%s}\n", strings.Join(quoted, ", "), dial, upstreamKeys)
 	b.WriteString("listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}\n")
 	if c.Admin {
 		b.WriteString("admin: {listen: \"127.0.0.1:0\"}\n")
 	}
-	b.WriteString("log: {level: warn}\n")
+	log := c.Log
+	if log == "" {
+		log = "{level: warn}"
+	}
+	fmt.Fprintf(&b, "log: %s\n", log)
 	b.WriteString(c.Extra)
 	return b.String()
 }
