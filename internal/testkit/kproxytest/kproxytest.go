@@ -20,6 +20,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/server"
 )
 
@@ -30,11 +31,17 @@ type Kproxy struct {
 	server.Started
 	// Registry gathers what the admin endpoint serves at /metrics.
 	Registry prometheus.Gatherer
+	// Logs holds every line kproxy logged, as JSON, at the level WithLog
+	// set (warnings without it).
+	Logs *logbuf.Buffer
 
 	t      testing.TB
 	path   string
 	reload chan os.Signal
 	stop   func() error
+	// mark is how many lines Logs held at the last Reload: WaitLog looks
+	// at the lines after it.
+	mark int
 }
 
 // Option changes how Start starts kproxy.
@@ -94,8 +101,8 @@ func TryStart(t testing.TB, yaml string, opts ...Option) (*Kproxy, error) {
 		t.Cleanup(w.stop)
 		out, level = w, zerolog.WarnLevel
 	}
-	log := zerolog.New(out).Level(level).With().Timestamp().Logger()
-	k := &Kproxy{t: t, path: testkit.WriteConfig(t, yaml), reload: make(chan os.Signal, 1)}
+	k := &Kproxy{t: t, path: testkit.WriteConfig(t, yaml), reload: make(chan os.Signal, 1), Logs: &logbuf.Buffer{}}
+	log := zerolog.New(io.MultiWriter(out, k.Logs)).Level(level).With().Timestamp().Logger()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan server.Started, 1)
@@ -134,14 +141,31 @@ func TryStart(t testing.TB, yaml string, opts ...Option) (*Kproxy, error) {
 }
 
 // Reload rewrites the configuration file with yaml and has kproxy reload
-// it, as SIGHUP does; the reload is applied when kproxy logs so (tests
-// poll for its effect).
+// it, as SIGHUP does. The reload is applied when kproxy logs its outcome
+// (WaitLog), at info level; without that level, poll for its effect.
 func (k *Kproxy) Reload(yaml string) {
 	k.t.Helper()
+	k.mark = len(k.Logs.Lines(k.t))
 	if err := os.WriteFile(k.path, []byte(yaml), 0o600); err != nil {
 		k.t.Fatal(err)
 	}
 	k.reload <- syscall.SIGHUP
+}
+
+// WaitLog returns the first line logged since the last Reload (or since
+// the start) that match accepts, failing the test after 20 seconds.
+func (k *Kproxy) WaitLog(what string, match func(testkit.LogLine) bool) testkit.LogLine {
+	k.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		lines := k.Logs.Lines(k.t)
+		for _, l := range lines[min(k.mark, len(lines)):] {
+			if match(l) {
+				return l
+			}
+		}
+	}
+	k.t.Fatalf("kproxy did not log %s within 20s", what)
+	return nil
 }
 
 // Stop cancels Run's context and returns Run's error once kproxy has
