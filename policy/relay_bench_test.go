@@ -90,7 +90,7 @@ func kgoShapedProduces(partitions, batchBytes int) [][]byte {
 // off, as a benchmark wants it, and returns its bootstrap address.
 func startRelayBenchProxy(tb testing.TB, upstream string, opts ...proxy.Option) string {
 	yaml := "upstream: {bootstrap_servers: [\"" + upstream + "\"]}\nlisteners: {bind_host: 127.0.0.1}\n"
-	return testkit.StartProxyConfigLog(tb, yaml, io.Discard, zerolog.Disabled, opts...).BootstrapAddr()
+	return testkit.StartEngine(tb, testkit.Engine{YAML: yaml, Log: io.Discard, Level: zerolog.Disabled, Options: opts}).BootstrapAddr()
 }
 
 // runProduceFrames sends b.N requests, cycling through frames, with

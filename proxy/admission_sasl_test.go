@@ -19,7 +19,7 @@ func TestSASLClientHandshakesUntilAuthenticated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	px := testkit.StartEngine(t, testkit.Engine{YAML: fmt.Sprintf(`
 upstream: {bootstrap_servers: ["%s"], dial_timeout: 5s}
 listeners:
   bind_host: 127.0.0.1
@@ -28,7 +28,7 @@ listeners:
   sasl: {mode: terminate, mechanisms: [PLAIN], users: [{name: alice, credentials: [%q]}]}
 limits: {handshake_timeout: 5m}
 log: {level: warn}
-`, testkit.Cluster(t, 1).ListenAddrs()[0], cred))
+`, testkit.Cluster(t, 1).ListenAddrs()[0], cred)})
 	handshaking := func() float64 { return testkit.MetricValue(t, px.Registry, "kproxy_connections_handshaking") }
 	waitValue := func(what string, want float64) {
 		t.Helper()

@@ -21,7 +21,7 @@ func TestUpstreamClosingAnIdlePairClosesTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(be.Close)
-	p := testkit.StartProxy(t, []string{be.Addr()}, "")
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: []string{be.Addr()}}.YAML()})
 	c := dialRaw(t, p.BootstrapAddr())
 	req := kmsg.NewPtrApiVersionsRequest()
 	if _, err := c.recv(req, c.send(req)); err != nil {

@@ -117,7 +117,7 @@ func TestChainListsFiltersByPhase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	px := testkit.StartEngine(t, testkit.Engine{YAML: fmt.Sprintf(`
 upstream: {bootstrap_servers: [%q], dial_timeout: 5s}
 listeners:
   bind_host: 127.0.0.1
@@ -125,8 +125,8 @@ listeners:
   broker_port_base: 0
   sasl: {mode: terminate, mechanisms: [PLAIN], users: [{name: alice, credentials: [%q]}]}
 log: {level: warn}
-`, testkit.Cluster(t, 1).ListenAddrs()[0], cred), proxy.WithFilters(&metadataNames{}, newEnforcer(t, describeOnly)),
-		proxy.WithQuotas(newQuotas(t)), proxy.WithNameMapper(tenant.New(tenant.Names{Topic: "team-a."})))
+`, testkit.Cluster(t, 1).ListenAddrs()[0], cred), Options: []proxy.Option{proxy.WithFilters(&metadataNames{}, newEnforcer(t, describeOnly)),
+		proxy.WithQuotas(newQuotas(t)), proxy.WithNameMapper(tenant.New(tenant.Names{Topic: "team-a."}))}})
 	var got []string
 	for _, link := range px.Chain() {
 		got = append(got, link.String())
@@ -154,9 +154,9 @@ log: {level: warn}
 func TestProgramFilterSeesThePolicysRequestInTheTenantsNames(t *testing.T) {
 	c := testkit.Cluster(t, 1, kfake.SeedTopics(1, "team-a.allowed", "team-a.secret"))
 	seen := &metadataNames{}
-	px := testkit.StartProxyWith(t, c.ListenAddrs(), "",
+	px := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{
 		proxy.WithFilters(seen, newEnforcer(t, describeOnly)),
-		proxy.WithNameMapper(tenant.New(tenant.Names{Topic: "team-a."})))
+		proxy.WithNameMapper(tenant.New(tenant.Names{Topic: "team-a."}))}})
 	raw := testkit.DialRaw(t, px.BootstrapAddr(), "chain-order")
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(12)

@@ -24,7 +24,7 @@ func TestCloseWarningsAreSampled(t *testing.T) {
 		t.Run("sample "+tc.sample, func(t *testing.T) {
 			logs := &logbuf.Buffer{}
 			yaml := fmt.Sprintf("upstream: {bootstrap_servers: [%q]}\nlog: {sample: %s}\n", cluster.ListenAddrs()[0], tc.sample)
-			kp := testkit.StartProxyConfigLog(t, yaml, logs, zerolog.WarnLevel)
+			kp := testkit.StartEngine(t, testkit.Engine{YAML: yaml, Log: logs, Level: zerolog.WarnLevel})
 			for i := 0; i < 5; i++ {
 				c, err := net.Dial("tcp", kp.BootstrapAddr())
 				if err != nil {

@@ -38,7 +38,7 @@ func TestCoordinatorErrorsCounted(t *testing.T) {
 		}
 		return resp, nil, true
 	})
-	kp := testkit.StartProxy(t, cluster.ListenAddrs(), "")
+	kp := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs()}.YAML()})
 	c := dialRaw(t, kp.BootstrapAddr())
 
 	hb := kmsg.NewPtrHeartbeatRequest()

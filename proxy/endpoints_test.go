@@ -45,7 +45,7 @@ func TestFetchLeaderEndpointsAreDroppedWhileStreaming(t *testing.T) {
 		resp.Brokers = []kmsg.FetchResponseBroker{{NodeID: 0, Host: host, Port: port}}
 		return resp, nil, true
 	})
-	p := testkit.StartProxy(t, cluster.ListenAddrs(), "")
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs()}.YAML()})
 	addr, _ := p.BrokerAddr(0)
 	c := dialRaw(t, addr)
 
@@ -82,7 +82,7 @@ func TestProduceLeaderEndpointsAreRewritten(t *testing.T) {
 		resp.Brokers = []kmsg.ProduceResponseBroker{{NodeID: 0, Host: host, Port: port}}
 		return resp, nil, true
 	})
-	p := testkit.StartProxy(t, cluster.ListenAddrs(), "")
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs()}.YAML()})
 	addr, _ := p.BrokerAddr(0)
 	c := dialRaw(t, addr)
 	for v := int16(9); v <= protocol.MaxVersion(wire.ProduceKey); v++ {

@@ -71,7 +71,7 @@ func TestFetchSessionIsItsConnectionsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	topicID := sessionTopicID(t, cluster.ListenAddrs()[0], "victim")
-	p := testkit.StartProxy(t, cluster.ListenAddrs(), "")
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs()}.YAML()})
 	addr, _ := p.BrokerAddr(0)
 	// The broker's own answer to an id it does not know, for comparison.
 	direct := testkit.DialRaw(t, cluster.ListenAddrs()[0], "direct")

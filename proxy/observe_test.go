@@ -56,7 +56,7 @@ func TestLatencySplitAddsUpToRoundTrip(t *testing.T) {
 		return nil, nil, false
 	})
 	obs := &recordingObserver{}
-	kp := testkit.StartProxyWith(t, cluster.ListenAddrs(), "", proxy.WithRequestObservers(obs))
+	kp := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithRequestObservers(obs)}})
 
 	c := dialRaw(t, kp.BootstrapAddr())
 	req := kmsg.NewPtrListOffsetsRequest()
@@ -109,7 +109,7 @@ func TestLatencySplitAddsUpToRoundTrip(t *testing.T) {
 func TestTimingNamesTheVirtualCluster(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
 	obs := &recordingObserver{}
-	kp := testkit.StartProxyWith(t, cluster.ListenAddrs(), "", proxy.WithRequestObservers(obs), proxy.WithVirtualCluster("team-a", &atomic.Uint64{}))
+	kp := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithRequestObservers(obs), proxy.WithVirtualCluster("team-a", &atomic.Uint64{})}})
 	c := dialRaw(t, kp.BootstrapAddr())
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(9)

@@ -85,7 +85,7 @@ func longPollFetch(topic string, wait time.Duration) *kmsg.FetchRequest {
 
 func TestShutdownAnswersInFlightRequestsThenCloses(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "quiet"))
-	p := testkit.StartProxy(t, cluster.ListenAddrs(), "")
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs()}.YAML()})
 	addr, ok := p.BrokerAddr(0)
 	if !ok {
 		t.Fatal("no listener for node 0")
@@ -127,7 +127,7 @@ func TestShutdownAnswersInFlightRequestsThenCloses(t *testing.T) {
 
 func TestIdleConnectionIsClosedButLongPollIsNot(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "quiet"))
-	p := testkit.StartProxy(t, cluster.ListenAddrs(), "limits: {idle_timeout: 300ms}")
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs(), Extra: "limits: {idle_timeout: 300ms}"}.YAML()})
 	addr, _ := p.BrokerAddr(0)
 
 	idle := dialRaw(t, p.BootstrapAddr())
@@ -150,7 +150,7 @@ func TestIdleConnectionIsClosedButLongPollIsNot(t *testing.T) {
 
 func TestNewerApiVersionsIsAnsweredInV0Layout(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
-	p := testkit.StartProxy(t, cluster.ListenAddrs(), "")
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs()}.YAML()})
 	c := dialRaw(t, p.BootstrapAddr())
 
 	// A version newer than kmsg knows, as the first request on the
@@ -210,7 +210,7 @@ func misnumberingUpstream(t *testing.T) string {
 }
 
 func TestCorrelationMismatchClosesOnlyThatPair(t *testing.T) {
-	p := testkit.StartProxyNoWait(t, []string{misnumberingUpstream(t)}, time.Second, "")
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: []string{misnumberingUpstream(t)}, DialTimeout: time.Second}.YAML(), Unready: true})
 	c := dialRaw(t, p.BootstrapAddr())
 	req := kmsg.NewPtrListGroupsRequest()
 	c.send(req)

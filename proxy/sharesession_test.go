@@ -42,7 +42,7 @@ func shareSessionJoin(t *testing.T, c *testkit.RawConn, member, topic string) {
 func TestShareSessionIsItsConnectionsOnly(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "victim"))
 	topicID := sessionTopicID(t, cluster.ListenAddrs()[0], "victim")
-	p := testkit.StartProxy(t, cluster.ListenAddrs(), "")
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: cluster.ListenAddrs()}.YAML()})
 	addr, _ := p.BrokerAddr(0)
 	const member = "victim-member-000000000000000000001"
 	owner := testkit.DialRaw(t, addr, "owner")

@@ -106,6 +106,9 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 		shutdown(context.Background())
 		return err
 	}
+	if opts.Started != nil {
+		opts.Started(newStarted(cfg, servers, adminAddr(admin), reg))
+	}
 
 	failed := startFailure(ctx, cfg, servers)
 	if failed != nil {
@@ -168,7 +171,8 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger, retry func
 		return nil, fmt.Errorf("admin.listen: admin listener on %s: %w", cfg.Listen, err)
 	}
 	ln = retry(ln, "admin")
-	admin := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	// Addr records the bound address (Started.AdminAddr); Serve uses ln.
+	admin := &http.Server{Addr: ln.Addr().String(), Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	log.Info().Str("addr", ln.Addr().String()).Bool("pprof", cfg.Pprof).Msg("admin endpoint listening (/healthz, /readyz, /metrics, /brokers, /config, /policy/explain)")
 	go func() {
 		if err := admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -62,6 +62,10 @@ type Options struct {
 	// Version and Commit label kproxy_build_info ("unknown" when empty);
 	// the kproxy command passes what -ldflags set.
 	Version, Commit string
+	// Started, when set, is called once every listener and the admin
+	// endpoint are bound, before Run serves: for a program (or a test) that
+	// lets the system choose the ports and needs to know them.
+	Started func(Started)
 }
 
 // Override sets one configuration key, such as listeners.bind_host, on

@@ -2,7 +2,6 @@ package testkit
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -46,12 +45,7 @@ func ServeInProcess(t testing.TB, serve func(ctx context.Context, log io.Writer)
 // the admin endpoint on 127.0.0.1 with OS-chosen ports, and the JSON log
 // at info that they read.
 func LocalConfig(upstream string) string {
-	return fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, upstream)
+	return Config{Upstream: []string{upstream}, Admin: true, Log: "{level: info, format: json}"}.YAML()
 }
 
 // WriteConfig writes a configuration file with text into a temporary

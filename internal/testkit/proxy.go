@@ -2,7 +2,6 @@ package testkit
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -16,49 +15,30 @@ import (
 	"github.com/kproxy/kproxy/proxy"
 )
 
-// StartProxy starts kproxy in front of the given bootstrap servers, with
-// extraYAML appended to the generated configuration (for limits and the
-// like), and waits until it is ready. It is shut down when the test ends.
-func StartProxy(t testing.TB, bootstrap []string, extraYAML string) *Proxy {
-	t.Helper()
-	return start(t, generatedConfig(bootstrap, 5*time.Second, extraYAML), startOptions{wait: true})
+// Engine says how StartEngine starts the engine alone.
+type Engine struct {
+	// YAML is the configuration file's text (Config builds the usual one).
+	YAML string
+	// Options plug parts into the engine: the part a test is about.
+	Options []proxy.Option
+	// Log receives the engine's log at Level; nil: warnings to the test's
+	// log.
+	Log   io.Writer
+	Level zerolog.Level
+	// Unready returns once the listeners are bound, without waiting for
+	// readiness: for an upstream that is unreachable or misbehaves.
+	Unready bool
 }
 
-// StartProxyWith is StartProxy with proxy options, for tests of features
-// that plug into the engine as filters.
-func StartProxyWith(t testing.TB, bootstrap []string, extraYAML string, opts ...proxy.Option) *Proxy {
+// StartEngine starts the engine (proxy.New) alone from e, without the
+// wiring kproxy's start-up adds (the policy, audit, quotas, virtual
+// clusters, tracing): for tests and benchmarks of the engine or of one
+// part plugged into it. Everything else starts kproxy as the kproxy
+// command does, with kproxytest.Start. It waits until the engine is ready
+// unless e.Unready; the engine is shut down when the test ends.
+func StartEngine(t testing.TB, e Engine) *Proxy {
 	t.Helper()
-	return start(t, generatedConfig(bootstrap, 5*time.Second, extraYAML), startOptions{wait: true, opts: opts})
-}
-
-// StartProxyNoWait starts kproxy without waiting for readiness, for tests
-// whose upstream is unreachable or misbehaves.
-func StartProxyNoWait(t testing.TB, bootstrap []string, dialTimeout time.Duration, extraYAML string) *Proxy {
-	t.Helper()
-	return start(t, generatedConfig(bootstrap, dialTimeout, extraYAML), startOptions{})
-}
-
-// StartProxyConfig starts kproxy from a whole configuration file's text
-// (for tests that need sections StartProxy generates, such as listeners),
-// with proxy options, and waits until it is ready.
-func StartProxyConfig(t testing.TB, yaml string, opts ...proxy.Option) *Proxy {
-	t.Helper()
-	return start(t, yaml, startOptions{wait: true, opts: opts})
-}
-
-// StartProxyConfigLog is StartProxyConfig with kproxy's log written to w
-// at level, for tests that assert what kproxy logs.
-func StartProxyConfigLog(t testing.TB, yaml string, w io.Writer, level zerolog.Level, opts ...proxy.Option) *Proxy {
-	t.Helper()
-	return start(t, yaml, startOptions{wait: true, opts: opts, log: w, level: level})
-}
-
-// StartProxyConfigLogUnready is StartProxyConfigLog without waiting for
-// readiness, for a kproxy that is not meant to become ready (its upstream
-// login fails, say).
-func StartProxyConfigLogUnready(t testing.TB, yaml string, w io.Writer, level zerolog.Level, opts ...proxy.Option) *Proxy {
-	t.Helper()
-	return start(t, yaml, startOptions{opts: opts, log: w, level: level})
+	return start(t, e.YAML, startOptions{wait: !e.Unready, opts: e.Options, log: e.Log, level: e.Level})
 }
 
 // startOptions say how a test kproxy starts; the zero value logs warnings
@@ -68,19 +48,6 @@ type startOptions struct {
 	opts  []proxy.Option
 	log   io.Writer // nil: the test's log
 	level zerolog.Level
-}
-
-func generatedConfig(bootstrap []string, dialTimeout time.Duration, extraYAML string) string {
-	return fmt.Sprintf(`
-upstream:
-  bootstrap_servers: ["%s"]
-  dial_timeout: %s
-listeners:
-  bind_host: 127.0.0.1
-  bootstrap_port: 0
-  broker_port_base: 0
-log: {level: warn}
-%s`, strings.Join(bootstrap, `", "`), dialTimeout, extraYAML)
 }
 
 func start(t testing.TB, yaml string, so startOptions) *Proxy {

@@ -1,5 +1,7 @@
-// Package testkit starts the real peers that kproxy's tests drive: a kfake
-// cluster and a kproxy server, both on 127.0.0.1 with OS-chosen ports.
+// Package testkit holds the real peers that kproxy's tests drive (a kfake
+// cluster, the engine alone, the kproxy binary) and what the tests share:
+// the configuration builder, raw protocol connections, metrics and logs.
+// A test of kproxy as users run it starts it with kproxytest.Start.
 package testkit
 
 import (
@@ -24,7 +26,8 @@ func Cluster(t testing.TB, n int, opts ...kfake.Opt) *kfake.Cluster {
 	return c
 }
 
-// Proxy is a running kproxy for a test.
+// Proxy is an engine StartEngine started, with its metrics and its
+// configuration as parsed.
 type Proxy struct {
 	*proxy.Server
 	Registry *prometheus.Registry

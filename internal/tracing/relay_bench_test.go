@@ -31,7 +31,7 @@ func BenchmarkRelayTraced(b *testing.B) {
 					tr, _ := newTestTracer(b, tracingConfig(ratio, 2048), newMemoryExporter())
 					opts = append(opts, proxy.WithRequestObservers(tr))
 				}
-				kp := testkit.StartProxyConfig(b, testkit.LocalConfig(be.Addr()), opts...)
+				kp := testkit.StartEngine(b, testkit.Engine{YAML: testkit.LocalConfig(be.Addr()), Options: opts})
 				relaytest.Run(b, kp.Server.BootstrapAddr(), shape)
 			})
 		}

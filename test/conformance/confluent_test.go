@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 func init() {
@@ -43,7 +43,7 @@ func requireConfluent(t *testing.T, c *cellCtx) {
 // confluent runs the Python client with args against kproxy px (the
 // secure one gets --security) and decodes its JSON output into out. Every
 // connection librdkafka made must have gone to px.
-func (e *env) confluent(t *testing.T, px *testkit.Proxy, out any, args ...string) {
+func (e *env) confluent(t *testing.T, px *kproxytest.Kproxy, out any, args ...string) {
 	t.Helper()
 	args = append([]string{confluentScript}, args...)
 	args = append(args, "--bootstrap", e.seed(px), "--debug")
@@ -82,7 +82,7 @@ func (c confluentConsumed) got() []got {
 
 // confluentRoundTrip produces n records idempotently with acks=all and
 // consumes them with group, in one run of the script.
-func (e *env) confluentRoundTrip(t *testing.T, px *testkit.Proxy, topic, group, protocol, prefix string, n int) {
+func (e *env) confluentRoundTrip(t *testing.T, px *kproxytest.Kproxy, topic, group, protocol, prefix string, n int) {
 	t.Helper()
 	var out confluentConsumed
 	e.confluent(t, px, &out, "roundtrip", "--topic", topic, "--group", group, "--group-protocol", protocol,

@@ -23,6 +23,7 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 const (
@@ -65,24 +66,24 @@ type env struct {
 	upstream []string // the upstream's own listeners: never to be seen by a client
 	ports    map[int]bool
 	cluster  *kfake.Cluster // kfake only
-	plain    *testkit.Proxy
-	secure   *testkit.Proxy // TLS + SASL (SCRAM-SHA-512/256, PLAIN) terminated by kproxy
+	plain    *kproxytest.Kproxy
+	secure   *kproxytest.Kproxy // TLS + SASL (SCRAM-SHA-512/256, PLAIN) terminated by kproxy
 	// sni is secure's configuration on listeners.sni alone (sni_test.go);
 	// sniSkip, if set, is why the sni cells cannot run.
-	sni     *testkit.Proxy
+	sni     *kproxytest.Kproxy
 	sniSkip string
 	// oauth terminates TLS and OAUTHBEARER with tokens of idp and enforces
 	// the oauth scenario's policy (oauth_test.go).
-	oauth *testkit.Proxy
+	oauth *kproxytest.Kproxy
 	idp   *idp.IdP
 	// upSCRAM and upOAuth are secure's client side in front of the real
 	// cluster's SASL_SSL listener (upstream_security_test.go); upSkip, if
 	// set, is why the upstream-* cells cannot run.
-	upSCRAM, upOAuth *testkit.Proxy
+	upSCRAM, upOAuth *kproxytest.Kproxy
 	upSkip           string
 	// vc is a virtual cluster's engine, every name prefixed
 	// (virtualcluster_test.go).
-	vc    *testkit.Proxy
+	vc    *kproxytest.Kproxy
 	pki   certs.Files
 	nodes []int32 // upstream node ids
 	skip  string  // every cell of this upstream skips with this reason
@@ -122,9 +123,9 @@ func newEnv(t *testing.T, name string) *env {
 		n, _ := strconv.Atoi(p)
 		e.ports[n] = true
 	}
-	e.plain = testkit.StartProxy(t, e.upstream, "")
+	e.plain = kproxytest.Start(t, testkit.Config{Upstream: e.upstream}.YAML())
 	e.pki = certs.New(t)
-	e.secure = testkit.StartProxyConfig(t, secureYAML(t, e.pki, e.upstream))
+	e.secure = kproxytest.Start(t, secureYAML(t, e.pki, e.upstream))
 	e.startOAuth(t)
 	e.nodes = e.upstreamNodes(t)
 	if len(e.nodes) < 3 {
@@ -412,7 +413,7 @@ func (e *env) checkCommitted(t *testing.T, group, topic string, want int64) {
 }
 
 // proxyAddrs is every address proxy p serves: bootstrap and each node.
-func (e *env) proxyAddrs(p *testkit.Proxy) map[string]bool {
+func (e *env) proxyAddrs(p *kproxytest.Kproxy) map[string]bool {
 	// Through the SNI listener every name resolves to its one port.
 	m := map[string]bool{e.seed(p): true, p.SNIAddr(): true}
 	for _, id := range e.nodes {
@@ -425,7 +426,7 @@ func (e *env) proxyAddrs(p *testkit.Proxy) map[string]bool {
 
 // checkAddr fails t unless addr is an address kproxy p advertises for a
 // node (or, with bootstrapOK, its bootstrap address).
-func (e *env) checkAddr(t *testing.T, p *testkit.Proxy, what, addr string, bootstrapOK bool) {
+func (e *env) checkAddr(t *testing.T, p *kproxytest.Kproxy, what, addr string, bootstrapOK bool) {
 	t.Helper()
 	if slices.Contains(e.upstream, addr) {
 		t.Errorf("%s: client was told the upstream address %s", what, addr)
@@ -443,7 +444,7 @@ func (e *env) checkAddr(t *testing.T, p *testkit.Proxy, what, addr string, boots
 }
 
 // checkNodeAddr fails unless addr is what kproxy p advertises for node id.
-func (e *env) checkNodeAddr(t *testing.T, p *testkit.Proxy, what string, id int32, addr string) {
+func (e *env) checkNodeAddr(t *testing.T, p *kproxytest.Kproxy, what string, id int32, addr string) {
 	t.Helper()
 	want, ok := e.nodeAddr(p, id)
 	if !ok || addr != want {

@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/twmb/franz-go/pkg/kadm"
-
-	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 func init() {
@@ -81,7 +80,7 @@ func javaStartJVM(t *testing.T, timeout time.Duration, jvm []string, stdin []byt
 
 // java runs a Kafka tool to completion against kproxy px, fails t if it
 // fails, and checks that it connected to kproxy only.
-func (e *env) java(t *testing.T, px *testkit.Proxy, stdin []byte, tool string, args ...string) *proc {
+func (e *env) java(t *testing.T, px *kproxytest.Kproxy, stdin []byte, tool string, args ...string) *proc {
 	t.Helper()
 	var jvm []string
 	if px == e.oauth {
@@ -99,7 +98,7 @@ func (e *env) java(t *testing.T, px *testkit.Proxy, stdin []byte, tool string, a
 // javaProps writes a client properties file: extra lines, plus TLS and
 // SCRAM-SHA-512 settings when px terminates TLS and SCRAM, or TLS and
 // OAUTHBEARER with the provider's tokens when it is e.oauth.
-func (e *env) javaProps(t *testing.T, px *testkit.Proxy, extra ...string) string {
+func (e *env) javaProps(t *testing.T, px *kproxytest.Kproxy, extra ...string) string {
 	t.Helper()
 	lines := slices.Clone(extra)
 	if e.terminatesSASL(px) {
@@ -182,7 +181,7 @@ var verifiableProducerProps = []string{"enable.idempotence=true", "retries=21474
 // javaProduce runs kafka-verifiable-producer for n keyed records (values
 // "PREFIX.N", PREFIX an integer) with acks=all and returns what it acked; any send error
 // fails t.
-func (e *env) javaProduce(t *testing.T, px *testkit.Proxy, topic string, prefix, n int) []got {
+func (e *env) javaProduce(t *testing.T, px *kproxytest.Kproxy, topic string, prefix, n int) []got {
 	t.Helper()
 	p := e.java(t, px, nil, "kafka-verifiable-producer", "--bootstrap-server", e.seed(px), "--topic", topic,
 		"--max-messages", strconv.Itoa(n), "--acks", "-1", "--repeating-keys", strconv.Itoa(numKeys), "--value-prefix", strconv.Itoa(prefix),
@@ -215,7 +214,7 @@ func verifiableProduced(t *testing.T, evs []verifiableEvent) (acked []got, errs 
 
 // javaConsume runs kafka-verifiable-consumer in group (protocol classic or
 // consumer) until it has read n records, and returns them.
-func (e *env) javaConsume(t *testing.T, px *testkit.Proxy, topic, group, protocol string, n int) []got {
+func (e *env) javaConsume(t *testing.T, px *kproxytest.Kproxy, topic, group, protocol string, n int) []got {
 	t.Helper()
 	p := e.java(t, px, nil, "kafka-verifiable-consumer", "--bootstrap-server", e.seed(px), "--topic", topic,
 		"--group-id", group, "--group-protocol", protocol, "--max-messages", strconv.Itoa(n), "--verbose",

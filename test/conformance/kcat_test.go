@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 func init() {
@@ -32,7 +31,7 @@ func requireKcat(t *testing.T, c *cellCtx) {
 
 // kcat runs kcat with args, checks that every connection it made went to
 // kproxy px, and returns its standard output.
-func (e *env) kcat(t *testing.T, px *testkit.Proxy, stdin []byte, args ...string) []byte {
+func (e *env) kcat(t *testing.T, px *kproxytest.Kproxy, stdin []byte, args ...string) []byte {
 	t.Helper()
 	// debug=broker: librdkafka logs every connection it makes, which
 	// checkSockets reads (a short kcat run can slip between samples).

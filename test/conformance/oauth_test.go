@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,16 +12,12 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
-	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // The oauth scenario: every client authenticates to kproxy over TLS with
@@ -71,18 +66,9 @@ func (e *env) startOAuth(t *testing.T) {
 	t.Cleanup(func() { p.Close() })
 	e.idp = p
 	yaml := oauthYAML(e.pki, p, e.upstream)
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatalf("oauth kproxy config: %v", err)
-	}
-	// The policy is a filter the binary installs from the file; in process
-	// the test does.
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(io.Discard), policy.WithRegisterer(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatalf("oauth policy: %v", err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	e.oauth = testkit.StartProxyConfig(t, yaml, proxy.WithFilters(enf))
+	// The scenario's policy is in the file; its audit lines are not checked.
+	yaml += fmt.Sprintf("audit: {output: %q}\n", kproxytest.NewAuditFile(t))
+	e.oauth = kproxytest.Start(t, yaml)
 }
 
 // oauthYAML: kproxy terminates TLS and OAUTHBEARER (tokens of p for the

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
@@ -224,7 +224,7 @@ func (p *proc) Remotes() []string {
 // upstream's own listeners, or to anything that is not kproxy px (or, for
 // e.oauth, its identity provider), and unless it was seen connected to
 // kproxy at all.
-func (e *env) checkSockets(t *testing.T, px *testkit.Proxy, p *proc) {
+func (e *env) checkSockets(t *testing.T, px *kproxytest.Kproxy, p *proc) {
 	t.Helper()
 	ok := e.proxyAddrs(px)
 	toProxy := 0

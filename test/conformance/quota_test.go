@@ -16,8 +16,8 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // The quota scenarios (issue 16): each client produces as fast as it can
@@ -85,8 +85,8 @@ type quotaEnv struct {
 	// brokerThrottles: the broker's own quotas throttle (calibration of
 	// the harness, KPROXY_QUOTA_THROTTLER=broker) and kproxy has none.
 	brokerThrottles bool
-	quotas          *testkit.Proxy // plaintext, quota rules by client id
-	principals      *testkit.Proxy // TLS + SASL, quota rules by user
+	quotas          *kproxytest.Kproxy // plaintext, quota rules by client id
+	principals      *kproxytest.Kproxy // TLS + SASL, quota rules by user
 }
 
 // TestQuotas runs the quota cells against the real cluster: franz-go,
@@ -159,8 +159,8 @@ func newQuotaEnv(t *testing.T) *quotaEnv {
 		}
 		q.setBrokerQuota(t, quotaClientID(saslUser), aliceQuota, 0)
 		q.setBrokerQuota(t, quotaClientID(saslUser2), bobQuota, 0)
-		q.quotas = testkit.StartProxy(t, q.upstream, "")
-		q.principals = testkit.StartProxyConfig(t, secureYAMLUsers(t, q.pki, q.upstream, "", users...))
+		q.quotas = kproxytest.Start(t, testkit.Config{Upstream: q.upstream}.YAML())
+		q.principals = kproxytest.Start(t, secureYAMLUsers(t, q.pki, q.upstream, "", users...))
 		return q
 	}
 	q.checkNoBrokerQuotas(t)
@@ -184,9 +184,8 @@ log: {level: warn}
 	return q
 }
 
-// startQuotaProxy starts kproxy from yaml with its policy.quotas enforced,
-// as the kproxy program wires them (server/policy.go).
-func startQuotaProxy(t *testing.T, yaml string) *testkit.Proxy {
+// startQuotaProxy starts kproxy from yaml with its policy.quotas enforced.
+func startQuotaProxy(t *testing.T, yaml string) *kproxytest.Kproxy {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yaml))
 	if err != nil {
@@ -199,7 +198,7 @@ func startQuotaProxy(t *testing.T, yaml string) *testkit.Proxy {
 	if engine.Active() == 0 {
 		t.Fatal("no quota rule in force")
 	}
-	return testkit.StartProxyConfig(t, yaml, proxy.WithQuotas(engine))
+	return kproxytest.Start(t, yaml)
 }
 
 // checkBrokerWindows fails the calibration unless the brokers measure

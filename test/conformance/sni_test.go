@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testpki"
 )
 
@@ -49,7 +50,7 @@ func (e *env) startSNI(t *testing.T) {
 `, sniBootstrap, sniPattern, cert, key)
 	yaml := secureYAML(t, e.pki, e.upstream)
 	at := strings.Index(yaml, "\nlog:")
-	e.sni = testkit.StartProxyConfig(t, yaml[:at+1]+sni+yaml[at+1:])
+	e.sni = kproxytest.Start(t, yaml[:at+1]+sni+yaml[at+1:])
 }
 
 func sniBrokerName(id int32) string {
@@ -58,7 +59,7 @@ func sniBrokerName(id int32) string {
 
 // tlsProxy is the kproxy a TLS cell runs against: e.sni for the sni
 // scenario, e.upSCRAM or e.upOAuth for the upstream-* ones, else e.secure.
-func (e *env) tlsProxy(c *cellCtx) *testkit.Proxy {
+func (e *env) tlsProxy(c *cellCtx) *kproxytest.Kproxy {
 	if c.key.scenario == "sni" {
 		return e.sni
 	}
@@ -71,13 +72,13 @@ func (e *env) tlsProxy(c *cellCtx) *testkit.Proxy {
 // terminatesSASL reports whether clients of px log in with TLS and
 // SCRAM-SHA-512 as user alice: the secure kproxies, whatever they do
 // upstream.
-func (e *env) terminatesSASL(px *testkit.Proxy) bool {
+func (e *env) terminatesSASL(px *kproxytest.Kproxy) bool {
 	return px != nil && (px == e.secure || px == e.sni || px == e.upSCRAM || px == e.upOAuth)
 }
 
 // seed is where clients of px bootstrap: the bootstrap name at the SNI
 // port for e.sni, else px's bootstrap address.
-func (e *env) seed(px *testkit.Proxy) string {
+func (e *env) seed(px *kproxytest.Kproxy) string {
 	if px == e.sni {
 		_, port, _ := net.SplitHostPort(px.SNIAddr())
 		return net.JoinHostPort(sniBootstrap, port)
@@ -86,7 +87,7 @@ func (e *env) seed(px *testkit.Proxy) string {
 }
 
 // nodeAddr is the address clients of px are told for node id.
-func (e *env) nodeAddr(px *testkit.Proxy, id int32) (string, bool) {
+func (e *env) nodeAddr(px *kproxytest.Kproxy, id int32) (string, bool) {
 	if px == e.sni {
 		return px.SNIBrokerAddr(id)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // The upstream-scram-tls and upstream-oauth scenarios are every client's
@@ -90,15 +91,15 @@ func (e *env) startUpstreamSecurity(t *testing.T) {
 		e.ports[n] = true // a client must never reach these directly either
 	}
 	tls := fmt.Sprintf("  tls: {ca_file: %q}\n", s.caFile)
-	e.upSCRAM = testkit.StartProxyConfig(t, secureYAMLWith(t, e.pki, s.bootstrap, tls+fmt.Sprintf(
+	e.upSCRAM = kproxytest.Start(t, secureYAMLWith(t, e.pki, s.bootstrap, tls+fmt.Sprintf(
 		"  sasl: {mechanism: SCRAM-SHA-512, username: %s, password_file: %q}\n", s.scramUser, s.scramPassFile)))
-	e.upOAuth = testkit.StartProxyConfig(t, secureYAMLWith(t, e.pki, s.bootstrap, tls+fmt.Sprintf(
+	e.upOAuth = kproxytest.Start(t, secureYAMLWith(t, e.pki, s.bootstrap, tls+fmt.Sprintf(
 		"  sasl: {mechanism: OAUTHBEARER, token_endpoint: %q, client_id: %s, client_secret_file: %q, scope: kafka}\n",
 		s.tokenEndpoint, s.clientID, s.secretFile)))
 }
 
 // upstreamSecurityProxy is the kproxy of an upstream-* scenario, or nil.
-func (e *env) upstreamSecurityProxy(scenario string) *testkit.Proxy {
+func (e *env) upstreamSecurityProxy(scenario string) *kproxytest.Kproxy {
 	switch scenario {
 	case scenarioUpstreamSCRAM:
 		return e.upSCRAM

@@ -2,18 +2,17 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	kafka "github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // The virtual-cluster scenario is every client's round trip through a
@@ -33,14 +32,18 @@ func init() {
 // so that a reused real cluster never mixes runs.
 var vcPrefix = "vc-" + runID + "."
 
-// startVirtualCluster starts e.vc: a plaintext kproxy engine of the
-// virtual cluster "conformance", every name prefixed with vcPrefix.
+// startVirtualCluster starts e.vc: a plaintext kproxy serving the virtual
+// cluster "conformance", every name prefixed with vcPrefix.
 func (e *env) startVirtualCluster(t *testing.T) {
 	t.Helper()
-	names := tenant.Names{Topic: vcPrefix, Group: vcPrefix, TransactionalID: vcPrefix}
-	e.vc = testkit.StartProxyWith(t, e.upstream, "",
-		proxy.WithNameMapper(tenant.New(names, tenant.WithClusterID("conformance-vc"))),
-		proxy.WithVirtualCluster("conformance", new(atomic.Uint64)))
+	e.vc = kproxytest.Start(t, testkit.Config{Upstream: e.upstream, Extra: fmt.Sprintf(`virtual_clusters:
+  - name: conformance
+    listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
+    topic_prefix: %[1]q
+    group_prefix: %[1]q
+    transactional_id_prefix: %[1]q
+    cluster_id: conformance-vc
+`, vcPrefix)}.YAML())
 }
 
 // vcTopic creates a topic of the virtual cluster (upstream name vcPrefix

@@ -1,18 +1,17 @@
 package token
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/test/adversarial/advkit"
 )
 
@@ -63,29 +62,11 @@ log: {level: info, format: json}
 `, upstream, p.TokenURL(), upstreamTokenClientSecret)
 }
 
-// capturedOutput is every byte a process wrote to stdout and stderr.
-type capturedOutput struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (c *capturedOutput) Write(b []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.Write(b)
-}
-
-func (c *capturedOutput) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.String()
-}
-
 // capturedKproxy is the real binary run with its stdout and stderr both
 // captured (advkit.Start leaves stderr to the test's).
 type capturedKproxy struct {
 	cmd       *exec.Cmd
-	Output    *capturedOutput
+	Output    *logbuf.Buffer // every byte it wrote to stdout and stderr
 	Bootstrap string
 }
 
@@ -93,7 +74,7 @@ type capturedKproxy struct {
 // names the bootstrap listener's address.
 func startCapturedKproxy(t *testing.T, cfg string) *capturedKproxy {
 	t.Helper()
-	out := &capturedOutput{}
+	out := &logbuf.Buffer{}
 	cmd := exec.Command(advkit.Binary(t), "--config", testkit.WriteConfig(t, cfg))
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -17,18 +17,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // The provider's clients: who they are and what the policy lets them do.
@@ -55,9 +52,9 @@ type env struct {
 	t       *testing.T
 	idp     *idp.IdP
 	cluster *kfake.Cluster
-	proxy   *testkit.Proxy
+	proxy   *kproxytest.Kproxy
 	log     *logbuf.Buffer // kproxy's log, debug level
-	audit   *logbuf.Buffer
+	audit   kproxytest.AuditFile
 }
 
 // newEnv starts the provider (tokens valid for tokenLifetime), kfake with
@@ -78,18 +75,9 @@ func newEnvWith(t *testing.T, opts idp.Options, extraOAuth string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	e := &env{t: t, idp: p, log: &logbuf.Buffer{}, audit: &logbuf.Buffer{}}
+	e := &env{t: t, idp: p, log: &logbuf.Buffer{}, audit: kproxytest.NewAuditFile(t)}
 	e.cluster = testkit.Cluster(t, 1, kfake.SeedTopics(1, "payments", "events"))
-	cfg, err := config.Parse(strings.NewReader("upstream: {bootstrap_servers: [\"127.0.0.1:1\"]}\n" + testPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(e.audit), policy.WithRegisterer(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	e.proxy = testkit.StartProxyConfigLog(t, fmt.Sprintf(`
+	e.proxy = kproxytest.Start(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: [%q], dial_timeout: 5s}
 listeners:
   bind_host: 127.0.0.1
@@ -101,7 +89,8 @@ listeners:
       issuer: %s
       audience: kafka
 %s
-`, e.cluster.ListenAddrs()[0], p.JWKSURL(), p.Issuer(), indent(extraOAuth, "      ")), e.log, zerolog.DebugLevel, proxy.WithFilters(enf))
+audit: {output: %q}
+`, e.cluster.ListenAddrs()[0], p.JWKSURL(), p.Issuer(), indent(extraOAuth, "      "), e.audit)+testPolicy, kproxytest.WithLog(e.log, zerolog.DebugLevel))
 	return e
 }
 

@@ -74,9 +74,9 @@ func TestProduceConsumeByPrincipalAndClaim(t *testing.T) {
 		t.Fatalf("mallory produce: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 	// Audit lines are written off the request path: wait for mallory's.
-	testkit.WaitFor(5*time.Second, func() bool { return strings.Contains(e.audit.String(), `"principal":"User:mallory"`) })
-	if !strings.Contains(e.audit.String(), `"principal":"User:mallory"`) || strings.Contains(e.audit.String(), `"principal":"User:svc-payments"`) {
-		t.Errorf("audit log should deny mallory and reporting only:\n%s", e.audit.String())
+	testkit.WaitFor(5*time.Second, func() bool { return strings.Contains(e.audit.String(t), `"principal":"User:mallory"`) })
+	if !strings.Contains(e.audit.String(t), `"principal":"User:mallory"`) || strings.Contains(e.audit.String(t), `"principal":"User:svc-payments"`) {
+		t.Errorf("audit log should deny mallory and reporting only:\n%s", e.audit.String(t))
 	}
 }
 

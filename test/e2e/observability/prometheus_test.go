@@ -18,12 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // maxConnections is limits.max_connections of the kproxy under test; the
@@ -75,23 +76,19 @@ func TestDashboardAndAlertsAgainstPrometheus(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
 	config := func(policy string) string { return kproxyConfig(cluster.ListenAddrs()[0], auditPath, policy) }
-	cfgPath := testkit.WriteConfig(t, config(producerPolicy))
-	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{ConfigPath: cfgPath, LogOutput: log})
-	})
-	kp.WaitReady()
-	prom := startPrometheus(t, kp.Admin, rulesFile)
+	kp := kproxytest.Start(t, config(producerPolicy), kproxytest.WithLog(io.Discard, zerolog.InfoLevel))
+	prom := startPrometheus(t, kp.AdminAddr(), rulesFile)
 
-	produceAndConsume(ctx, t, kp.Bootstrap, 50)
-	denyOnePolicy(ctx, t, kp.Bootstrap)
-	reloadTwice(t, kp, cfgPath, config)
-	hitConnectionLimit(t, kp.Bootstrap)
-	checkMetricsLint(t, promtool, kp.Admin)
+	produceAndConsume(ctx, t, kp.BootstrapAddr(), 50)
+	denyOnePolicy(ctx, t, kp.BootstrapAddr())
+	reloadTwice(t, kp, config)
+	hitConnectionLimit(t, kp.BootstrapAddr())
+	checkMetricsLint(t, promtool, kp.AdminAddr())
 
 	// The induced fault: the whole upstream cluster stops.
 	cluster.Close()
 	unreachable := ruleNamed(t, rules, "KproxyUpstreamUnreachable")
-	waitTrue(ctx, t, prom, unreachable, func() { knock(kp.Bootstrap) })
+	waitTrue(ctx, t, prom, unreachable, func() { knock(kp.BootstrapAddr()) })
 
 	for _, alert := range []string{"KproxyConnectionLimitHit", "KproxyConfigReloadFailed"} {
 		waitTrue(ctx, t, prom, ruleNamed(t, rules, alert), func() {})
@@ -144,16 +141,11 @@ func denyOnePolicy(ctx context.Context, t *testing.T, bootstrap string) {
 
 // reloadTwice changes the policy in the file (accepted) and then breaks
 // the file (rejected; the running configuration stays).
-func reloadTwice(t *testing.T, kp *testkit.Binary, cfgPath string, config func(policy string) string) {
+func reloadTwice(t *testing.T, kp *kproxytest.Kproxy, config func(policy string) string) {
 	t.Helper()
-	write := func(text string) {
-		if err := os.WriteFile(cfgPath, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(config(reloadedPolicy))
+	kp.Reload(config(reloadedPolicy))
 	kp.WaitLog("the accepted reload", testkit.MessagePrefix("policy reloaded"))
-	write(config(strings.Replace(reloadedPolicy, "allow: [read]", "allow: [raed]", 1)))
+	kp.Reload(config(strings.Replace(reloadedPolicy, "allow: [read]", "allow: [raed]", 1)))
 	kp.WaitLog("the rejected reload", testkit.MessagePrefix("configuration reload rejected"))
 }
 

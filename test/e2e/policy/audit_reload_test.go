@@ -34,9 +34,8 @@ func TestAuditModeForwardsAndLogs(t *testing.T) {
 	if got := e.endOffset(ctx, "denied.t", 0); got != 1 {
 		t.Errorf("denied.t/0 end offset %d: audit mode must forward", got)
 	}
-	e.enf.Close() // flush the audit writer
 	var lines []map[string]string
-	sc := bufio.NewScanner(strings.NewReader(e.audit.String()))
+	sc := bufio.NewScanner(strings.NewReader(e.auditLines()))
 	for sc.Scan() {
 		var m map[string]string
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -89,7 +88,7 @@ policy:
 // a broken file is rejected, the policy in force stays, and the failure is
 // counted.
 func TestHotReloadAppliesToExistingConnection(t *testing.T) {
-	e := newEnv(t, 1, []string{"t"}, reloadDeny)
+	e := newEnforcerEnv(t, 1, []string{"t"}, reloadDeny)
 	ctx := testkit.Context(t, 30*time.Second)
 	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "long-lived")
 	if got := produceCodes(raw.MustRoundTrip(t, produceRequest(-1, "t"))); got != "t=29" {

@@ -154,7 +154,7 @@ func TestConsumerInDeniedGroup(t *testing.T) {
 	}
 	// The response is observed just after it is written: allow a moment.
 	denials := func() float64 {
-		return testkit.MetricValue(t, e.proxy.Registry, "kproxy_response_errors_total", "api", "JoinGroup", "error", "GROUP_AUTHORIZATION_FAILED")
+		return testkit.MetricValue(t, e.reg, "kproxy_response_errors_total", "api", "JoinGroup", "error", "GROUP_AUTHORIZATION_FAILED")
 	}
 	for deadline := time.Now().Add(5 * time.Second); denials() < 1 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
@@ -162,7 +162,7 @@ func TestConsumerInDeniedGroup(t *testing.T) {
 	if n := denials(); n < 1 {
 		t.Errorf("kproxy_response_errors_total{api=JoinGroup,error=GROUP_AUTHORIZATION_FAILED} = %v after a denied JoinGroup, want > 0", n)
 	}
-	if n := testkit.MetricValue(t, e.proxy.Registry, "kproxy_responses_total", "api", "JoinGroup", "source", "local"); n < 1 {
+	if n := testkit.MetricValue(t, e.reg, "kproxy_responses_total", "api", "JoinGroup", "source", "local"); n < 1 {
 		t.Errorf("kproxy_responses_total{api=JoinGroup,source=local} = %v, want the denial counted as kproxy's answer", n)
 	}
 

@@ -7,13 +7,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // fiftyRules is a 50-rule policy of the shapes real ones have; the bench
@@ -52,17 +50,11 @@ func BenchmarkProduceThroughput(b *testing.B) {
 
 func benchProduce(b *testing.B, shape, mode string) {
 	c := testkit.Cluster(b, 1, kfake.SeedTopics(1, "team7.bench"))
-	var opts []proxy.Option
+	yaml := testkit.Config{Upstream: c.ListenAddrs()}.YAML()
 	if mode != "passthrough" {
-		cfg := parseConfig(b, fiftyRules())
-		enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithRegisterer(prometheus.NewRegistry()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { enf.Close() })
-		opts = append(opts, proxy.WithFilters(enf))
+		yaml += fiftyRules()
 	}
-	p := testkit.StartProxyWith(b, c.ListenAddrs(), "", opts...)
+	p := kproxytest.Start(b, yaml)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.BootstrapAddr()), kgo.ClientID("svc-7-bench"),
 		kgo.DefaultProduceTopic("team7.bench"), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {

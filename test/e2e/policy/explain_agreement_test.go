@@ -1,9 +1,7 @@
 package e2epolicy
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/netip"
 	"path/filepath"
@@ -18,8 +16,8 @@ import (
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/server"
 )
 
 // The vocabulary the generated policies and questions draw from: names
@@ -152,10 +150,7 @@ audit: {output: %q}
 			if err != nil {
 				t.Fatal(err)
 			}
-			kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-				return server.Run(ctx, server.Options{ConfigPath: path, LogOutput: log})
-			})
-			kp.WaitReady()
+			kp := kproxytest.Start(t, text)
 
 			conns := map[[2]string]*testkit.RawConn{}
 			conn := func(q agreeQuestion) *testkit.RawConn {
@@ -163,7 +158,7 @@ audit: {output: %q}
 				if c, ok := conns[key]; ok {
 					return c
 				}
-				c := testkit.DialRaw(t, kp.Bootstrap, q.clientID)
+				c := testkit.DialRaw(t, kp.BootstrapAddr(), q.clientID)
 				c.LoginPLAIN(t, q.user, q.user+"-secret")
 				conns[key] = c
 				return c

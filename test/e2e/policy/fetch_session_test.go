@@ -172,9 +172,7 @@ func TestFetchSessionEndsWhenReloadDenies(t *testing.T) {
 			// state of a long-lived consumer when a policy changes.
 			time.Sleep(3 * maxWait)
 
-			if err := e.enf.Reload(parseConfig(t, sessionPolicy).Policy, nil); err != nil {
-				t.Fatal(err)
-			}
+			e.reload(sessionPolicy)
 			// A fetch already waiting at the broker finishes under the
 			// policy it started with, as in Kafka. The consumer has one
 			// fetch out at a time: once one is denied, those have ended.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/proxy"
@@ -28,10 +29,17 @@ import (
 type env struct {
 	t       *testing.T
 	cluster *kfake.Cluster
-	proxy   *testkit.Proxy
-	enf     *policy.Enforcer
-	reg     *prometheus.Registry // policy metrics
-	audit   *logbuf.Buffer
+	proxy   interface{ BootstrapAddr() string }
+	reg     prometheus.Gatherer // kproxy's metrics, the policy's among them
+	// auditLines stops what writes the audit lines and returns them all.
+	auditLines func() string
+	// reload has kproxy reload its file with policyYAML instead of the
+	// policy it started with, as an edit of the file does (newEnv's).
+	reload func(policyYAML string)
+	// enf and audit are newEnforcerEnv's: the enforcer, and the buffer its
+	// audit lines go to.
+	enf   *policy.Enforcer
+	audit *logbuf.Buffer
 }
 
 // parseConfig parses YAML (a policy and audit section) the way kproxy
@@ -46,23 +54,61 @@ func parseConfig(t testing.TB, yaml string) *config.Config {
 }
 
 // newEnv starts a kfake cluster of brokers nodes with the given topics
-// (3 partitions each) and kproxy in front of it enforcing policyYAML.
+// (3 partitions each) and kproxy in front of it enforcing policyYAML (a
+// policy section, and an audit section without output: its lines go to
+// a file of the test's).
 func newEnv(t *testing.T, brokers int, topics []string, policyYAML string, opts ...kfake.Opt) *env {
 	t.Helper()
-	if len(topics) > 0 {
-		opts = append(opts, kfake.SeedTopics(3, topics...))
+	c := seededCluster(t, brokers, topics, opts...)
+	audit := kproxytest.NewAuditFile(t)
+	configWith := func(policyYAML string) string {
+		section := fmt.Sprintf("audit: {output: %q}\n", audit)
+		if strings.Contains(policyYAML, "audit: {") {
+			section, policyYAML = "", strings.Replace(policyYAML, "audit: {", fmt.Sprintf("audit: {output: %q, ", audit), 1)
+		}
+		return testkit.Config{Upstream: c.ListenAddrs(), Extra: section + policyYAML}.YAML()
 	}
-	c := testkit.Cluster(t, brokers, opts...)
+	p := kproxytest.Start(t, configWith(policyYAML))
+	return &env{t: t, cluster: c, proxy: p, reg: p.Registry,
+		auditLines: func() string {
+			p.Stop()
+			return audit.String(t)
+		},
+		reload: func(policyYAML string) { p.Reload(configWith(policyYAML)) },
+	}
+}
+
+// newEnforcerEnv is newEnv with the enforcer plugged into the engine by
+// hand, for the tests of what only its Go API offers: reloading through
+// it, and an audit writer as slow as a loaded disk.
+func newEnforcerEnv(t *testing.T, brokers int, topics []string, policyYAML string) *env {
+	t.Helper()
+	c := seededCluster(t, brokers, topics)
 	cfg := parseConfig(t, policyYAML)
-	e := &env{t: t, cluster: c, reg: prometheus.NewRegistry(), audit: &logbuf.Buffer{}}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(e.audit), policy.WithRegisterer(e.reg))
+	reg := prometheus.NewRegistry()
+	e := &env{t: t, cluster: c, reg: reg, audit: &logbuf.Buffer{}}
+	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(e.audit), policy.WithRegisterer(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
 	e.enf = enf
-	e.proxy = testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithFilters(enf))
+	e.auditLines = func() string {
+		enf.Close() // flush the audit writer
+		return e.audit.String()
+	}
+	e.proxy = testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(enf)}})
 	return e
+}
+
+// seededCluster starts a kfake cluster of brokers nodes with the given
+// topics, 3 partitions each.
+func seededCluster(t *testing.T, brokers int, topics []string, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	if len(topics) > 0 {
+		opts = append(opts, kfake.SeedTopics(3, topics...))
+	}
+	return testkit.Cluster(t, brokers, opts...)
 }
 
 // client returns a kgo client seeded only with kproxy, with client id id.

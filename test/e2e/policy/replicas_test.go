@@ -1,15 +1,19 @@
 package e2epolicy
 
 import (
-	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/testkit/enforced"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
+	"github.com/kproxy/kproxy/policy"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 const replicaPolicy = `
@@ -19,13 +23,29 @@ policy:
     - {name: everything, principals: ["*"], allow: [all], topics: ["*"], groups: ["*"], cluster: true}
 `
 
-// replica starts one kproxy with replicaPolicy in front of cluster,
-// resolving unknown topic ids upstream when resolve is set.
-func replica(t *testing.T, cluster *kfake.Cluster, resolve bool) *testkit.Proxy {
+// replicaYAML is the configuration of a kproxy with replicaPolicy in
+// front of cluster.
+func replicaYAML(cluster *kfake.Cluster) string {
+	return testkit.Config{Upstream: cluster.ListenAddrs()[:1]}.YAML() + replicaPolicy
+}
+
+// unresolvingReplica is a replica without the topic id resolver: the
+// control that shows an id really was unknown to a replica. kproxy never
+// runs so when it can reach the cluster, so the control plugs the policy
+// into the engine by hand.
+func unresolvingReplica(t *testing.T, cluster *kfake.Cluster) *testkit.Proxy {
 	t.Helper()
-	yaml := fmt.Sprintf("upstream: {bootstrap_servers: [%q], dial_timeout: 5s}\nlisteners: {bind_host: 127.0.0.1}\nlog: {level: warn}\n",
-		cluster.ListenAddrs()[0]) + replicaPolicy
-	return enforced.StartProxy(t, yaml, &logbuf.Buffer{}, resolve)
+	yaml := replicaYAML(cluster)
+	cfg, err := config.Parse(strings.NewReader(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(&logbuf.Buffer{}), policy.WithRegisterer(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { enf.Close() })
+	return testkit.StartEngine(t, testkit.Engine{YAML: yaml, Options: []proxy.Option{proxy.WithFilters(enf)}})
 }
 
 // TestReplicasResolveTopicIDs: two kproxy replicas with the same policy in
@@ -36,7 +56,7 @@ func replica(t *testing.T, cluster *kfake.Cluster, resolve bool) *testkit.Proxy 
 // answers UNKNOWN_TOPIC_ID, which shows the id really was unknown there.
 func TestReplicasResolveTopicIDs(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "rep.t"))
-	a, b, unaided := replica(t, cluster, true), replica(t, cluster, true), replica(t, cluster, false)
+	a, b, unaided := kproxytest.Start(t, replicaYAML(cluster)), kproxytest.Start(t, replicaYAML(cluster)), unresolvingReplica(t, cluster)
 
 	raw := testkit.DialRaw(t, a.BootstrapAddr(), "replicas")
 	md := kmsg.NewPtrMetadataRequest()
@@ -49,7 +69,7 @@ func TestReplicasResolveTopicIDs(t *testing.T) {
 	id := mdResp.Topics[0].TopicID
 	leader := mdResp.Topics[0].Partitions[0].Leader
 
-	produceByID := func(p *testkit.Proxy) int16 {
+	produceByID := func(p brokerAddresser) int16 {
 		addr, ok := p.BrokerAddr(leader)
 		if !ok {
 			t.Fatalf("replica has no listener for node %d", leader)
@@ -66,7 +86,7 @@ func TestReplicasResolveTopicIDs(t *testing.T) {
 		resp := testkit.DialRaw(t, addr, "replicas").MustRoundTrip(t, req).(*kmsg.ProduceResponse)
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}
-	fetchByID := func(p *testkit.Proxy) (int16, int) {
+	fetchByID := func(p *kproxytest.Kproxy) (int16, int) {
 		addr, _ := p.BrokerAddr(leader)
 		resp := testkit.DialRaw(t, addr, "replicas").MustRoundTrip(t, rawFetchByID(id)).(*kmsg.FetchResponse)
 		if len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
@@ -95,3 +115,8 @@ func TestReplicasResolveTopicIDs(t *testing.T) {
 // rawFetchByID is a v13 sessionless consumer fetch (topics by id only) of
 // partition 0 of topic id from offset 0.
 func rawFetchByID(id [16]byte) *kmsg.FetchRequest { return testkit.FetchByID(13, id) }
+
+// brokerAddresser is a kproxy started either way.
+type brokerAddresser interface {
+	BrokerAddr(nodeID int32) (string, bool)
+}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestConcurrentProducesKeepEveryDecisionIntact: kproxy reads produce
@@ -41,7 +41,7 @@ func TestConcurrentProducesKeepEveryDecisionIntact(t *testing.T) {
 	}
 	topics := append(append([]string(nil), allowed...), denied...)
 	topics = topics[:len(topics):len(topics)]
-	e := newEnv(t, 2, topics, producePolicy+"audit: {log_allowed: true, buffer_size: 1000000}\n")
+	e := newEnforcerEnv(t, 2, topics, producePolicy+"audit: {log_allowed: true, buffer_size: 1000000}\n")
 	// Audit lines are written well after their decisions, as to a slow
 	// disk: by then the request they came from is long gone.
 	e.audit.SetWriteDelay(200 * time.Microsecond)
@@ -155,9 +155,8 @@ func TestConcurrentProducesKeepEveryDecisionIntact(t *testing.T) {
 		}
 	}
 
-	e.enf.Close() // flush the audit writer
 	decisions := map[string]map[string]int{}
-	sc := bufio.NewScanner(strings.NewReader(e.audit.String()))
+	sc := bufio.NewScanner(strings.NewReader(e.auditLines()))
 	for sc.Scan() {
 		var line map[string]string
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
@@ -225,7 +224,7 @@ func (f renameTopic) produce(_ *filter.Conn, r *kmsg.ProduceRequest) filter.Verd
 func TestRewrittenRequestIsEncodedFromAnIntactFrame(t *testing.T) {
 	const from, to = "r", "renamed-by-a-filter-to-a-much-longer-topic-name"
 	c := testkit.Cluster(t, 1, kfake.SeedTopics(1, to))
-	px := testkit.StartProxyWith(t, c.ListenAddrs(), "", proxy.WithFilters(renameTopic{from, to}))
+	px := kproxytest.Start(t, testkit.Config{Upstream: c.ListenAddrs()}.YAML(), kproxytest.WithFilters(renameTopic{from, to}))
 	raw := testkit.DialRaw(t, px.BootstrapAddr(), "e2e-rename")
 	for i := range 20 {
 		if got := produceCodes(raw.MustRoundTrip(t, produceRequest(-1, from))); got != to+"=0" {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -15,9 +14,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/testkit/logbuf"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // TestUserPrincipalFromSASL: users authenticated by kproxy's SASL are the
@@ -33,25 +30,19 @@ func TestUserPrincipalFromSASL(t *testing.T) {
 		}
 		users = append(users, fmt.Sprintf("{name: %s, credentials: [%q]}", u, cred))
 	}
-	cfg := parseConfig(t, `
-policy:
-  rules:
-    - {name: see, principals: ["*"], allow: [describe], topics: ["*"]}
-    - {name: alice-writes, principals: ["User:alice"], allow: [write], topics: ["t"]}
-`)
-	audit := &logbuf.Buffer{}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(audit), policy.WithRegisterer(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	audit := kproxytest.NewAuditFile(t)
+	px := kproxytest.Start(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: [%q], dial_timeout: 5s}
 listeners:
   bind_host: 127.0.0.1
   sasl: {mode: terminate, mechanisms: [SCRAM-SHA-512], users: [%s]}
 log: {level: warn}
-`, c.ListenAddrs()[0], strings.Join(users, ", ")), proxy.WithFilters(enf))
+audit: {output: %q}
+policy:
+  rules:
+    - {name: see, principals: ["*"], allow: [describe], topics: ["*"]}
+    - {name: alice-writes, principals: ["User:alice"], allow: [write], topics: ["t"]}
+`, c.ListenAddrs()[0], strings.Join(users, ", "), audit))
 
 	ctx := testkit.Context(t, 30*time.Second)
 	for _, tt := range []struct {
@@ -70,8 +61,8 @@ log: {level: warn}
 			t.Errorf("%s: produce error %v, want %v", tt.user, err, tt.want)
 		}
 	}
-	enf.Close()
-	if !strings.Contains(audit.String(), `"principal":"User:bob"`) || strings.Contains(audit.String(), `"principal":"User:alice"`) {
-		t.Errorf("audit log should hold bob's denial only:\n%s", audit.String())
+	px.Stop() // every audit line written
+	if !strings.Contains(audit.String(t), `"principal":"User:bob"`) || strings.Contains(audit.String(t), `"principal":"User:alice"`) {
+		t.Errorf("audit log should hold bob's denial only:\n%s", audit.String(t))
 	}
 }

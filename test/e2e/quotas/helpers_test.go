@@ -21,24 +21,18 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kproxy/kproxy/internal/auth"
-	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/testkit/logbuf"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // env is one test's cluster and kproxy.
 type env struct {
 	t       *testing.T
 	cluster *kfake.Cluster
-	proxy   *testkit.Proxy
-	quotas  *quota.Engine
-	reg     *prometheus.Registry // the quota metrics
-	audit   *logbuf.Buffer       // the quota audit lines
-	// auditLog writes them (asynchronously: Close before reading audit).
-	auditLog *policy.AuditLog
+	proxy   *kproxytest.Kproxy
+	reg     prometheus.Gatherer // kproxy's metrics, the quotas' among them
+	// audit holds the quota audit lines, every one once proxy has stopped.
+	audit kproxytest.AuditFile
 }
 
 // users are the SASL users every test's kproxy knows (password: NAME-secret).
@@ -58,6 +52,7 @@ func newEnv(t *testing.T, topics []string, policyYAML string) *env {
 		}
 		creds = append(creds, fmt.Sprintf("{name: %s, credentials: [%q]}", u, cred))
 	}
+	audit := kproxytest.NewAuditFile(t)
 	yaml := fmt.Sprintf(`
 upstream:
   bootstrap_servers: ["%s"]
@@ -70,22 +65,10 @@ listeners:
     mechanisms: [SCRAM-SHA-512, PLAIN]
     users: [%s]
 log: {level: warn}
-%s`, strings.Join(c.ListenAddrs(), `", "`), strings.Join(creds, ", "), policyYAML)
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	e := &env{t: t, cluster: c, reg: prometheus.NewRegistry(), audit: &logbuf.Buffer{}}
-	// The audit log kproxy gives a policy of quotas alone.
-	if e.auditLog, err = policy.NewAuditLog(cfg.Audit, policy.WithAuditWriter(e.audit), policy.WithRegisterer(e.reg)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.auditLog.Close() })
-	e.quotas, err = quota.New(cfg.Policy, policy.QuotaMatcher, e.reg, e.auditLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.proxy = testkit.StartProxyConfig(t, yaml, proxy.WithQuotas(e.quotas))
+audit: {output: %q}
+%s`, strings.Join(c.ListenAddrs(), `", "`), strings.Join(creds, ", "), audit, policyYAML)
+	p := kproxytest.Start(t, yaml)
+	e := &env{t: t, cluster: c, proxy: p, reg: p.Registry, audit: audit}
 	return e
 }
 

@@ -1,18 +1,16 @@
 package e2equotas
 
 import (
-	"context"
 	"io"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // TestQuotasReloadInKproxy: kproxy as it runs from its file (server.Run):
@@ -26,14 +24,9 @@ func TestQuotasReloadInKproxy(t *testing.T) {
 	quotas := func(max string) string {
 		return base + "policy:\n  quotas:\n    - {name: reloaded, principals: [\"client_id:reload-test\"], max_connections: " + max + "}\n"
 	}
-	path := testkit.WriteConfig(t, quotas("1"))
-	reload := make(chan os.Signal, 1)
-	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{ConfigPath: path, LogOutput: log, Reload: reload})
-	})
-	kp.WaitReady()
+	kp := kproxytest.Start(t, quotas("1"), kproxytest.WithLog(io.Discard, zerolog.InfoLevel))
 
-	first := testkit.DialRaw(t, kp.Bootstrap, "reload-test")
+	first := testkit.DialRaw(t, kp.BootstrapAddr(), "reload-test")
 	meta := kmsg.NewPtrMetadataRequest()
 	meta.SetVersion(12)
 	topic := kmsg.NewMetadataRequestTopic()
@@ -43,24 +36,21 @@ func TestQuotasReloadInKproxy(t *testing.T) {
 	if code := resp.Topics[0].ErrorCode; code == kerr.TopicAuthorizationFailed.Code {
 		t.Fatal("a policy holding quotas alone denied a request: quotas must not bring a default deny")
 	}
-	if ok, _, c := answers(t, kp.Bootstrap, "reload-test"); ok {
+	if ok, _, c := answers(t, kp.BootstrapAddr(), "reload-test"); ok {
 		t.Fatal("a second connection was served over max_connections 1")
 	} else {
 		c.Close()
 	}
 
-	if err := os.WriteFile(path, []byte(quotas("2")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reload <- syscall.SIGHUP
+	kp.Reload(quotas("2"))
 	kp.WaitLog("the quota reload", func(l testkit.LogLine) bool { return strings.HasPrefix(l.Message(), "quotas reloaded") })
 	// The open connection rebinds on its next request and still counts.
 	first.MustRoundTrip(t, meta)
-	second, _, _ := answers(t, kp.Bootstrap, "reload-test")
+	second, _, _ := answers(t, kp.BootstrapAddr(), "reload-test")
 	if !second {
 		t.Fatal("after the reload to max_connections 2, a second connection was refused")
 	}
-	if ok, _, c := answers(t, kp.Bootstrap, "reload-test"); ok {
+	if ok, _, c := answers(t, kp.BootstrapAddr(), "reload-test"); ok {
 		t.Fatal("a third connection was served over max_connections 2")
 	} else {
 		c.Close()

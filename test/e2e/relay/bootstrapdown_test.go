@@ -35,11 +35,8 @@ func TestBootstrapRefusedWhileClusterUnreachable(t *testing.T) {
 	upstreamPort := freeLoopbackPort(t)
 	upstream := fmt.Sprintf("127.0.0.1:%d", upstreamPort)
 	cfgPath := filepath.Join(t.TempDir(), "kproxy.yaml")
-	cfg := fmt.Sprintf(`upstream: {bootstrap_servers: [%q], dial_timeout: 2s, reconnect_backoff_max: %s}
-listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, upstream, maxBackoff)
+	cfg := testkit.Config{Upstream: []string{upstream}, DialTimeout: 2 * time.Second, UpstreamKeys: "reconnect_backoff_max: " + maxBackoff.String(),
+		Admin: true, Log: "{level: info, format: json}"}.YAML()
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

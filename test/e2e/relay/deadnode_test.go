@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -45,16 +46,8 @@ func TestDeadNodeNoDialStorm(t *testing.T) {
 	cluster := testkit.Cluster(t, 3)
 	upstreamPort := brokerPort(ctx, t, cluster.ListenAddrs(), stopped)
 
-	quoted := make([]string, 0, 3)
-	for _, a := range cluster.ListenAddrs() {
-		quoted = append(quoted, strconv.Quote(a))
-	}
 	cfgPath := filepath.Join(t.TempDir(), "kproxy.yaml")
-	cfg := fmt.Sprintf(`upstream: {bootstrap_servers: [%s], dial_timeout: 2s}
-listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, strings.Join(quoted, ", "))
+	cfg := testkit.Config{Upstream: cluster.ListenAddrs(), DialTimeout: 2 * time.Second, Admin: true, Log: "{level: info, format: json}"}.YAML()
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +269,7 @@ func TestBootstrapBlackholeSkipped(t *testing.T) {
 	t.Parallel()
 	const dialTimeout = 3 * time.Second
 	cluster := testkit.Cluster(t, 1)
-	p := testkit.StartProxyNoWait(t, append([]string{blackhole(t)}, cluster.ListenAddrs()...), dialTimeout, "")
+	p := kproxytest.Start(t, testkit.Config{Upstream: append([]string{blackhole(t)}, cluster.ListenAddrs()...), DialTimeout: dialTimeout}.YAML(), kproxytest.Unready())
 	for i := range 5 {
 		start := time.Now()
 		c := dialRaw(t, p.BootstrapAddr())

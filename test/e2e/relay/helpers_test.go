@@ -18,20 +18,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // env is one test's cluster, kproxy and address sniffer.
 type env struct {
 	t       *testing.T
 	cluster *kfake.Cluster
-	proxy   *testkit.Proxy
+	proxy   *kproxytest.Kproxy
 	sniff   *testkit.Sniffer
 }
 
 func newEnv(t *testing.T, extraYAML string, opts ...kfake.Opt) *env {
 	t.Helper()
 	c := testkit.Cluster(t, 3, opts...)
-	p := testkit.StartProxy(t, c.ListenAddrs(), extraYAML)
+	p := kproxytest.Start(t, testkit.Config{Upstream: c.ListenAddrs(), Extra: extraYAML}.YAML())
 	return &env{t: t, cluster: c, proxy: p, sniff: testkit.NewSniffer()}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
 )
 
@@ -119,7 +120,7 @@ func TestUpstreamUnreachable(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
 		t.Parallel()
 		refusing, _ := tcppeer.Refusing(t)
-		p := testkit.StartProxyNoWait(t, []string{refusing}, dialTimeout, "")
+		p := kproxytest.Start(t, testkit.Config{Upstream: []string{refusing}, DialTimeout: dialTimeout}.YAML(), kproxytest.Unready())
 		var err error
 		for deadline := time.Now().Add(5 * time.Second); !errors.Is(err, syscall.ECONNREFUSED); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -131,7 +132,7 @@ func TestUpstreamUnreachable(t *testing.T) {
 	})
 	t.Run("unanswered", func(t *testing.T) {
 		t.Parallel()
-		p := testkit.StartProxyNoWait(t, []string{blackhole(t)}, dialTimeout, "")
+		p := kproxytest.Start(t, testkit.Config{Upstream: []string{blackhole(t)}, DialTimeout: dialTimeout}.YAML(), kproxytest.Unready())
 		took := closedAfterFirstRequest(t, p, dialTimeout)
 		if took < dialTimeout*3/4 || took > dialTimeout+1500*time.Millisecond {
 			t.Errorf("close took %v, want about the %v dial timeout", took, dialTimeout)
@@ -143,7 +144,7 @@ func TestUpstreamUnreachable(t *testing.T) {
 // closedAfterFirstRequest connects to p's bootstrap port, whose upstream
 // cannot be reached, and returns how long its first request took to end in
 // a close.
-func closedAfterFirstRequest(t *testing.T, p *testkit.Proxy, dialTimeout time.Duration) time.Duration {
+func closedAfterFirstRequest(t *testing.T, p *kproxytest.Kproxy, dialTimeout time.Duration) time.Duration {
 	if p.Ready() {
 		t.Fatalf("kproxy ready with no reachable upstream")
 	}
@@ -164,7 +165,7 @@ func closedAfterFirstRequest(t *testing.T, p *testkit.Proxy, dialTimeout time.Du
 
 // clientFailsFast: a kgo client of p, whose upstream cannot be reached,
 // gets an error, not a hang, and kproxy is not ready.
-func clientFailsFast(t *testing.T, p *testkit.Proxy, dialTimeout time.Duration) {
+func clientFailsFast(t *testing.T, p *kproxytest.Kproxy, dialTimeout time.Duration) {
 	if n := testkit.MetricValue(t, p.Registry, "kproxy_ready"); n != 0 {
 		t.Errorf("kproxy_ready = %v with no upstream", n)
 	}

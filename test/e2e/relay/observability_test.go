@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,16 +13,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/proxy"
 )
 
 // adminGet fetches path from an admin handler and returns status and body.
-func adminGet(t *testing.T, h http.Handler, path string) (int, string) {
+func adminGet(t *testing.T, kp *kproxytest.Kproxy, path string) (int, string) {
 	t.Helper()
-	hs := httptest.NewServer(h)
-	defer hs.Close()
-	return testkit.HTTPGet(t, hs.URL+path)
+	return testkit.HTTPGet(t, "http://"+kp.AdminAddr()+path)
 }
 
 // TestObservabilityThroughFranzGo produces and consumes through kproxy
@@ -35,8 +33,8 @@ func TestObservabilityThroughFranzGo(t *testing.T) {
 	const topic, records = "observed", 20
 	cluster := testkit.Cluster(t, 3, kfake.SeedTopics(1, topic))
 	logs := &logbuf.Buffer{}
-	yaml := fmt.Sprintf("upstream:\n  bootstrap_servers: [%s]\nlog: {level: debug}\n", strings.Join(cluster.ListenAddrs(), ", "))
-	kp := testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel)
+	yaml := fmt.Sprintf("upstream:\n  bootstrap_servers: [%s]\nadmin: {listen: \"127.0.0.1:0\"}\nlog: {level: debug}\n", strings.Join(cluster.ListenAddrs(), ", "))
+	kp := kproxytest.Start(t, yaml, kproxytest.WithLog(logs, zerolog.DebugLevel))
 
 	ctx := testkit.Context(t, 30*time.Second)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kp.BootstrapAddr()), kgo.ConsumeTopics(topic), kgo.DefaultProduceTopic(topic),
@@ -127,7 +125,7 @@ func TestObservabilityThroughFranzGo(t *testing.T) {
 	}
 
 	var brokers []proxy.BrokerStatus
-	status, body := adminGet(t, kp.AdminHandler(reg), "/brokers")
+	status, body := adminGet(t, kp, "/brokers")
 	if err := json.Unmarshal([]byte(body), &brokers); status != http.StatusOK || err != nil {
 		t.Fatalf("/brokers: %d %q: %v", status, body, err)
 	}
@@ -156,23 +154,22 @@ func TestAdminConfigRedactsAndPprofIsOptIn(t *testing.T) {
 		return fmt.Sprintf(`upstream:
   bootstrap_servers: [%s]
   sasl: {mechanism: PLAIN, username: svc, password: %s}
-admin: {pprof: %t}
+admin: {listen: "127.0.0.1:0", pprof: %t}
 `, cluster.ListenAddrs()[0], secret, pprof)
 	}
-	kp := testkit.StartProxyConfig(t, yaml(false))
-	h := kp.AdminHandler(kp.Registry)
-	status, body := adminGet(t, h, "/config")
+	kp := kproxytest.Start(t, yaml(false))
+	status, body := adminGet(t, kp, "/config")
 	if status != http.StatusOK || !strings.Contains(body, "bootstrap_servers") || !strings.Contains(body, "[redacted]") {
 		t.Errorf("/config: %d\n%s\nwant the configuration with the password redacted", status, body)
 	}
 	if strings.Contains(body, secret) {
 		t.Errorf("/config shows the upstream password:\n%s", body)
 	}
-	if status, _ := adminGet(t, h, "/debug/pprof/"); status != http.StatusNotFound {
+	if status, _ := adminGet(t, kp, "/debug/pprof/"); status != http.StatusNotFound {
 		t.Errorf("/debug/pprof/ without admin.pprof: status %d, want 404", status)
 	}
-	on := testkit.StartProxyConfig(t, yaml(true))
-	if status, body := adminGet(t, on.AdminHandler(on.Registry), "/debug/pprof/"); status != http.StatusOK || !strings.Contains(body, "goroutine") {
+	on := kproxytest.Start(t, yaml(true))
+	if status, body := adminGet(t, on, "/debug/pprof/"); status != http.StatusOK || !strings.Contains(body, "goroutine") {
 		t.Errorf("/debug/pprof/ with admin.pprof: status %d, want 200 and the profile index", status)
 	}
 }

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"fmt"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // TestReplicasLearnAddedNode: two kproxy replicas in front of one cluster;
@@ -24,14 +23,8 @@ import (
 func TestReplicasLearnAddedNode(t *testing.T) {
 	t.Parallel()
 	cluster := testkit.Cluster(t, 1)
-	cfg := func() string {
-		return fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q], dial_timeout: 5s, metadata_refresh: 200ms}
-listeners: {bind_host: 127.0.0.1}
-log: {level: warn}
-`, strings.Join(cluster.ListenAddrs(), `", "`))
-	}
-	a, b := testkit.StartProxyConfig(t, cfg()), testkit.StartProxyConfig(t, cfg())
+	cfg := testkit.Config{Upstream: cluster.ListenAddrs(), UpstreamKeys: "metadata_refresh: 200ms"}.YAML()
+	a, b := kproxytest.Start(t, cfg), kproxytest.Start(t, cfg)
 	newNode, _, err := cluster.AddNode(-1, 0)
 	if err != nil {
 		t.Fatalf("add node: %v", err)
@@ -77,12 +70,8 @@ log: {level: warn}
 func TestReplicasShareFetchSession(t *testing.T) {
 	t.Parallel()
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "rep.fs"))
-	cfg := fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q], dial_timeout: 5s}
-listeners: {bind_host: 127.0.0.1}
-log: {level: warn}
-`, cluster.ListenAddrs()[0])
-	a, b := testkit.StartProxyConfig(t, cfg), testkit.StartProxyConfig(t, cfg)
+	cfg := testkit.Config{Upstream: cluster.ListenAddrs()}.YAML()
+	a, b := kproxytest.Start(t, cfg), kproxytest.Start(t, cfg)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +82,7 @@ log: {level: warn}
 		t.Fatal(err)
 	}
 	node := cluster.LeaderFor("rep.fs", 0)
-	fetch := func(p *testkit.Proxy, session, epoch int32, topics ...string) *kmsg.FetchResponse {
+	fetch := func(p *kproxytest.Kproxy, session, epoch int32, topics ...string) *kmsg.FetchResponse {
 		addr, ok := p.BrokerAddr(node)
 		if !ok {
 			t.Fatalf("no listener for node %d", node)

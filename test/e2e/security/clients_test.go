@@ -14,8 +14,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/saramakit"
 )
 
@@ -54,7 +54,7 @@ func TestKcatSASLSSL(t *testing.T) {
 	}
 	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.SeedTopics(3, "kcat-scram", "kcat-plain"))
-	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
+	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 
 	for _, tc := range []struct{ mechanism, topic string }{{"SCRAM-SHA-512", "kcat-scram"}, {"PLAIN", "kcat-plain"}} {
 		t.Run(tc.mechanism, func(t *testing.T) {
@@ -122,7 +122,7 @@ func saramaSCRAMConfig(p certs.Files, user, password string, handshake int16) *s
 func TestSaramaTLSSCRAM(t *testing.T) {
 	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.SeedTopics(1, "sarama-v1", "sarama-v0"))
-	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
+	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 
 	for _, tc := range []struct {
 		name      string

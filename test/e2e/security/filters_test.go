@@ -5,9 +5,8 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // registrations counts the calls of its Register.
@@ -22,7 +21,7 @@ func TestFilterRegisteredOnceInTerminateMode(t *testing.T) {
 	p := certs.New(t)
 	cluster := secureUpstream(t, p)
 	var n atomic.Int32
-	testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"), proxy.WithFilters(registrations{&n}))
+	kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"), kproxytest.WithFilters(registrations{&n}))
 	if got := n.Load(); got != 1 {
 		t.Fatalf("Register called %d times, want 1", got)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -19,40 +18,20 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/testpki"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // startWithPolicy starts kproxy from yaml with its policy section enforced,
 // logging at debug level into the returned buffer.
-func startWithPolicy(t *testing.T, yaml string) (*testkit.Proxy, *logbuf.Buffer) {
+func startWithPolicy(t *testing.T, yaml string) (*kproxytest.Kproxy, *logbuf.Buffer) {
 	t.Helper()
-	px, logs, _, _ := startWithPolicyAudit(t, yaml)
-	return px, logs
-}
-
-// startWithPolicyAudit is startWithPolicy that also returns the enforcer
-// and the buffer its audit lines go to, whole once the enforcer is closed.
-func startWithPolicyAudit(t *testing.T, yaml string) (px *testkit.Proxy, logs *logbuf.Buffer, enf *policy.Enforcer, audit *logbuf.Buffer) {
-	t.Helper()
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	audit = &logbuf.Buffer{}
-	enf, err = policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(audit), policy.WithRegisterer(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	logs = &logbuf.Buffer{}
-	return testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel, proxy.WithFilters(enf)), logs, enf, audit
+	logs := &logbuf.Buffer{}
+	return kproxytest.Start(t, yaml, kproxytest.WithLog(logs, zerolog.DebugLevel)), logs
 }
 
 // TestMultiCNCertificateRefused: a client certificate whose subject holds
@@ -204,7 +183,7 @@ func TestPassthroughWithoutFiltersForwardsUnreadableLogins(t *testing.T) {
 	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "alice", "alice-pass"))
 	logs := &logbuf.Buffer{}
-	px := testkit.StartProxyConfigLog(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), logs, zerolog.DebugLevel)
+	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), kproxytest.WithLog(logs, zerolog.DebugLevel))
 	ctx := testkit.Context(t, 30*time.Second)
 
 	token := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/wire"
 )
@@ -47,7 +48,7 @@ func TestHandshakeDeadline(t *testing.T) {
 	logs := &logbuf.Buffer{}
 	yaml := proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate") +
 		fmt.Sprintf("limits: {handshake_timeout: %s}\n", handshakeTimeout)
-	px := testkit.StartProxyConfigLog(t, yaml, logs, zerolog.DebugLevel)
+	px := kproxytest.Start(t, yaml, kproxytest.WithLog(logs, zerolog.DebugLevel))
 	addr := px.BootstrapAddr()
 	// Generous upper bound: -race on a loaded machine.
 	const slack = 2500 * time.Millisecond
@@ -140,7 +141,7 @@ func TestHandshakeDeadline(t *testing.T) {
 // keep working; once one closes, a new one is served.
 func TestConnectionLimitPerIP(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	px := kproxytest.Start(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
   dial_timeout: 5s

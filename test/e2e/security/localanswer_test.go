@@ -10,7 +10,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // answerDescribeGroups answers every DescribeGroups request itself, with
@@ -53,12 +53,12 @@ func TestLocalAnswersBetweenUpstreamAnswers(t *testing.T) {
 			} else {
 				bootstrap = testkit.Cluster(t, 1).ListenAddrs()
 			}
-			px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+			px := kproxytest.Start(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]%s
 listeners: {bind_host: 127.0.0.1}
 log: {level: warn}
-`, bootstrap[0], upstream), proxy.WithFilters(answerDescribeGroups{}))
+`, bootstrap[0], upstream), kproxytest.WithFilters(answerDescribeGroups{}))
 			c := dialRaw(t, px.BootstrapAddr())
 			for i := range 60 {
 				md := kmsg.NewPtrMetadataRequest()

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // requestHeader encodes a request header; flexible headers end with the
@@ -176,7 +177,7 @@ func TestMalformedInput(t *testing.T) {
 	const idle = 3 * time.Second
 	raiseNoFile(t, 4096)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "steady"))
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	px := kproxytest.Start(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
   dial_timeout: 5s
@@ -364,7 +365,7 @@ log: {level: error}
 // memory and is closed.
 func TestPassthroughSASLFrameBounded(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.EnableSASL(), kfake.Superuser("PLAIN", "svc", "svc-secret"))
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	px := kproxytest.Start(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
   dial_timeout: 5s

@@ -27,6 +27,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/protocol"
@@ -388,15 +389,11 @@ func TestBufferedBytesBackPressure(t *testing.T) {
 // limits.max_buffered_bytes for ever.
 func TestLocalAnswerBeforeDialReleasesBudget(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "open"))
-	yaml := fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners: {bind_host: 127.0.0.1}
-log: {level: error}
-policy:
+	yaml := testkit.Config{Upstream: cluster.ListenAddrs(), Log: "{level: error}", Extra: `policy:
   default: deny
   rules:
     - {name: app, principals: ["*"], allow: [describe, write], topics: ["open"]}
-`, cluster.ListenAddrs()[0])
+`}.YAML()
 	px, _ := startWithPolicy(t, yaml)
 
 	c := dialRaw(t, px.BootstrapAddr())
@@ -464,19 +461,15 @@ func TestSlowSendersCannotHoldTheBudget(t *testing.T) {
 // requests are read whole) and limits.max_buffered_bytes and
 // max_frame_bytes both at bound, in front of a one-broker kfake with topic
 // "t", and a franz-go producer to "t" that has produced once.
-func boundedPolicyProxy(t *testing.T, bound int) (*testkit.Proxy, *kgo.Client, context.Context) {
+func boundedPolicyProxy(t *testing.T, bound int) (*kproxytest.Kproxy, *kgo.Client, context.Context) {
 	t.Helper()
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "t"))
-	yaml := fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners: {bind_host: 127.0.0.1}
-limits: {max_frame_bytes: %d, max_buffered_bytes: %d}
-log: {level: error}
+	yaml := testkit.Config{Upstream: cluster.ListenAddrs(), Log: "{level: error}", Extra: fmt.Sprintf(`limits: {max_frame_bytes: %d, max_buffered_bytes: %d}
 policy:
   default: deny
   rules:
     - {name: app, principals: ["*"], allow: [describe, write], topics: ["*"]}
-`, cluster.ListenAddrs()[0], bound, bound)
+`, bound, bound)}.YAML()
 	px, _ := startWithPolicy(t, yaml)
 	ctx := testkit.Context(t, 60*time.Second)
 	cl := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic("t"), kgo.DisableIdempotentWrite(),

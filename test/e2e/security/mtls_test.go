@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -20,14 +19,12 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/testpki"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 const mtlsPolicy = `
@@ -56,17 +53,9 @@ listeners:
   tls: {cert_file: %s, key_file: %s, client_auth: require, client_ca_file: %s, principal_from: cn}
 log: {level: warn}
 `, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey, p.CAFile) + fmt.Sprintf(mtlsPolicy, testpki.ClientCN)
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	audit := &logbuf.Buffer{}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(audit), policy.WithRegisterer(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	px := testkit.StartProxyConfig(t, yaml, proxy.WithFilters(enf))
+	audit := kproxytest.NewAuditFile(t)
+	yaml += fmt.Sprintf("audit: {output: %q}\n", audit)
+	px := kproxytest.Start(t, yaml)
 	ctx := testkit.Context(t, 60*time.Second)
 
 	withCert := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, true)),
@@ -74,7 +63,7 @@ log: {level: warn}
 	if err := withCert.ProduceSync(ctx, &kgo.Record{Topic: "mtls.a", Value: []byte("by CN")}).FirstErr(); err != nil {
 		t.Fatalf("%s producing to mtls.a: %v", testpki.ClientCN, err)
 	}
-	err = withCert.ProduceSync(ctx, &kgo.Record{Topic: "mtls.b", Value: []byte("denied")}).FirstErr()
+	err := withCert.ProduceSync(ctx, &kgo.Record{Topic: "mtls.b", Value: []byte("denied")}).FirstErr()
 	if !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("%s producing to mtls.b: %v, want TOPIC_AUTHORIZATION_FAILED", testpki.ClientCN, err)
 	}
@@ -109,8 +98,9 @@ log: {level: warn}
 	}
 
 	// The audit log names the principal taken from the certificate.
-	enf.Close()
-	if a := audit.String(); !strings.Contains(a, `"principal":"User:`+testpki.ClientCN+`"`) || !strings.Contains(a, `"rule":"cn-not-b"`) {
+	// Audit lines are written behind the requests: wait for the denial's.
+	testkit.WaitFor(5*time.Second, func() bool { return strings.Contains(audit.String(t), `"rule":"cn-not-b"`) })
+	if a := audit.String(t); !strings.Contains(a, `"principal":"User:`+testpki.ClientCN+`"`) || !strings.Contains(a, `"rule":"cn-not-b"`) {
 		t.Errorf("audit log does not show the denial of User:%s by cn-not-b:\n%s", testpki.ClientCN, a)
 	}
 
@@ -164,7 +154,7 @@ func fileSerial(t *testing.T, certFile, keyFile string) *big.Int {
 func TestCertificateRotation(t *testing.T) {
 	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1)
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	px := kproxytest.Start(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
   dial_timeout: 5s
@@ -242,7 +232,7 @@ func TestPassthroughLogsUser(t *testing.T) {
 	p := certs.New(t)
 	cluster := secureUpstream(t, p, kfake.Superuser("PLAIN", "plain-user", "plain-secret"))
 	logs := &logbuf.Buffer{}
-	px := testkit.StartProxyConfigLog(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), logs, zerolog.DebugLevel)
+	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"), kproxytest.WithLog(logs, zerolog.DebugLevel))
 	ctx := testkit.Context(t, 30*time.Second)
 
 	for _, tc := range []struct {
@@ -285,7 +275,7 @@ func TestPassthroughLogsUser(t *testing.T) {
 func TestClientCARotationAndResumption(t *testing.T) {
 	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1)
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	px := kproxytest.Start(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
   dial_timeout: 5s

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -150,7 +151,7 @@ func TestUnauthenticatedClientsNeverReachUpstream(t *testing.T) {
 	p := certs.New(t)
 	var accepted atomic.Int64
 	cluster := countedUpstream(t, p, &accepted)
-	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
+	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 	addrs := []string{px.BootstrapAddr()}
 	for node := range int32(3) {
 		addr, ok := px.BrokerAddr(node)

@@ -12,17 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // proxyV2 is a PROXY protocol v2 header for a TCP connection from src to
@@ -94,15 +92,16 @@ log: {level: debug}
 // address.
 func TestProxyProtocolClientAddressFeedsPolicy(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "pp.t"))
-	yaml := proxyProtocolConfig(cluster, "optional", "127.0.0.1", "", "") + `
+	audit := kproxytest.NewAuditFile(t)
+	yaml := proxyProtocolConfig(cluster, "optional", "127.0.0.1", "", "") + fmt.Sprintf(`
 policy:
   default: deny
   rules:
     - {name: describe-all, principals: ["*"], allow: [describe], topics: ["*"]}
     - {name: behind-lb, principals: ["cidr:198.51.100.0/24"], allow: [write], topics: ["pp.t"]}
-audit: {log_allowed: true}
-`
-	px, logs, enf, audit := startWithPolicyAudit(t, yaml)
+audit: {log_allowed: true, output: %q}
+`, audit)
+	px, logs := startWithPolicy(t, yaml)
 	ctx := testkit.Context(t, 60*time.Second)
 
 	produce := func(opts ...kgo.Opt) error {
@@ -120,8 +119,8 @@ audit: {log_allowed: true}
 		t.Fatalf("client without a header (socket 127.0.0.1): %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 
-	enf.Close()
-	if a := audit.String(); !strings.Contains(a, "198.51.100.7") || !strings.Contains(a, "203.0.113.9") {
+	px.Stop() // every audit line written
+	if a := audit.String(t); !strings.Contains(a, "198.51.100.7") || !strings.Contains(a, "203.0.113.9") {
 		t.Errorf("the audit log does not name the clients' own addresses:\n%s", a)
 	}
 	if l := logs.String(); !strings.Contains(l, `"client":"198.51.100.7:41000"`) {
@@ -147,7 +146,7 @@ func TestProxyProtocolRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := &logbuf.Buffer{}
-			px := testkit.StartProxyConfigLog(t, proxyProtocolConfig(cluster, "required", tc.trusted, "", "limits: {handshake_timeout: 300ms}"), logs, zerolog.DebugLevel)
+			px := kproxytest.Start(t, proxyProtocolConfig(cluster, "required", tc.trusted, "", "limits: {handshake_timeout: 300ms}"), kproxytest.WithLog(logs, zerolog.DebugLevel))
 			c := dialRaw(t, px.BootstrapAddr())
 			c.Write(tc.send)
 			if _, err := testkit.WaitClosed(c, 5*time.Second); err != nil {
@@ -174,7 +173,7 @@ func TestProxyProtocolBeforeTLS(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "pp.tls"))
 	yaml := proxyProtocolConfig(cluster, "required", "127.0.0.0/8",
 		fmt.Sprintf("{cert_file: %s, key_file: %s}", p.ServerCert, p.ServerKey), "limits: {max_connections_per_ip: 1}")
-	px := testkit.StartProxyConfigLog(t, yaml, &logbuf.Buffer{}, zerolog.WarnLevel)
+	px := kproxytest.Start(t, yaml, kproxytest.WithLog(&logbuf.Buffer{}, zerolog.WarnLevel))
 	ctx := testkit.Context(t, 60*time.Second)
 
 	// One connection per client address is allowed: two clients behind
@@ -212,20 +211,12 @@ func TestProxyProtocolBeforeTLS(t *testing.T) {
 // handshake_timeout) does not hold up Shutdown: it is closed at once.
 func TestProxyProtocolShutdownClosesWaiting(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
-	cfg, err := config.Parse(strings.NewReader(proxyProtocolConfig(cluster, "required", "127.0.0.1", "", "limits: {handshake_timeout: 1m}")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := proxy.New(cfg, zerolog.New(&logbuf.Buffer{}), prometheus.NewRegistry())
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c := dialRaw(t, srv.BootstrapAddr())
+	kp := kproxytest.Start(t, proxyProtocolConfig(cluster, "required", "127.0.0.1", "", "limits: {handshake_timeout: 1m}"),
+		kproxytest.WithLog(&logbuf.Buffer{}, zerolog.TraceLevel), kproxytest.Unready())
+	c := dialRaw(t, kp.BootstrapAddr())
 	time.Sleep(200 * time.Millisecond) // accepted, waiting for the header
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	start := time.Now()
-	if err := srv.Shutdown(ctx); err != nil {
+	if err := kp.Stop(); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
 	if took := time.Since(start); took > 5*time.Second {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // upstreamLifetime is the upstream's SASL session lifetime in the
@@ -42,7 +43,7 @@ func TestUpstreamReauthenticatesInPlace(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			const topic = "reauth"
 			var bootstrap string
-			var upstreamProxy *testkit.Proxy
+			var upstreamProxy *kproxytest.Kproxy
 			switch upstream {
 			case "kproxy":
 				cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
@@ -50,7 +51,7 @@ func TestUpstreamReauthenticatesInPlace(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				upstreamProxy = testkit.StartProxyConfig(t, fmt.Sprintf(`
+				upstreamProxy = kproxytest.Start(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: [%q]}
 listeners:
   bind_host: 127.0.0.1
@@ -80,7 +81,7 @@ log: {level: warn}
   sasl: {mode: terminate, mechanisms: [SCRAM-SHA-512], users: [{name: alice, credentials: [%q]}]}`, cred)
 				clientOpts = append(clientOpts, kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()))
 			}
-			px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+			px := kproxytest.Start(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
   sasl: {mechanism: SCRAM-SHA-256, username: kproxy-svc, password: upstream-secret}

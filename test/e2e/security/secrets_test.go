@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,9 +25,9 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // evidence is everything kproxy said during a test, from every channel an
@@ -112,41 +110,29 @@ listeners:
   sasl:
     mechanisms: [SCRAM-SHA-512, PLAIN]
     users: [{name: alice, credentials: [%q]}]
+admin: {listen: "127.0.0.1:0"}
 log: {level: trace}
 `, bootstrap, p.CAFile, upstreamSASL, p.ServerCert, p.ServerKey, aliceCred)
 }
 
 // startLogged starts kproxy from yaml with every log line at trace level
-// going to logs, without waiting for readiness; it returns Start's error.
-func startLogged(t *testing.T, yamlText string, logs io.Writer) (*proxy.Server, *prometheus.Registry, *config.Config, error) {
+// going to logs, without waiting for readiness; it returns the
+// configuration as kproxy parses it, and the start's error.
+func startLogged(t *testing.T, yamlText string, logs io.Writer) (*kproxytest.Kproxy, *config.Config, error) {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(yamlText))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	reg := prometheus.NewRegistry()
-	srv := proxy.New(cfg, zerolog.New(logs).Level(zerolog.TraceLevel), reg)
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := srv.Start(ctx); err != nil {
-		cancel()
-		return nil, nil, cfg, err
-	}
-	t.Cleanup(func() {
-		cancel()
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		srv.Shutdown(sctx)
-	})
-	return srv, reg, cfg, nil
+	kp, err := kproxytest.TryStart(t, yamlText, kproxytest.WithLog(logs, zerolog.TraceLevel), kproxytest.Unready())
+	return kp, cfg, err
 }
 
 // scrape collects what the admin endpoint serves.
-func scrape(t *testing.T, ev *evidence, srv *proxy.Server, reg *prometheus.Registry) {
+func scrape(t *testing.T, ev *evidence, kp *kproxytest.Kproxy) {
 	t.Helper()
-	hs := httptest.NewServer(srv.AdminHandler(reg))
-	defer hs.Close()
 	for _, path := range []string{"/metrics", "/healthz", "/readyz", "/config", "/brokers"} {
-		resp, err := http.Get(hs.URL + path)
+		resp, err := http.Get("http://" + kp.AdminAddr() + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,16 +235,16 @@ func TestSecretsNeverLeak(t *testing.T) {
 			os.WriteFile(pwFile, []byte(run.password+"\n"), 0o600)
 			t.Setenv(envName, run.password)
 			cluster := upstreamWithPassword(t, p, run.password)
-			srv, reg, cfg, err := startLogged(t, secretsYAML(p, cluster.ListenAddrs()[0], aliceCred, run.sasl), logs)
+			kp, cfg, err := startLogged(t, secretsYAML(p, cluster.ListenAddrs()[0], aliceCred, run.sasl), logs)
 			if err != nil {
 				t.Fatal(err)
 			}
 			wctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			if err := srv.WaitReady(wctx); err != nil {
+			if err := kp.WaitReady(wctx); err != nil {
 				t.Fatalf("kproxy not ready: %v", err)
 			}
-			addr := srv.BootstrapAddr()
+			addr := kp.BootstrapAddr()
 			ctx := testkit.Context(t, 30*time.Second)
 			clientOpts := func(m kgo.Opt) []kgo.Opt {
 				return []kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTLSConfig(clientTLS(t, p, false)), m, kgo.RequestRetries(0),
@@ -301,33 +287,33 @@ func TestSecretsNeverLeak(t *testing.T) {
 				ev.addErr("raw client error", err)
 			}
 			// Give the closes time to be logged.
-			waitFor(5*time.Second, func() bool { return closedTotal(t, reg, "sasl_failed") >= 9 })
-			if n := closedTotal(t, reg, "sasl_failed"); n < 9 {
+			waitFor(5*time.Second, func() bool { return closedTotal(t, kp.Registry, "sasl_failed") >= 9 })
+			if n := closedTotal(t, kp.Registry, "sasl_failed"); n < 9 {
 				t.Errorf("sasl_failed closes %v, want at least 9 (each bad login)", n)
 			}
-			scrape(t, ev, srv, reg)
+			scrape(t, ev, kp)
 			dumpConfig(t, ev, cfg)
 		})
 	}
 
 	t.Run("wrong upstream password", func(t *testing.T) {
 		cluster := upstreamWithPassword(t, p, secret("Real-Upstream-Pw-5"))
-		srv, reg, cfg, err := startLogged(t, secretsYAML(p, cluster.ListenAddrs()[0], aliceCred, "password: "+secret("Wrong-Upstream-Pw-4")), logs)
+		kp, cfg, err := startLogged(t, secretsYAML(p, cluster.ListenAddrs()[0], aliceCred, "password: "+secret("Wrong-Upstream-Pw-4")), logs)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !waitFor(10*time.Second, func() bool { return strings.Contains(logs.String(), "upstream metadata not available yet") }) {
 			t.Fatal("kproxy did not log the failed upstream login")
 		}
-		cl := newClient(t, kgo.SeedBrokers(srv.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)),
+		cl := newClient(t, kgo.SeedBrokers(kp.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)),
 			kgo.SASL(scram.Auth{User: "alice", Pass: alicePassword}.AsSha512Mechanism()), kgo.RequestRetries(0))
 		err = cl.Ping(testkit.Context(t, 10*time.Second))
 		if err == nil {
 			t.Fatal("a client got through a kproxy whose upstream login fails")
 		}
 		ev.addErr("franz-go client error", err)
-		waitFor(5*time.Second, func() bool { return closedTotal(t, reg, "upstream_unreachable") >= 1 })
-		scrape(t, ev, srv, reg)
+		waitFor(5*time.Second, func() bool { return closedTotal(t, kp.Registry, "upstream_unreachable") >= 1 })
+		scrape(t, ev, kp)
 		dumpConfig(t, ev, cfg)
 	})
 
@@ -373,7 +359,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 			"password_env: " + envName,
 			"password_env: KPROXY_E2E_NOT_SET",
 		} {
-			_, _, _, err := startLogged(t, base(sasl), logs)
+			_, _, err := startLogged(t, base(sasl), logs)
 			if err == nil {
 				t.Errorf("kproxy started with %s", sasl)
 				continue

@@ -19,6 +19,7 @@ import (
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
@@ -117,7 +118,7 @@ func roundTrip(t *testing.T, opts ...kgo.Opt) error {
 func TestTLSAndSCRAMBothWays(t *testing.T) {
 	p := certs.New(t)
 	cluster := secureUpstream(t, p)
-	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
+	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 	alice := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()
 	if err := roundTrip(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(alice)); err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestTLSAndSCRAMBothWays(t *testing.T) {
 
 // expectSASLCounted checks kproxy_sasl_authentications_total counted at
 // least one login with mechanism and result.
-func expectSASLCounted(t *testing.T, px *testkit.Proxy, mechanism, result string) {
+func expectSASLCounted(t *testing.T, px *kproxytest.Kproxy, mechanism, result string) {
 	t.Helper()
 	if n := testkit.MetricValue(t, px.Registry, "kproxy_sasl_authentications_total", "mechanism", mechanism, "result", result); n < 1 {
 		t.Errorf("kproxy_sasl_authentications_total{mechanism=%q,result=%q} = %v, want > 0", mechanism, result, n)
@@ -137,7 +138,7 @@ func expectSASLCounted(t *testing.T, px *testkit.Proxy, mechanism, result string
 func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
 	p := certs.New(t)
 	cluster := secureUpstream(t, p)
-	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
+	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
 	wrong := scram.Auth{User: "alice", Pass: "not-it"}.AsSha512Mechanism()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(wrong), kgo.RequestRetries(0))
 	if err != nil {
@@ -157,7 +158,7 @@ func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
 func TestSASLPassthrough(t *testing.T) {
 	p := certs.New(t)
 	cluster := secureUpstream(t, p)
-	px := testkit.StartProxyConfig(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"))
+	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"))
 	svc := scram.Auth{User: "kproxy-svc", Pass: "upstream-secret"}.AsSha256Mechanism()
 	if err := roundTrip(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(svc)); err != nil {
 		t.Fatal(err)

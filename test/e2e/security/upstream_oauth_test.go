@@ -13,6 +13,7 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
@@ -26,7 +27,7 @@ const oauthTokenLifetime = 5 * time.Second
 // the upstream kproxy's OAUTHBEARER login meets: a second kproxy in front
 // of kfake validating tokens against the provider's JWKS (fetched trusting
 // jwksCAFile, when set).
-func oauthUpstream(t *testing.T, topic string, opts idp.Options, jwksCAFile string) (*idp.IdP, *testkit.Proxy) {
+func oauthUpstream(t *testing.T, topic string, opts idp.Options, jwksCAFile string) (*idp.IdP, *kproxytest.Kproxy) {
 	t.Helper()
 	opts.Audience, opts.Clients = "kafka", map[string]idp.Client{"kproxy": {Secret: "kproxy-oauth-secret"}}
 	provider, err := idp.Start(opts)
@@ -40,7 +41,7 @@ func oauthUpstream(t *testing.T, topic string, opts idp.Options, jwksCAFile stri
 		caKey = fmt.Sprintf(", jwks_ca_file: %q", jwksCAFile)
 	}
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
-	upstream := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	upstream := kproxytest.Start(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: [%q]}
 listeners:
   bind_host: 127.0.0.1
@@ -68,7 +69,7 @@ log: {level: warn}
 func TestUpstreamOAuthReauthenticatesWithFreshTokens(t *testing.T) {
 	const topic = "oauth-reauth"
 	provider, upstream := oauthUpstream(t, topic, idp.Options{TokenLifetime: oauthTokenLifetime}, "")
-	px := testkit.StartProxyConfig(t, fmt.Sprintf(`
+	px := kproxytest.Start(t, fmt.Sprintf(`
 upstream:
   bootstrap_servers: [%q]
   sasl: {mechanism: OAUTHBEARER, token_endpoint: %q, client_id: kproxy, client_secret_env: KPROXY_TEST_OAUTH_SECRET, scope: kafka}
@@ -89,7 +90,7 @@ log: {level: warn}
 		consumeInOrder(t, ctx, consumer, &got, i+1)
 	}
 	roundTrip(0) // every connection either client uses is open now
-	metric := func(p *testkit.Proxy, name string, labels ...string) float64 {
+	metric := func(p *kproxytest.Kproxy, name string, labels ...string) float64 {
 		return testkit.MetricValue(t, p.Registry, name, labels...)
 	}
 	connections := metric(px, "kproxy_connections_total")
@@ -166,7 +167,7 @@ log: {level: warn}
 	}
 
 	ctx := testkit.Context(t, 30*time.Second)
-	trusted := testkit.StartProxyConfig(t, config(fmt.Sprintf(", token_endpoint_ca_file: %q", pki.CAFile)))
+	trusted := kproxytest.Start(t, config(fmt.Sprintf(", token_endpoint_ca_file: %q", pki.CAFile)))
 	producer := newClient(t, kgo.SeedBrokers(trusted.BootstrapAddr()), kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0))
 	if err := producer.ProduceSync(ctx, &kgo.Record{Value: []byte("r0")}).FirstErr(); err != nil {
 		t.Fatalf("produce through kproxy trusting the provider's CA: %v", err)
@@ -179,7 +180,7 @@ log: {level: warn}
 	// so it never becomes ready; its bootstrap listener is open all the
 	// same.
 	log := &logbuf.Buffer{}
-	roots := testkit.StartProxyConfigLogUnready(t, config(""), log, zerolog.WarnLevel)
+	roots := kproxytest.Start(t, config(""), kproxytest.WithLog(log, zerolog.WarnLevel), kproxytest.Unready())
 	refused := newClient(t, kgo.SeedBrokers(roots.BootstrapAddr()), kgo.DefaultProduceTopic(topic),
 		kgo.RequestRetries(0), kgo.RecordRetries(1), kgo.RecordDeliveryTimeout(5*time.Second))
 	if err := refused.ProduceSync(ctx, &kgo.Record{Value: []byte("r1")}).FirstErr(); err == nil {
@@ -188,7 +189,7 @@ log: {level: warn}
 	if n := provider.TokensIssued(); n != 1 {
 		t.Fatalf("the provider issued %d tokens, want still 1", n)
 	}
-	if roots.Server.Ready() {
+	if roots.Ready() {
 		t.Error("kproxy with the system roots became ready")
 	}
 	if got := log.String(); !strings.Contains(got, "upstream OAuth token request failed") || !strings.Contains(got, "x509: certificate signed by unknown authority") ||

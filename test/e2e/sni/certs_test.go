@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testpki"
 )
 
@@ -28,7 +29,7 @@ func TestSNICertificatePerName(t *testing.T) {
 		return cert, key
 	}
 	cert, key := issue("broker-1 first")
-	px := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{
+	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{
 		sni: "    certificates: [{cert_file: " + cert + ", key_file: " + key + "}]",
 	}))
 	servedCN := func(name string) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
@@ -24,7 +25,7 @@ func TestSNIHandshakeRefused(t *testing.T) {
 	cluster := testkit.Cluster(t, 3)
 	p := newPKI(t)
 	logs := &logbuf.Buffer{}
-	px := testkit.StartProxyConfigLog(t, sniYAML(cluster, p, yamlOpts{}), logs, zerolog.WarnLevel)
+	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{}), kproxytest.WithLog(logs, zerolog.WarnLevel))
 	addr := px.SNIAddr()
 
 	for _, tc := range []struct {
@@ -86,7 +87,7 @@ func TestSNIMutualTLS(t *testing.T) {
 	ctx := testkit.Context(t, 30*time.Second)
 	cluster := testkit.Cluster(t, 3)
 	p := newPKI(t)
-	mtls := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{tls: "{cert_file: " + p.ServerCert + ", key_file: " + p.ServerKey +
+	mtls := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{tls: "{cert_file: " + p.ServerCert + ", key_file: " + p.ServerKey +
 		", client_auth: require, client_ca_file: " + p.CAFile + ", principal_from: cn}"}))
 
 	withCert := clientTLS(p)

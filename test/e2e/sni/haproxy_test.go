@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // TestSNIBehindHAProxy: HAProxy in TCP mode (deploy/haproxy/haproxy-sni.cfg.tmpl)
@@ -29,7 +30,7 @@ func TestSNIBehindHAProxy(t *testing.T) {
 	hport := freePort(t)
 	cluster := testkit.Cluster(t, 3)
 	p := newPKI(t)
-	px := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{
+	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{
 		listeners: "  port_per_broker: false\n  proxy_protocol: {mode: required, trusted_cidrs: [127.0.0.0/8]}",
 		sni:       "    advertised_port: " + strconv.Itoa(hport),
 	}))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testpki"
 )
 
@@ -99,7 +100,7 @@ func sniDialer(port int, cfg *tls.Config, sniffer *testkit.Sniffer) func(ctx con
 	}
 }
 
-func sniPort(t testing.TB, p *testkit.Proxy) int {
+func sniPort(t testing.TB, p *kproxytest.Kproxy) int {
 	t.Helper()
 	_, port, err := net.SplitHostPort(p.SNIAddr())
 	if err != nil {
@@ -110,7 +111,7 @@ func sniPort(t testing.TB, p *testkit.Proxy) int {
 }
 
 // sniClient is a franz-go client of kproxy's SNI listener.
-func sniClient(t testing.TB, p *testkit.Proxy, tc *tls.Config, sniffer *testkit.Sniffer, opts ...kgo.Opt) *kgo.Client {
+func sniClient(t testing.TB, p *kproxytest.Kproxy, tc *tls.Config, sniffer *testkit.Sniffer, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	return sniClientAt(t, sniPort(t, p), tc, sniffer, opts...)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // TestSNIKcat: kcat (librdkafka, which sends SNI and verifies the name)
@@ -28,7 +29,7 @@ func TestSNIKcat(t *testing.T) {
 	const topic = "sni-kcat"
 	cluster := testkit.Cluster(t, 3, kfake.SeedTopics(3, topic))
 	p := newPKI(t)
-	px := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{listeners: "  port_per_broker: false"}))
+	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{listeners: "  port_per_broker: false"}))
 	port := sniPort(t, px)
 	seed := net.JoinHostPort(bootstrapHost, strconv.Itoa(port))
 	kcatTLS := []string{"-b", seed, "-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + p.CAFile}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
@@ -23,7 +24,7 @@ func TestBothListenerKinds(t *testing.T) {
 	ctx := testkit.Context(t, 30*time.Second)
 	cluster := testkit.Cluster(t, 3)
 	p := newPKI(t)
-	px := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{}))
+	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{}))
 
 	plainSniffer, sniSniffer := testkit.NewSniffer(), testkit.NewSniffer()
 	plain, err := kgo.NewClient(kgo.SeedBrokers(px.BootstrapAddr()), kgo.Dialer(plainSniffer.Dial),
@@ -63,9 +64,9 @@ func TestSNIBehindProxyProtocol(t *testing.T) {
 	cluster := testkit.Cluster(t, 3)
 	p := newPKI(t)
 	logs := &logbuf.Buffer{}
-	px := testkit.StartProxyConfigLog(t, sniYAML(cluster, p, yamlOpts{
+	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{
 		listeners: "  proxy_protocol: {mode: required, trusted_cidrs: [127.0.0.0/8]}",
-	}), logs, zerolog.DebugLevel)
+	}), kproxytest.WithLog(logs, zerolog.DebugLevel))
 
 	raw, err := net.DialTimeout("tcp", px.SNIAddr(), 5*time.Second)
 	if err != nil {

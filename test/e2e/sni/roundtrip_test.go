@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // createTopic creates topic through cl and waits until its metadata lists
@@ -79,7 +80,7 @@ func TestSNIRoundTripFranz(t *testing.T) {
 	ctx := testkit.Context(t, 60*time.Second)
 	cluster := testkit.Cluster(t, 3)
 	p := newPKI(t)
-	px := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{listeners: "  port_per_broker: false"}))
+	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{listeners: "  port_per_broker: false"}))
 	if px.BootstrapAddr() != "" {
 		t.Fatalf("port_per_broker false, yet a bootstrap listener at %s", px.BootstrapAddr())
 	}

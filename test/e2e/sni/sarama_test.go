@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // saramaDialer is sarama's proxy dialer (Net.Proxy), doing the TLS
@@ -32,7 +33,7 @@ func TestSNISarama(t *testing.T) {
 	const topic = "sni-sarama"
 	cluster := testkit.Cluster(t, 3, kfake.SeedTopics(3, topic))
 	p := newPKI(t)
-	px := testkit.StartProxyConfig(t, sniYAML(cluster, p, yamlOpts{listeners: "  port_per_broker: false"}))
+	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{listeners: "  port_per_broker: false"}))
 	port := sniPort(t, px)
 	sniffer := testkit.NewSniffer()
 

@@ -16,11 +16,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // tenants are the two virtual clusters every test here serves.
@@ -30,10 +31,9 @@ var tenants = []string{"team-a", "team-b"}
 type env struct {
 	t       *testing.T
 	brokers []string // the upstream's bootstrap addresses
-	kp      *testkit.Binary
-	path    string // the configuration file
+	kp      *kproxytest.Kproxy
+	config  string // the configuration kproxy started with
 	audit   string // the audit.output file
-	reload  chan os.Signal
 	base    string // the file without its policies
 }
 
@@ -86,16 +86,10 @@ func realKafka(t *testing.T) []string {
 // the cluster at brokers.
 func newEnvOn(t *testing.T, brokers []string, policies ...string) *env {
 	t.Helper()
-	e := &env{t: t, brokers: brokers, reload: make(chan os.Signal, 1)}
+	e := &env{t: t, brokers: brokers}
 	e.audit = filepath.Join(t.TempDir(), "audit.log")
-	e.path = testkit.WriteConfig(t, tenantConfig(brokers[0], e.audit, policies...))
-	e.kp = testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{ConfigPath: e.path, LogOutput: log, Reload: e.reload})
-	})
-	for _, name := range tenants {
-		e.kp.VirtualClusterBootstrap(name)
-	}
-	e.kp.WaitReady()
+	e.config = tenantConfig(brokers[0], e.audit, policies...)
+	e.kp = kproxytest.Start(t, e.config, kproxytest.WithLog(io.Discard, zerolog.InfoLevel))
 	return e
 }
 
@@ -103,7 +97,7 @@ func newEnvOn(t *testing.T, brokers []string, policies ...string) *env {
 // listener.
 func (e *env) client(tenant string, opts ...kgo.Opt) *kgo.Client {
 	e.t.Helper()
-	return newClient(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.kp.VirtualClusterBootstrap(tenant))}, opts...)...)
+	return newClient(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.kp.VirtualClusterBootstrapAddr(tenant))}, opts...)...)
 }
 
 // upstream is a client of the cluster itself, bypassing kproxy.
@@ -124,7 +118,7 @@ func newClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 }
 
 func (e *env) metrics() string {
-	_, body := testkit.HTTPGet(e.t, "http://"+e.kp.Admin+"/metrics")
+	_, body := testkit.HTTPGet(e.t, "http://"+e.kp.AdminAddr()+"/metrics")
 	return body
 }
 

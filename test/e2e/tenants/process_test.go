@@ -1,13 +1,9 @@
 package e2etenants
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,8 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
-	"github.com/kproxy/kproxy/server"
 )
 
 // TestOneProcessServesEveryVirtualCluster: both tenants are served by one
@@ -32,7 +29,7 @@ func TestOneProcessServesEveryVirtualCluster(t *testing.T) {
 	e := newEnv(t, 2, allowAll, denyWrites)
 	ctx := testkit.Context(t, 30*time.Second)
 
-	if a, b := e.kp.VirtualClusterBootstrap("team-a"), e.kp.VirtualClusterBootstrap("team-b"); a == b || a == "" {
+	if a, b := e.kp.VirtualClusterBootstrapAddr("team-a"), e.kp.VirtualClusterBootstrapAddr("team-b"); a == b || a == "" {
 		t.Fatalf("bootstrap listeners %q and %q: want one each", a, b)
 	}
 	for _, tenant := range tenants {
@@ -92,14 +89,7 @@ func TestOneProcessServesEveryVirtualCluster(t *testing.T) {
 	}
 
 	// Reload: team-b's new policy lets it write.
-	file, err := os.ReadFile(e.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(e.path, []byte(strings.Replace(string(file), denyWrites, allowAll, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.reload <- syscall.SIGHUP
+	e.kp.Reload(strings.Replace(e.config, denyWrites, allowAll, 1))
 	l := e.kp.WaitLog("team-b's policy reloaded", func(l testkit.LogLine) bool {
 		return strings.HasPrefix(l.Message(), "policy reloaded") && l["virtual_cluster"] == "team-b"
 	})
@@ -109,14 +99,14 @@ func TestOneProcessServesEveryVirtualCluster(t *testing.T) {
 	if err := produce("team-b"); err != nil {
 		t.Errorf("team-b produce after the reload allowed it: %v", err)
 	}
-	if _, cfg := testkit.HTTPGet(t, "http://"+e.kp.Admin+"/config"); strings.Contains(cfg, "no-writes") || !strings.Contains(cfg, "team-b") {
+	if _, cfg := testkit.HTTPGet(t, "http://"+e.kp.AdminAddr()+"/config"); strings.Contains(cfg, "no-writes") || !strings.Contains(cfg, "team-b") {
 		t.Errorf("/config does not serve team-b's reloaded policy:\n%s", cfg)
 	}
 
-	lines, err := e.kp.Stop()
-	if err != nil {
+	if err := e.kp.Stop(); err != nil {
 		t.Errorf("Run returned %v", err)
 	}
+	lines := logbuf.JSONLines[testkit.LogLine](t, e.kp.Logs)
 	seen := map[any]bool{}
 	for _, l := range lines {
 		if l.Message() == "connection opened" || l.Message() == "connection closed" {
@@ -134,10 +124,10 @@ func TestOneProcessServesEveryVirtualCluster(t *testing.T) {
 func TestReadyzWaitsForEveryVirtualCluster(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
-	if code, body := testkit.HTTPGet(t, "http://"+e.kp.Admin+"/readyz"); code != 200 {
+	if code, body := testkit.HTTPGet(t, "http://"+e.kp.AdminAddr()+"/readyz"); code != 200 {
 		t.Errorf("/readyz %d %s", code, body)
 	}
-	_, body := testkit.HTTPGet(t, "http://"+e.kp.Admin+"/brokers")
+	_, body := testkit.HTTPGet(t, "http://"+e.kp.AdminAddr()+"/brokers")
 	var brokers struct {
 		VirtualClusters map[string][]map[string]any `json:"virtual_clusters"`
 	}
@@ -150,7 +140,7 @@ func TestReadyzWaitsForEveryVirtualCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		own := e.kp.VirtualClusterBootstrap(tenant)
+		own := e.kp.VirtualClusterBootstrapAddr(tenant)
 		host := own[:strings.LastIndex(own, ":")]
 		for _, b := range resp.Brokers {
 			if b.Host != host {
@@ -167,20 +157,17 @@ func TestReadyzNotReadyWhileOneVirtualClusterIsNot(t *testing.T) {
 	t.Parallel()
 	cluster := testkit.Cluster(t, 1)
 	dead := closedAddr(t)
-	path := testkit.WriteConfig(t, fmt.Sprintf(`upstream: {bootstrap_servers: [%q]}
+	kp := kproxytest.Start(t, fmt.Sprintf(`upstream: {bootstrap_servers: [%q]}
 admin: {listen: "127.0.0.1:0"}
 log: {level: info, format: json}
 virtual_clusters:
   - {name: up, listeners: {}, topic_prefix: up.}
   - {name: down, listeners: {}, topic_prefix: down., upstream: {bootstrap_servers: [%q]}}
-`, cluster.ListenAddrs()[0], dead))
-	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{ConfigPath: path, LogOutput: log})
-	})
-	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(testkit.Context(t, 10*time.Second), newClient(t, kgo.SeedBrokers(kp.VirtualClusterBootstrap("up")))); err != nil {
+`, cluster.ListenAddrs()[0], dead), kproxytest.Unready())
+	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(testkit.Context(t, 10*time.Second), newClient(t, kgo.SeedBrokers(kp.VirtualClusterBootstrapAddr("up")))); err != nil {
 		t.Fatalf("the reachable virtual cluster: %v", err)
 	}
-	code, body := testkit.HTTPGet(t, "http://"+kp.Admin+"/readyz")
+	code, body := testkit.HTTPGet(t, "http://"+kp.AdminAddr()+"/readyz")
 	if code != 503 || !strings.Contains(body, "virtual cluster down") {
 		t.Errorf("/readyz %d %q while virtual cluster down is not ready: want 503 naming it", code, body)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -19,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
 // jaegerBinEnv names the Jaeger all-in-one binary (.ci/run builds it from
@@ -46,13 +45,9 @@ func TestTracesReachJaeger(t *testing.T) {
 	cfg := testkit.LocalConfig(cluster.ListenAddrs()[0]) + fmt.Sprintf(`
 tracing: {enabled: true, endpoint: "http://%s", ratio: 1.0}
 `, otlpHTTP)
-	path := testkit.WriteConfig(t, cfg)
-	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{ConfigPath: path, LogOutput: log})
-	})
-	kp.WaitReady()
+	kp := kproxytest.Start(t, cfg)
 
-	client, err := kgo.NewClient(kgo.SeedBrokers(kp.Bootstrap), kgo.ClientID("trace-e2e"),
+	client, err := kgo.NewClient(kgo.SeedBrokers(kp.BootstrapAddr()), kgo.ClientID("trace-e2e"),
 		kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(), kgo.ConsumeTopics(topic))
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +60,7 @@ tracing: {enabled: true, endpoint: "http://%s", ratio: 1.0}
 		t.Fatalf("consume through kproxy: %d records, %v", fetches.NumRecords(), err)
 	}
 	client.Close()
-	if _, err := kp.Stop(); err != nil { // flushes the last spans
+	if err := kp.Stop(); err != nil { // flushes the last spans
 		t.Fatalf("kproxy stopped with %v", err)
 	}
 
