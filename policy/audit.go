@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/quota"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // Audit decisions, as the "decision" field writes them.
@@ -176,15 +176,15 @@ func throttleEvent(t quota.Throttle) auditEvent {
 // openAuditOutput makes the writer of audit.output: w when set (a file
 // already opened for several clusters), else standard output or the
 // file, which the returned closer closes (nil for the others).
-func openAuditOutput(a *config.Audit, w io.Writer, dropped prometheus.Counter) (*auditLog, io.Closer, error) {
-	size := config.DefaultAuditBufferSize
+func openAuditOutput(a *policyconfig.Audit, w io.Writer, dropped prometheus.Counter) (*auditLog, io.Closer, error) {
+	size := policyconfig.DefaultAuditBufferSize
 	if a != nil && a.BufferSize > 0 {
 		size = a.BufferSize
 	}
 	if w != nil {
 		return newAuditLog(w, false, size, dropped), nil, nil
 	}
-	if a == nil || a.Output == "" || a.Output == config.AuditStdout {
+	if a == nil || a.Output == "" || a.Output == policyconfig.AuditStdout {
 		return newAuditLog(os.Stdout, false, size, dropped), nil, nil
 	}
 	f, err := os.OpenFile(a.Output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
@@ -211,7 +211,7 @@ var (
 // NewAuditLog opens audit.output as New would (WithAuditWriter and
 // WithRegisterer apply; its dropped lines count in
 // kproxy_policy_audit_dropped_total). Close stops it.
-func NewAuditLog(a *config.Audit, opts ...Option) (*AuditLog, error) {
+func NewAuditLog(a *policyconfig.Audit, opts ...Option) (*AuditLog, error) {
 	o := options{}
 	for _, opt := range opts {
 		opt(&o)

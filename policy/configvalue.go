@@ -4,7 +4,7 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // configValue is a topic config value as the broker will read it, for a
@@ -34,8 +34,8 @@ var sentinelConfigs = map[string]bool{
 var minusTwo = big.NewRat(-2, 1)
 
 func readConfigValue(key, raw string) configValue {
-	v := configValue{text: config.JavaTrim(raw)}
-	n, ok := config.KafkaNumber(raw)
+	v := configValue{text: policyconfig.JavaTrim(raw)}
+	n, ok := policyconfig.KafkaNumber(raw)
 	if !ok {
 		return v
 	}
@@ -61,7 +61,7 @@ func readConfigValue(key, raw string) configValue {
 // trimmed value: = exactly, != case-insensitively and against each
 // comma-separated element too (a list config that contains the value is
 // not "!=" it).
-func satisfies(key, raw string, req config.ConfigRequirement) bool {
+func satisfies(key, raw string, req policyconfig.ConfigRequirement) bool {
 	v := readConfigValue(key, raw)
 	if req.Number == nil {
 		switch req.Op {
@@ -72,7 +72,7 @@ func satisfies(key, raw string, req config.ConfigRequirement) bool {
 				return false
 			}
 			for _, el := range strings.Split(v.text, ",") {
-				if strings.EqualFold(config.JavaTrim(el), req.Value) {
+				if strings.EqualFold(policyconfig.JavaTrim(el), req.Value) {
 					return false
 				}
 			}

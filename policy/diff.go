@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kproxy/kproxy/internal/acl"
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // AccessChange is one question whose answer differs between two
@@ -92,7 +92,7 @@ const maxDiffQuestions = 4 << 20
 // for the names it matches, plus "*" for every other principal), and each
 // operation that applies to the resource, whether the answer changed. The
 // answers come from the engine the data path uses.
-func Diff(before, after *config.Policy, vc string) (PolicyDiff, error) {
+func Diff(before, after *policyconfig.Policy, vc string) (PolicyDiff, error) {
 	d := PolicyDiff{VirtualCluster: vc, Access: []AccessChange{}, Settings: []string{}, Governance: []string{}, Quotas: []string{}}
 	old, err := NewChecker(before, "before")
 	if err != nil {
@@ -128,10 +128,10 @@ func Diff(before, after *config.Policy, vc string) (PolicyDiff, error) {
 		}
 	}
 	d.Settings = settingsChanges(before, after)
-	d.Governance = namedChanges(rulesOf(before, func(p *config.Policy) []config.Governance { return p.Governance }),
-		rulesOf(after, func(p *config.Policy) []config.Governance { return p.Governance }), func(g config.Governance) string { return g.Name })
-	d.Quotas = namedChanges(rulesOf(before, func(p *config.Policy) []config.Quota { return p.Quotas }),
-		rulesOf(after, func(p *config.Policy) []config.Quota { return p.Quotas }), func(q config.Quota) string { return q.Name })
+	d.Governance = namedChanges(rulesOf(before, func(p *policyconfig.Policy) []policyconfig.Governance { return p.Governance }),
+		rulesOf(after, func(p *policyconfig.Policy) []policyconfig.Governance { return p.Governance }), func(g policyconfig.Governance) string { return g.Name })
+	d.Quotas = namedChanges(rulesOf(before, func(p *policyconfig.Policy) []policyconfig.Quota { return p.Quotas }),
+		rulesOf(after, func(p *policyconfig.Policy) []policyconfig.Quota { return p.Quotas }), func(q policyconfig.Quota) string { return q.Name })
 	return d, nil
 }
 
@@ -151,7 +151,7 @@ type diffPrincipal struct {
 
 // diffPrincipals stands one principal for each principal matcher the
 // rules of either policy name, and "*" for everyone else.
-func diffPrincipals(vc string, policies ...*config.Policy) []diffPrincipal {
+func diffPrincipals(vc string, policies ...*policyconfig.Policy) []diffPrincipal {
 	seen := map[string]bool{}
 	var out []diffPrincipal
 	for _, pol := range policies {
@@ -178,26 +178,26 @@ func diffPrincipals(vc string, policies ...*config.Policy) []diffPrincipal {
 // representative is a principal the matcher s matches: its pattern taken
 // as a name (a glob matches itself); false for a regular expression.
 func representative(s string) (Principal, bool) {
-	pm, err := config.ParsePrincipal(s)
+	pm, err := policyconfig.ParsePrincipal(s)
 	if err != nil || pm.Pattern.Regexp != nil {
 		return Principal{}, false
 	}
 	p := Principal{User: Anonymous}
 	name := pm.Pattern.Glob
 	switch pm.Kind {
-	case config.PrincipalUser:
+	case policyconfig.PrincipalUser:
 		p.User = name
-	case config.PrincipalClientID:
+	case policyconfig.PrincipalClientID:
 		p.ClientID = name
-	case config.PrincipalCIDR:
+	case policyconfig.PrincipalCIDR:
 		p.Addr = pm.Prefix.Masked().Addr()
-	case config.PrincipalCN:
+	case policyconfig.PrincipalCN:
 		p.CN = name
-	case config.PrincipalListener:
+	case policyconfig.PrincipalListener:
 		p.Listener = name
-	case config.PrincipalClaim:
+	case policyconfig.PrincipalClaim:
 		p.Claims = map[string][]string{pm.Claim: {name}}
-	case config.PrincipalVirtualCluster:
+	case policyconfig.PrincipalVirtualCluster:
 		p.VirtualCluster = name
 	default:
 		return Principal{}, false
@@ -214,7 +214,7 @@ type diffResourceSet struct {
 // diffResources is, per resource type, the names the rules of either
 // policy match (each glob standing for itself, regular expressions left
 // out) and the operations that apply to that type.
-func diffResources(policies ...*config.Policy) []diffResourceSet {
+func diffResources(policies ...*policyconfig.Policy) []diffResourceSet {
 	var out []diffResourceSet
 	for _, rt := range acl.ResourceTypes() {
 		set := diffResourceSet{rt: rt}

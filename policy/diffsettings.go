@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // The parts of a policy diff that compare the policy's settings and its
 // governance and quota rules rather than asking questions.
 
-func rulesOf[T any](p *config.Policy, get func(*config.Policy) []T) []T {
+func rulesOf[T any](p *policyconfig.Policy, get func(*policyconfig.Policy) []T) []T {
 	if p == nil {
 		return nil
 	}
@@ -57,7 +57,7 @@ func namedChanges[T any](before, after []T, name func(T) string) []string {
 
 // settingsChanges lists changes to whether there is a policy, its mode and
 // default, and its other quota settings.
-func settingsChanges(before, after *config.Policy) []string {
+func settingsChanges(before, after *policyconfig.Policy) []string {
 	out := []string{}
 	switch {
 	case before == nil && after == nil:
@@ -67,8 +67,8 @@ func settingsChanges(before, after *config.Policy) []string {
 	case after == nil:
 		return append(out, "policy removed: every request is forwarded unchecked")
 	}
-	mode := func(p *config.Policy) string { return cmp.Or(p.Mode, config.PolicyModeEnforce) }
-	def := func(p *config.Policy) string { return cmp.Or(p.Default, config.PolicyDefaultDeny) }
+	mode := func(p *policyconfig.Policy) string { return cmp.Or(p.Mode, policyconfig.PolicyModeEnforce) }
+	def := func(p *policyconfig.Policy) string { return cmp.Or(p.Default, policyconfig.PolicyDefaultDeny) }
 	if a, b := mode(before), mode(after); a != b {
 		out = append(out, fmt.Sprintf("mode %s -> %s", a, b))
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/topicids"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 	"github.com/kproxy/kproxy/protocol"
 )
 
@@ -66,7 +66,7 @@ func WithAuditWriter(w io.Writer) Option { return func(o *options) { o.audit = w
 // New builds an Enforcer for a validated policy section (nil: no policy,
 // every request is forwarded unchecked until a reload brings one) and
 // starts its audit writer. Close stops it.
-func New(p *config.Policy, a *config.Audit, opts ...Option) (*Enforcer, error) {
+func New(p *policyconfig.Policy, a *policyconfig.Audit, opts ...Option) (*Enforcer, error) {
 	o := options{log: zerolog.Nop()}
 	for _, opt := range opts {
 		opt(&o)
@@ -95,7 +95,7 @@ func New(p *config.Policy, a *config.Audit, opts ...Option) (*Enforcer, error) {
 // it the policy for every request from now on. On error the current policy
 // stays. A nil p removes the policy: requests are forwarded unchecked. Of
 // the audit settings only log_allowed can change without a restart.
-func (e *Enforcer) Reload(p *config.Policy, a *config.Audit) error {
+func (e *Enforcer) Reload(p *policyconfig.Policy, a *policyconfig.Audit) error {
 	st, err := compileState(p, a)
 	if err != nil {
 		e.metrics.reloadFailed.Inc()

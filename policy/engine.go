@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/kproxy/kproxy/internal/acl"
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // DefaultRule is the Rule of a Decision no rule made.
@@ -41,8 +41,8 @@ type rule struct {
 
 // Compile builds an Engine from a validated policy section. Errors are
 // only possible for a policy that skipped config validation.
-func Compile(p config.Policy) (*Engine, error) {
-	e := &Engine{defaultAllow: p.Default == config.PolicyDefaultAllow}
+func Compile(p policyconfig.Policy) (*Engine, error) {
+	e := &Engine{defaultAllow: p.Default == policyconfig.PolicyDefaultAllow}
 	for i, r := range p.Rules {
 		cr, err := compileRule(r)
 		if err != nil {
@@ -50,7 +50,7 @@ func Compile(p config.Policy) (*Engine, error) {
 		}
 		e.rules = append(e.rules, cr)
 		for _, pm := range cr.principals {
-			if pm.kind == config.PrincipalClaim && !slices.Contains(e.claimNames, pm.claim) {
+			if pm.kind == policyconfig.PrincipalClaim && !slices.Contains(e.claimNames, pm.claim) {
 				e.claimNames = append(e.claimNames, pm.claim)
 			}
 		}
@@ -72,7 +72,7 @@ func Compile(p config.Policy) (*Engine, error) {
 	return e, nil
 }
 
-func compileRule(r config.Rule) (rule, error) {
+func compileRule(r policyconfig.Rule) (rule, error) {
 	cr := rule{name: r.Name}
 	var err error
 	if cr.principals, err = compilePrincipals(r.Principals); err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // Question is one authorization question for explain: may Principal
@@ -92,7 +92,7 @@ const (
 // path, through the engine the data path uses.
 type Checker struct {
 	key    string // the policy's key in the file: "policy", or "virtual_clusters[1].policy"
-	pol    *config.Policy
+	pol    *policyconfig.Policy
 	st     *state // nil: no policy that authorizes
 	quotas []quotaMatcher
 	lines  []int // each rule's line in the file; nil: unknown
@@ -103,7 +103,7 @@ type Checker struct {
 func (c *Checker) SetRuleLines(lines []int) { c.lines = lines }
 
 // NewChecker compiles a validated policy section found at key (nil: none).
-func NewChecker(p *config.Policy, key string) (*Checker, error) {
+func NewChecker(p *policyconfig.Policy, key string) (*Checker, error) {
 	c := &Checker{key: key, pol: p}
 	if p == nil {
 		return c, nil
@@ -147,10 +147,10 @@ func (c *Checker) Explain(q Question) Explanation {
 	}
 	x.Mode, x.Default = c.pol.Mode, c.pol.Default
 	if x.Mode == "" {
-		x.Mode = config.PolicyModeEnforce
+		x.Mode = policyconfig.PolicyModeEnforce
 	}
 	if x.Default == "" {
-		x.Default = config.PolicyDefaultDeny
+		x.Default = policyconfig.PolicyDefaultDeny
 	}
 	s := c.st.engine.Subject(&q.Principal)
 	d, tr := s.Explain(q.Operation, q.Resource, q.Name)
@@ -268,7 +268,7 @@ func (c *Checker) explainQuotas(x *Explanation, p *Principal) {
 type quotaLimit struct{ key, text string }
 
 // quotaLimits are the limits q sets, as the file names them.
-func quotaLimits(q config.Quota) []quotaLimit {
+func quotaLimits(q policyconfig.Quota) []quotaLimit {
 	var out []quotaLimit
 	add := func(key string, v float64) {
 		if v != 0 {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // How explain and diff write principals, resources, operations, rules and
@@ -60,7 +60,7 @@ func OperationText(op Operation) string { return strings.ToUpper(op.ConfigName()
 func list(values []string) string { return "[" + strings.Join(values, ", ") + "]" }
 
 // RuleText is r as a YAML flow mapping, the keys in the file's order.
-func RuleText(r config.Rule) string {
+func RuleText(r policyconfig.Rule) string {
 	var parts []string
 	add := func(key string, values []string) {
 		if len(values) > 0 {
@@ -82,7 +82,7 @@ func RuleText(r config.Rule) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func produceText(p *config.ProduceGovernance) string {
+func produceText(p *policyconfig.ProduceGovernance) string {
 	var parts []string
 	if p.RequiredAcks != "" {
 		parts = append(parts, "required_acks: "+p.RequiredAcks)
@@ -99,7 +99,7 @@ func produceText(p *config.ProduceGovernance) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func topicChangesText(t *config.TopicGovernance) string {
+func topicChangesText(t *policyconfig.TopicGovernance) string {
 	var parts []string
 	if t.NamePattern != "" {
 		parts = append(parts, "name_pattern: "+t.NamePattern)

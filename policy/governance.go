@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // governance is the compiled governance section: constraints on requests
@@ -43,11 +43,11 @@ type topicGov struct {
 	maxParts    int32
 	minRF       int16
 	maxRF       int16
-	required    []config.ConfigRequirement
+	required    []policyconfig.ConfigRequirement
 	forbidden   []matcher
 }
 
-func compileGovernance(p *config.Policy) (governance, error) {
+func compileGovernance(p *policyconfig.Policy) (governance, error) {
 	var g governance
 	if d := p.BrokerDefaults; d != nil {
 		g.defaults = brokerDefaults{partitions: d.NumPartitions, rf: d.DefaultReplicationFactor}
@@ -64,7 +64,7 @@ func compileGovernance(p *config.Policy) (governance, error) {
 	return g, nil
 }
 
-func compileGovRule(c config.Governance) (govRule, error) {
+func compileGovRule(c policyconfig.Governance) (govRule, error) {
 	r := govRule{name: c.Name}
 	var err error
 	if r.principals, err = compilePrincipals(c.Principals); err != nil {
@@ -76,7 +76,7 @@ func compileGovRule(c config.Governance) (govRule, error) {
 	if p := c.Produce; p != nil {
 		pg := &produceGov{maxBatch: p.MaxBatchBytes, idempotent: p.RequireIdempotence}
 		if p.RequiredAcks != "" {
-			acks, err := config.ParseRequiredAcks(p.RequiredAcks)
+			acks, err := policyconfig.ParseRequiredAcks(p.RequiredAcks)
 			if err != nil {
 				return r, err
 			}
@@ -101,7 +101,7 @@ func compileGovRule(c config.Governance) (govRule, error) {
 			tg.namePattern = &ms[0]
 		}
 		for _, s := range t.RequiredConfigs {
-			req, err := config.ParseConfigRequirement(s)
+			req, err := policyconfig.ParseConfigRequirement(s)
 			if err != nil {
 				return r, err
 			}
@@ -120,7 +120,7 @@ func compileGovRule(c config.Governance) (govRule, error) {
 		r.clientID = &ms[0]
 	}
 	for _, name := range c.ForbiddenAPIs {
-		key, ok := config.APIKeyByName(name)
+		key, ok := policyconfig.APIKeyByName(name)
 		if !ok {
 			return r, fmt.Errorf("%q is not an API name", name)
 		}
@@ -133,7 +133,7 @@ func compileGovRule(c config.Governance) (govRule, error) {
 }
 
 func codecByName(name string) int {
-	for i, c := range config.CompressionCodecs() {
+	for i, c := range policyconfig.CompressionCodecs() {
 		if c == name {
 			return i
 		}
@@ -283,7 +283,7 @@ func (r *govRule) checkForbidden(key string) *violation {
 }
 
 // checkRequired checks a value set for a required key; null fails.
-func (r *govRule) checkRequired(req config.ConfigRequirement, value *string) *violation {
+func (r *govRule) checkRequired(req policyconfig.ConfigRequirement, value *string) *violation {
 	if value != nil && satisfies(req.Key, *value, req) {
 		return nil
 	}

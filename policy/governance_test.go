@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 func TestSatisfies(t *testing.T) {
@@ -59,7 +59,7 @@ func TestSatisfies(t *testing.T) {
 		{"cleanup.policy != compact", "delete", true},
 		{"cleanup.policy = compact", " compact ", true},
 	} {
-		r, err := config.ParseConfigRequirement(tt.req)
+		r, err := policyconfig.ParseConfigRequirement(tt.req)
 		if err != nil {
 			t.Fatalf("%q: %v", tt.req, err)
 		}

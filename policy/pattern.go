@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // matcher is a compiled name pattern. Globs are classified at compile time
@@ -27,7 +27,7 @@ const (
 	matchRegexp
 )
 
-func compileMatcher(p config.Pattern, source string) matcher {
+func compileMatcher(p policyconfig.Pattern, source string) matcher {
 	if p.Regexp != nil {
 		return matcher{kind: matchRegexp, re: p.Regexp, source: source}
 	}
@@ -53,7 +53,7 @@ func compileMatcher(p config.Pattern, source string) matcher {
 func parseMatchers(patterns []string) ([]matcher, error) {
 	ms := make([]matcher, 0, len(patterns))
 	for _, s := range patterns {
-		p, err := config.ParsePattern(s)
+		p, err := policyconfig.ParsePattern(s)
 		if err != nil {
 			return nil, err
 		}

@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/quota"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // Anonymous is the user of a connection that has not authenticated, as
@@ -65,7 +65,7 @@ type principalMatcher struct {
 func compilePrincipals(list []string) ([]principalMatcher, error) {
 	out := make([]principalMatcher, 0, len(list))
 	for _, s := range list {
-		pm, err := config.ParsePrincipal(s)
+		pm, err := policyconfig.ParsePrincipal(s)
 		if err != nil {
 			return nil, err
 		}
@@ -76,21 +76,21 @@ func compilePrincipals(list []string) ([]principalMatcher, error) {
 
 func (pm *principalMatcher) match(p *Principal) bool {
 	switch pm.kind {
-	case config.PrincipalAny:
+	case policyconfig.PrincipalAny:
 		return true
-	case config.PrincipalUser:
+	case policyconfig.PrincipalUser:
 		return pm.m.match(p.User)
-	case config.PrincipalClientID:
+	case policyconfig.PrincipalClientID:
 		return pm.m.match(p.ClientID)
-	case config.PrincipalCIDR:
+	case policyconfig.PrincipalCIDR:
 		return p.Addr.IsValid() && pm.prefix.Contains(p.Addr)
-	case config.PrincipalCN:
+	case policyconfig.PrincipalCN:
 		return p.CN != "" && pm.m.match(p.CN)
-	case config.PrincipalListener:
+	case policyconfig.PrincipalListener:
 		return pm.m.match(p.Listener)
-	case config.PrincipalClaim:
+	case policyconfig.PrincipalClaim:
 		return slices.ContainsFunc(p.Claims[pm.claim], pm.m.match)
-	case config.PrincipalVirtualCluster:
+	case policyconfig.PrincipalVirtualCluster:
 		return p.VirtualCluster != "" && pm.m.match(p.VirtualCluster)
 	}
 	return false
@@ -141,7 +141,7 @@ func (e *Engine) subjectKey(p *Principal) subjectKey {
 	return k
 }
 
-// ConnMatcher compiles principals (config.ParsePrincipal syntax) into a
+// ConnMatcher compiles principals (policyconfig.ParsePrincipal syntax) into a
 // test of a connection's principal at the time of the call, matching as
 // policy rules match; an empty list matches no connection.
 func ConnMatcher(list []string) (func(*filter.Conn) bool, error) {
@@ -172,7 +172,7 @@ func (m quotaMatcher) Match(q *quota.Principal) bool {
 
 func (m quotaMatcher) NamesClientIDs() bool {
 	for _, pm := range m {
-		if pm.kind == config.PrincipalClientID {
+		if pm.kind == policyconfig.PrincipalClientID {
 			return true
 		}
 	}

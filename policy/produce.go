@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // handleProduce enforces Write on each topic (and on the transactional id
@@ -249,7 +249,7 @@ func checkBatches(c *reqCtx, govs []*govRule, topic string, records []byte) *den
 }
 
 func codecName(codec uint8) string {
-	if names := config.CompressionCodecs(); int(codec) < len(names) {
+	if names := policyconfig.CompressionCodecs(); int(codec) < len(names) {
 		return names[codec]
 	}
 	return fmt.Sprintf("codec %d", codec)

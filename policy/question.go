@@ -8,6 +8,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/acl"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // QuestionSpec is a Question as the explain command's flags and the admin
@@ -115,7 +116,7 @@ func appliesText(op Operation) string {
 // ClusterPolicy finds the policy the cluster vc enforces in cfg ("" for a
 // file without virtual clusters) and the key it is written at: a virtual
 // cluster without a policy of its own inherits the top level's.
-func ClusterPolicy(cfg *config.Config, vc string) (*config.Policy, string, error) {
+func ClusterPolicy(cfg *config.Config, vc string) (*policyconfig.Policy, string, error) {
 	if len(cfg.VirtualClusters) == 0 {
 		if vc != "" {
 			return nil, "", fmt.Errorf("virtual cluster %q: the file has no virtual_clusters", vc)

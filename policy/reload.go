@@ -4,6 +4,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // ReloadApplier is what a config.Reloader hands each reloaded file to:
@@ -43,7 +44,7 @@ func (a reloadApplier) ApplyConfig(cfg *config.Config, log zerolog.Logger) error
 		}
 		return nil
 	}
-	var before *config.Policy
+	var before *policyconfig.Policy
 	if st := a.enf.cur.Load(); st != nil {
 		before = st.policy
 	}

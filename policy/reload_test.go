@@ -15,6 +15,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 const reloadBase = "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\n"
@@ -35,7 +36,7 @@ func TestReloadApplierWithoutEnforcer(t *testing.T) {
 	if err := apply.ApplyConfig(&config.Config{}, zerolog.New(&logs)); err != nil || logs.Len() != 0 {
 		t.Fatalf("no policy before or after: %v, logged %s", err, logs.String())
 	}
-	if err := apply.ApplyConfig(&config.Config{Policy: &config.Policy{}}, zerolog.New(&logs)); err != nil {
+	if err := apply.ApplyConfig(&config.Config{Policy: &policyconfig.Policy{}}, zerolog.New(&logs)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "policy section added, but kproxy started without one: restart to enforce it") {

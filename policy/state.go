@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // maxCachedSubjects bounds the per-policy cache of principals' Subjects; a
@@ -16,7 +16,7 @@ const maxCachedSubjects = 4096
 // started with.
 type state struct {
 	// policy is the section this was compiled from, for the reload diff.
-	policy     *config.Policy
+	policy     *policyconfig.Policy
 	engine     *Engine
 	gov        governance
 	auditOnly  bool // mode: audit
@@ -52,7 +52,7 @@ func (st *state) subject(p *Principal) *Subject {
 }
 
 // compileState compiles a validated policy section and audit settings.
-func compileState(p *config.Policy, a *config.Audit) (*state, error) {
+func compileState(p *policyconfig.Policy, a *policyconfig.Audit) (*state, error) {
 	if p == nil {
 		return nil, nil
 	}
@@ -64,7 +64,7 @@ func compileState(p *config.Policy, a *config.Audit) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{policy: p, engine: engine, gov: gov, auditOnly: p.Mode == config.PolicyModeAudit, subjects: map[subjectKey]*Subject{}}
+	st := &state{policy: p, engine: engine, gov: gov, auditOnly: p.Mode == policyconfig.PolicyModeAudit, subjects: map[subjectKey]*Subject{}}
 	if a != nil {
 		st.logAllowed = a.LogAllowed
 	}
@@ -72,9 +72,9 @@ func compileState(p *config.Policy, a *config.Audit) (*state, error) {
 }
 
 func (st *state) String() string {
-	mode := config.PolicyModeEnforce
+	mode := policyconfig.PolicyModeEnforce
 	if st.auditOnly {
-		mode = config.PolicyModeAudit
+		mode = policyconfig.PolicyModeAudit
 	}
 	return fmt.Sprintf("%d rules, %d governance, mode %s", st.engine.Rules(), len(st.gov.rules), mode)
 }

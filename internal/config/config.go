@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // Config is the whole kproxy configuration file.
@@ -24,8 +25,8 @@ type Config struct {
 	Limits    Limits    `yaml:"limits"`
 	// Policy, when set, authorizes and governs every request (see
 	// docs/policy.md); Audit says where its decisions are logged.
-	Policy *Policy `yaml:"policy"`
-	Audit  *Audit  `yaml:"audit"`
+	Policy *policyconfig.Policy `yaml:"policy"`
+	Audit  *policyconfig.Audit  `yaml:"audit"`
 	// Tracing exports OpenTelemetry request spans (off by default).
 	Tracing Tracing `yaml:"tracing"`
 	// VirtualClusters, when set, are what kproxy serves, each on its own

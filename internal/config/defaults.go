@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // defaultedConfig is a configuration with every section present (each
@@ -74,10 +75,10 @@ func (c *Config) applyReadDefaults() {
 	}
 	if p := c.Policy; p != nil {
 		if p.Mode == "" {
-			p.Mode = PolicyModeEnforce
+			p.Mode = policyconfig.PolicyModeEnforce
 		}
 		if p.Default == "" {
-			p.Default = PolicyDefaultDeny
+			p.Default = policyconfig.PolicyDefaultDeny
 		}
 		windows, rate := p.QuotaWindowsOrDefault(), p.QuotaAuditSampleRateOrDefault()
 		p.QuotaWindows, p.QuotaReplicas, p.QuotaAuditSampleRate = &windows, p.QuotaReplicasOrDefault(), &rate

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // caFile writes a test CA's certificate, for the *_ca_file keys (which
@@ -107,13 +108,13 @@ func TestOAuthBearerValidationNamesKeys(t *testing.T) {
 
 func TestParseClaimPrincipal(t *testing.T) {
 	for _, s := range []string{"Claim:groups=payments", "claim:groups=pay*", "CLAIM:scope=re:^kafka\\."} {
-		pm, err := ParsePrincipal(s)
-		if err != nil || pm.Kind != PrincipalClaim || pm.Claim == "" {
+		pm, err := policyconfig.ParsePrincipal(s)
+		if err != nil || pm.Kind != policyconfig.PrincipalClaim || pm.Claim == "" {
 			t.Errorf("%s: %+v %v", s, pm, err)
 		}
 	}
 	for _, s := range []string{"claim:groups", "claim:=x", "claim:groups=", "claim:g=re:("} {
-		if _, err := ParsePrincipal(s); err == nil {
+		if _, err := policyconfig.ParsePrincipal(s); err == nil {
 			t.Errorf("%s accepted", s)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 const reloadUpstream = "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\n"
@@ -74,7 +76,7 @@ func TestReloaderHandsValidFileToApplier(t *testing.T) {
 	}
 	select {
 	case cfg := <-f.apply.applied:
-		if cfg.Policy.Default != PolicyDefaultAllow || cfg.Listeners.BootstrapPort != 9999 {
+		if cfg.Policy.Default != policyconfig.PolicyDefaultAllow || cfg.Listeners.BootstrapPort != 9999 {
 			t.Errorf("applied %+v, %+v: not the file's new contents", cfg.Policy, cfg.Listeners)
 		}
 	default:
@@ -132,7 +134,7 @@ func TestReloaderWatchReloadsChangedFile(t *testing.T) {
 	f.write(t, "policy: {default: allow}\n# changed size\n")
 	select {
 	case cfg := <-f.apply.applied:
-		if cfg.Policy.Default != PolicyDefaultAllow {
+		if cfg.Policy.Default != policyconfig.PolicyDefaultAllow {
 			t.Errorf("Watch applied %+v", cfg.Policy)
 		}
 	case <-time.After(5 * time.Second):
@@ -167,7 +169,7 @@ func TestReloaderWatchWaitsOutAnEmptyFile(t *testing.T) {
 	f.write(t, "policy: {default: allow}\n")
 	select {
 	case cfg := <-f.apply.applied:
-		if cfg.Policy.Default != PolicyDefaultAllow {
+		if cfg.Policy.Default != policyconfig.PolicyDefaultAllow {
 			t.Errorf("Watch applied %+v", cfg.Policy)
 		}
 	case err := <-f.apply.rejected:

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // RestartNeeded names the top-level sections (by their YAML keys, or
@@ -53,16 +55,16 @@ func restartNeeded(old, cur *Config, reloadable map[string]bool) []string {
 	return keys
 }
 
-func auditOutput(a *Audit) string {
+func auditOutput(a *policyconfig.Audit) string {
 	if a == nil || a.Output == "" {
-		return AuditStdout
+		return policyconfig.AuditStdout
 	}
 	return a.Output
 }
 
-func auditBuffer(a *Audit) int {
+func auditBuffer(a *policyconfig.Audit) int {
 	if a == nil || a.BufferSize == 0 {
-		return DefaultAuditBufferSize
+		return policyconfig.DefaultAuditBufferSize
 	}
 	return a.BufferSize
 }

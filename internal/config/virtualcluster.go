@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kproxy/kproxy/internal/tlsconfig"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // VirtualCluster is one entry of virtual_clusters: a tenant served on its
@@ -32,9 +33,9 @@ type VirtualCluster struct {
 	// allowed the APIs that act on the whole upstream cluster (SCRAM
 	// credentials, client quotas, broker configs, ...); everyone else
 	// gets the API's authorization error.
-	ClusterOperators []string  `yaml:"cluster_operators"`
-	Upstream         *Upstream `yaml:"upstream"`
-	Policy           *Policy   `yaml:"policy"`
+	ClusterOperators []string             `yaml:"cluster_operators"`
+	Upstream         *Upstream            `yaml:"upstream"`
+	Policy           *policyconfig.Policy `yaml:"policy"`
 	// Filters are the filters' sections this virtual cluster sets itself;
 	// Unclaimed holds them while loading (see Config).
 	Filters   FilterSections       `yaml:"-"`
@@ -196,7 +197,7 @@ func (c *Config) validateVirtualClusters(bad func(key, format string, args ...an
 			vbad("cluster_id", "%q: at most 64 printable ASCII characters without spaces (Kafka's are 22-character base64 UUIDs)", vc.ClusterID)
 		}
 		for j, op := range vc.ClusterOperators {
-			if _, err := ParsePrincipal(op); err != nil {
+			if _, err := policyconfig.ParsePrincipal(op); err != nil {
 				vbad(fmt.Sprintf("cluster_operators[%d]", j), "%v", err)
 			}
 		}
@@ -342,7 +343,7 @@ func (c *Config) virtualClusterWarnings() []string {
 			out = append(out, at+"."+w)
 		}
 		for j, op := range vc.ClusterOperators {
-			if pm, err := ParsePrincipal(op); err == nil && (pm.Kind == PrincipalAny || pm.Kind == PrincipalClientID) {
+			if pm, err := policyconfig.ParsePrincipal(op); err == nil && (pm.Kind == policyconfig.PrincipalAny || pm.Kind == policyconfig.PrincipalClientID) {
 				out = append(out, fmt.Sprintf("%s.cluster_operators[%d]: %q is a principal any client can claim: it would let anyone change the whole cluster's SCRAM users, quotas and broker configs; name User: or cn: principals", at, j, op))
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit/certs"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 const twoTenants = `
@@ -239,12 +240,12 @@ func TestRedactedVirtualClusters(t *testing.T) {
 
 func TestParsePrincipalVirtualCluster(t *testing.T) {
 	for _, s := range []string{"VirtualCluster:team-a", "virtual_cluster:team-*"} {
-		pm, err := ParsePrincipal(s)
-		if err != nil || pm.Kind != PrincipalVirtualCluster {
+		pm, err := policyconfig.ParsePrincipal(s)
+		if err != nil || pm.Kind != policyconfig.PrincipalVirtualCluster {
 			t.Errorf("%s: %+v, %v", s, pm, err)
 		}
 	}
-	if _, err := ParsePrincipal("VirtualCluster:"); err == nil {
+	if _, err := policyconfig.ParsePrincipal("VirtualCluster:"); err == nil {
 		t.Error("VirtualCluster: with no name accepted")
 	}
 }
