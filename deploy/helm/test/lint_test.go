@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // TestLint runs `helm lint`'s rules through the SDK (Chart.yaml, values
@@ -101,7 +102,7 @@ func TestSchemaMatchesConfigKeys(t *testing.T) {
 	}
 	for key, typ := range map[string]reflect.Type{
 		"limits": reflect.TypeFor[config.Limits](),
-		"audit":  reflect.TypeFor[config.Audit](),
+		"audit":  reflect.TypeFor[policyconfig.Audit](),
 		"log":    reflect.TypeFor[config.Log](),
 	} {
 		var got []string
