@@ -5,7 +5,7 @@
 //
 // The pieces, each in its own file:
 //
-//   - Compile turns the YAML policy into an immutable Engine that answers
+//   - Compile turns the YAML policy into an immutable ruleEngine that answers
 //     Decide(principal, operation, resource type, name).
 //   - The operation table (table.go) maps every API key kmsg knows to the
 //     operation/resource pairs it needs, as Kafka's authorizer does; the

@@ -108,7 +108,7 @@ func opAppliesTo(op Operation, rt ResourceType) bool {
 func appliesText(op Operation) string {
 	var out []string
 	for _, rt := range op.AppliesTo() {
-		out = append(out, ResourceText(rt))
+		out = append(out, resourceText(rt))
 	}
 	return strings.Join(out, ", ")
 }
