@@ -30,7 +30,7 @@ func benchPolicy(n int) string {
 	return b.String()
 }
 
-// BenchmarkDecide is one request's decisions: the principal's Subject
+// BenchmarkDecide is one request's decisions: the principal's ruleSubject
 // (built afresh, or from the per-policy cache requests use), then one
 // Write decision per topic.
 func BenchmarkDecide(b *testing.B) {
@@ -50,11 +50,11 @@ func BenchmarkDecide(b *testing.B) {
 				b.Run(fmt.Sprintf("rules=%d/topics=%d/cached=%v", rules, topics, cached), func(b *testing.B) {
 					b.ReportAllocs()
 					for b.Loop() {
-						var s *Subject
+						var s *ruleSubject
 						if cached {
 							s = st.subject(&p)
 						} else {
-							fresh := st.engine.Subject(&p)
+							fresh := st.engine.subjectOf(&p)
 							s = &fresh
 						}
 						for _, n := range names {

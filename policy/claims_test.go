@@ -26,7 +26,7 @@ policy:
 
 func TestClaimPrincipals(t *testing.T) {
 	e := compilePolicy(t, claimPolicy)
-	st := &state{engine: e, subjects: map[subjectKey]*Subject{}}
+	st := &state{engine: e, subjects: map[subjectKey]*ruleSubject{}}
 	conn := func(user string, claims map[string][]string) *filter.Conn {
 		return &filter.Conn{User: user, Claims: claims}
 	}
@@ -47,8 +47,8 @@ func TestClaimPrincipals(t *testing.T) {
 		{"OAuth user as User:", conn("alice", map[string][]string{"sub": {"alice"}}), OpDescribe, "alice", true},
 	}
 	for _, c := range cases {
-		p := PrincipalOf(c.conn)
-		// Through the per-policy Subject cache, twice, as requests do.
+		p := principalOf(c.conn)
+		// Through the per-policy ruleSubject cache, twice, as requests do.
 		for range 2 {
 			if d := st.subject(&p).Decide(c.op, ResTopic, c.topic); d.Allowed != c.allowed {
 				t.Errorf("%s: allowed %v, want %v (rule %q)", c.name, d.Allowed, c.allowed, d.Rule)
@@ -58,10 +58,10 @@ func TestClaimPrincipals(t *testing.T) {
 	// Claims no rule names (jti, exp) do not make a new cache entry each.
 	before := len(st.subjects)
 	for _, jti := range []string{"1", "2", "3"} {
-		p := PrincipalOf(conn("bob", map[string][]string{"groups": {"payments"}, "jti": {jti}}))
+		p := principalOf(conn("bob", map[string][]string{"groups": {"payments"}, "jti": {jti}}))
 		st.subject(&p)
 	}
 	if len(st.subjects) != before {
-		t.Fatalf("unreferenced claims grew the Subject cache from %d to %d", before, len(st.subjects))
+		t.Fatalf("unreferenced claims grew the ruleSubject cache from %d to %d", before, len(st.subjects))
 	}
 }

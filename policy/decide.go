@@ -60,7 +60,7 @@ func anyMatchesEverything(ps []matcher) bool {
 // Decide answers whether the subject may perform op on the resource of
 // type rt named name. A matching deny wins over any allow; the first
 // matching allow names the decision; without either, the default decides.
-func (s *Subject) Decide(op Operation, rt ResourceType, name string) Decision {
+func (s *ruleSubject) Decide(op Operation, rt ResourceType, name string) Decision {
 	return s.decide(&question{op: op, rt: rt, name: name}, nil)
 }
 
@@ -70,7 +70,7 @@ func (s *Subject) Decide(op Operation, rt ResourceType, name string) Decision {
 // topic): true if a rule allows op on some pattern of that type and no
 // rule denies op on every name of it (a "*" pattern), or if the default
 // allows and nothing denies everything.
-func (s *Subject) DecideAny(op Operation, rt ResourceType) Decision {
+func (s *ruleSubject) DecideAny(op Operation, rt ResourceType) Decision {
 	return s.decide(&question{op: op, rt: rt, scope: scopeSome}, nil)
 }
 
@@ -79,7 +79,7 @@ func (s *Subject) DecideAny(op Operation, rt ResourceType) Decision {
 // the default allows) and no rule denies op on any pattern of that type.
 // It decides what a request whose resources the broker chooses (a regex
 // subscription) may be given.
-func (s *Subject) DecideEvery(op Operation, rt ResourceType) Decision {
+func (s *ruleSubject) DecideEvery(op Operation, rt ResourceType) Decision {
 	return s.decide(&question{op: op, rt: rt, scope: scopeEvery}, nil)
 }
 
@@ -88,7 +88,7 @@ func (s *Subject) DecideEvery(op Operation, rt ResourceType) Decision {
 // only at the rules that can decide and stops at the first deny; with tr
 // set it looks at every rule, which changes what is recorded but not the
 // answer (the candidates are every rule that could match, in file order).
-func (s *Subject) decide(q *question, tr *Trace) Decision {
+func (s *ruleSubject) decide(q *question, tr *ruleTrace) Decision {
 	if q.op == 0 || q.op >= opAll || q.rt >= numResourceTypes {
 		return Decision{Rule: DefaultRule}
 	}
@@ -100,12 +100,12 @@ func (s *Subject) decide(q *question, tr *Trace) Decision {
 	}
 	for _, i := range rules {
 		if checkPrincipal && !s.has(i) {
-			tr.set(i, OutcomePrincipal)
+			tr.set(i, outcomePrincipal)
 			continue
 		}
 		r := &s.e.rules[i]
 		if (r.allow|r.deny)&bit == 0 {
-			tr.set(i, OutcomeOperation)
+			tr.set(i, outcomeOperation)
 			continue // silent on op
 		}
 		if r.deny&bit == 0 && allowedBy >= 0 && tr == nil {
@@ -113,7 +113,7 @@ func (s *Subject) decide(q *question, tr *Trace) Decision {
 		}
 		if r.deny&bit != 0 {
 			if !q.denies(r.patterns[q.rt]) {
-				tr.set(i, OutcomeResource)
+				tr.set(i, outcomeResource)
 				continue
 			}
 			if tr == nil {
@@ -123,10 +123,10 @@ func (s *Subject) decide(q *question, tr *Trace) Decision {
 			continue
 		}
 		if !q.allows(r.patterns[q.rt]) {
-			tr.set(i, OutcomeResource)
+			tr.set(i, outcomeResource)
 			continue
 		}
-		tr.set(i, OutcomeAllow)
+		tr.set(i, outcomeAllow)
 		if allowedBy < 0 {
 			allowedBy = i
 		}

@@ -121,8 +121,8 @@ func Diff(before, after *policyconfig.Policy, vc string) (PolicyDiff, error) {
 					if a.Allowed == b.Allowed {
 						continue
 					}
-					d.Access = append(d.Access, AccessChange{Gained: b.Allowed, Principal: p.label, Operation: OperationText(op),
-						ResourceType: ResourceText(rs.rt), Resource: name, Before: a.Rule, After: b.Rule})
+					d.Access = append(d.Access, AccessChange{Gained: b.Allowed, Principal: p.label, Operation: operationText(op),
+						ResourceType: resourceText(rs.rt), Resource: name, Before: a.Rule, After: b.Rule})
 				}
 			}
 		}
@@ -135,12 +135,12 @@ func Diff(before, after *policyconfig.Policy, vc string) (PolicyDiff, error) {
 	return d, nil
 }
 
-// subject returns the decision function of p's Subject in this policy.
+// subject returns the decision function of p's ruleSubject in this policy.
 func (c *Checker) subject(p *Principal) func(Operation, ResourceType, string) Decision {
 	if c.st == nil {
 		return func(Operation, ResourceType, string) Decision { return Decision{Allowed: true, Rule: decidedNoPolicy} }
 	}
-	s := c.st.engine.Subject(p)
+	s := c.st.engine.subjectOf(p)
 	return s.Decide
 }
 

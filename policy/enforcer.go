@@ -27,7 +27,7 @@ type Enforcer struct {
 	ids     topicIDs
 	audit   *auditLog
 	auditTo io.Closer // the audit file, if kproxy opened one
-	metrics *Metrics
+	metrics *policyMetrics
 	log     zerolog.Logger
 	// tableMisses counts handler questions the table does not list (bugs;
 	// tests assert none).
@@ -165,7 +165,7 @@ func decide[R kmsg.Request](e *Enforcer, row *apiEntry, conn *filter.Conn, req R
 	if st == nil {
 		return filter.Verdict{}
 	}
-	c := &reqCtx{e: e, st: st, prin: PrincipalOf(conn), client: conn.Client, key: int16(row.key), entry: row}
+	c := &reqCtx{e: e, st: st, prin: principalOf(conn), client: conn.Client, key: int16(row.key), entry: row}
 	c.subj = st.subject(&c.prin)
 	if st.gov.hasClientID || st.gov.forbids {
 		if v, forced, stop := c.connectionGovernance(); stop {

@@ -18,16 +18,16 @@ type Decision struct {
 	Rule string
 }
 
-// Engine is a compiled set of rules. It is immutable and safe for
+// ruleEngine is a compiled set of rules. It is immutable and safe for
 // concurrent use; a reload compiles a new one.
-type Engine struct {
+type ruleEngine struct {
 	rules        []rule
 	defaultAllow bool
 	// candidates[rt][op] lists, in file order, the rules that allow or deny
 	// op on resources of type rt, so a decision never looks at the others.
 	candidates [numResourceTypes][opAll][]int32
 	// claimNames are the token claims the rules' principals match on,
-	// sorted: the only claims a Subject depends on.
+	// sorted: the only claims a ruleSubject depends on.
 	claimNames []string
 }
 
@@ -39,10 +39,10 @@ type rule struct {
 	patterns   [numResourceTypes][]matcher
 }
 
-// Compile builds an Engine from a validated policy section. Errors are
+// compileRules builds a ruleEngine from a validated policy section. Errors are
 // only possible for a policy that skipped config validation.
-func Compile(p policyconfig.Policy) (*Engine, error) {
-	e := &Engine{defaultAllow: p.Default == policyconfig.PolicyDefaultAllow}
+func compileRules(p policyconfig.Policy) (*ruleEngine, error) {
+	e := &ruleEngine{defaultAllow: p.Default == policyconfig.PolicyDefaultAllow}
 	for i, r := range p.Rules {
 		cr, err := compileRule(r)
 		if err != nil {
@@ -104,20 +104,20 @@ func compileRule(r policyconfig.Rule) (rule, error) {
 }
 
 // Rules is how many rules the engine holds.
-func (e *Engine) Rules() int { return len(e.rules) }
+func (e *ruleEngine) Rules() int { return len(e.rules) }
 
 // Decide answers whether principal may perform op on the resource of type
-// rt named name. Requests that ask several questions should use Subject.
-func (e *Engine) Decide(principal Principal, op Operation, rt ResourceType, name string) Decision {
-	s := e.Subject(&principal)
+// rt named name. Requests that ask several questions should use ruleSubject.
+func (e *ruleEngine) Decide(principal Principal, op Operation, rt ResourceType, name string) Decision {
+	s := e.subjectOf(&principal)
 	return s.Decide(op, rt, name)
 }
 
-// Subject is an Engine narrowed to one principal: which rules name it is
+// ruleSubject is a ruleEngine narrowed to one principal: which rules name it is
 // worked out once, so each decision only matches resource patterns. It is
 // immutable once built.
-type Subject struct {
-	e *Engine
+type ruleSubject struct {
+	e *ruleEngine
 	// applies is a bitset over e.rules; inline holds it for up to 256
 	// rules so that the common case does not allocate.
 	inline  [4]uint64
@@ -128,9 +128,9 @@ type Subject struct {
 	list []int32
 }
 
-// Subject returns the engine's view for principal.
-func (e *Engine) Subject(p *Principal) Subject {
-	s := Subject{e: e}
+// subjectOf returns the engine's view for principal.
+func (e *ruleEngine) subjectOf(p *Principal) ruleSubject {
+	s := ruleSubject{e: e}
 	words := (len(e.rules) + 63) / 64
 	if words > len(s.inline) {
 		s.applies = make([]uint64, words)
@@ -144,7 +144,7 @@ func (e *Engine) Subject(p *Principal) Subject {
 	return s
 }
 
-func (s *Subject) set(i int) {
+func (s *ruleSubject) set(i int) {
 	if s.applies != nil {
 		s.applies[i/64] |= 1 << (i % 64)
 		return
@@ -152,7 +152,7 @@ func (s *Subject) set(i int) {
 	s.inline[i/64] |= 1 << (i % 64)
 }
 
-func (s *Subject) has(i int32) bool {
+func (s *ruleSubject) has(i int32) bool {
 	if s.applies != nil {
 		return s.applies[i/64]&(1<<(i%64)) != 0
 	}
@@ -160,12 +160,12 @@ func (s *Subject) has(i int32) bool {
 }
 
 // RulesApplying is how many rules name this subject's principal.
-func (s *Subject) RulesApplying() int { return len(s.list) }
+func (s *ruleSubject) RulesApplying() int { return len(s.list) }
 
 // rulesFor returns, in file order, rules that may decide op on rt for this
 // subject, and whether each still needs the principal check: whichever of
 // the principal's rules and the question's candidates is shorter.
-func (s *Subject) rulesFor(op Operation, rt ResourceType) ([]int32, bool) {
+func (s *ruleSubject) rulesFor(op Operation, rt ResourceType) ([]int32, bool) {
 	cands := s.e.candidates[rt][op]
 	if len(s.list) < len(cands) {
 		return s.list, false

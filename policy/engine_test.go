@@ -130,7 +130,7 @@ policy:
 		want   bool
 	}{{"w", true}, {"blocked", false}, {"other", false}} {
 		p := Principal{User: Anonymous, ClientID: tt.client}
-		s := e.Subject(&p)
+		s := e.subjectOf(&p)
 		if got := s.DecideAny(OpWrite, ResTopic); got.Allowed != tt.want {
 			t.Errorf("client %s: DecideAny(Write, Topic) = %+v, want %v", tt.client, got, tt.want)
 		}
@@ -145,7 +145,7 @@ func TestSubjectManyRules(t *testing.T) {
 	}
 	e := compilePolicy(t, yaml)
 	p := Principal{User: Anonymous, ClientID: "c299"}
-	s := e.Subject(&p)
+	s := e.subjectOf(&p)
 	if s.RulesApplying() != 1 {
 		t.Fatalf("rules applying = %d, want 1", s.RulesApplying())
 	}

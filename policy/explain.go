@@ -128,14 +128,14 @@ func (c *Checker) Decide(q Question) Decision {
 	if c.st == nil {
 		return Decision{Allowed: true, Rule: decidedNoPolicy}
 	}
-	s := c.st.engine.Subject(&q.Principal)
+	s := c.st.engine.subjectOf(&q.Principal)
 	return s.Decide(q.Operation, q.Resource, q.Name)
 }
 
 // Explain answers q and says why.
 func (c *Checker) Explain(q Question) Explanation {
 	x := Explanation{VirtualCluster: q.Principal.VirtualCluster, Principal: q.Principal.String(), ClientID: q.Principal.ClientID,
-		Listener: q.Principal.Listener, Operation: OperationText(q.Operation), ResourceType: ResourceText(q.Resource), Resource: q.Name,
+		Listener: q.Principal.Listener, Operation: operationText(q.Operation), ResourceType: resourceText(q.Resource), Resource: q.Name,
 		Rules: []RuleExplanation{}, Governance: []GovernanceNote{}, Quotas: []QuotaExplanation{}}
 	if q.Principal.Addr.IsValid() {
 		x.Host = q.Principal.Addr.String()
@@ -152,7 +152,7 @@ func (c *Checker) Explain(q Question) Explanation {
 	if x.Default == "" {
 		x.Default = policyconfig.PolicyDefaultDeny
 	}
-	s := c.st.engine.Subject(&q.Principal)
+	s := c.st.engine.subjectOf(&q.Principal)
 	d, tr := s.Explain(q.Operation, q.Resource, q.Name)
 	x.Decision = DecisionDenyText
 	if d.Allowed {
@@ -161,7 +161,7 @@ func (c *Checker) Explain(q Question) Explanation {
 	x.DecidedBy = DefaultRule
 	for i, o := range tr.Outcomes {
 		r := c.pol.Rules[i]
-		re := RuleExplanation{Key: c.ruleKey(i), Name: r.Name, Text: RuleText(r)}
+		re := RuleExplanation{Key: c.ruleKey(i), Name: r.Name, Text: ruleText(r)}
 		if i < len(c.lines) {
 			re.Line = c.lines[i]
 		}
@@ -178,13 +178,13 @@ func (c *Checker) Explain(q Question) Explanation {
 func (c *Checker) ruleKey(i int) string { return fmt.Sprintf("%s.rules[%d]", c.key, i) }
 
 // ruleReason says what rule i did, in words.
-func (c *Checker) ruleReason(q Question, i int, o Outcome, tr *Trace) (outcome, reason string) {
+func (c *Checker) ruleReason(q Question, i int, o ruleOutcome, tr *ruleTrace) (outcome, reason string) {
 	r := c.pol.Rules[i]
 	op := q.Operation.ConfigName()
 	switch o {
-	case OutcomePrincipal:
+	case outcomePrincipal:
 		return "no match", fmt.Sprintf("principal: %s is none of %s", describePrincipal(&q.Principal), list(r.Principals))
-	case OutcomeOperation:
+	case outcomeOperation:
 		switch {
 		case len(r.Allow) == 0:
 			return "no match", fmt.Sprintf("operation: the rule denies only %s, not %s", list(r.Deny), op)
@@ -192,22 +192,22 @@ func (c *Checker) ruleReason(q Question, i int, o Outcome, tr *Trace) (outcome, 
 			return "no match", fmt.Sprintf("operation: the rule allows only %s (and what they imply), not %s", list(r.Allow), op)
 		}
 		return "no match", fmt.Sprintf("operation: the rule allows %s (and what they imply) and denies %s, not %s", list(r.Allow), list(r.Deny), op)
-	case OutcomeResource:
+	case outcomeResource:
 		if !r.Names(q.Resource) {
 			return "no match", fmt.Sprintf("resource: the rule names no %s", resourceWord(q.Resource))
 		}
 		return "no match", fmt.Sprintf("resource: %s %s matches none of %s", resourceWord(q.Resource), q.Name, list(r.Patterns(q.Resource)))
-	case OutcomeAllow, OutcomeDeny:
+	case outcomeAllow, outcomeDeny:
 		verb := "allows"
-		if o == OutcomeDeny {
+		if o == outcomeDeny {
 			verb = "denies"
 		}
 		switch {
-		case i == tr.Decider && o == OutcomeDeny:
+		case i == tr.Decider && o == outcomeDeny:
 			return "decided", "matches and denies: a deny wins over every allow"
 		case i == tr.Decider:
 			return "decided", "matches and allows: the first matching allow, and no rule denies"
-		case tr.Decider >= 0 && tr.Outcomes[tr.Decider] == OutcomeDeny && o == OutcomeAllow:
+		case tr.Decider >= 0 && tr.Outcomes[tr.Decider] == outcomeDeny && o == outcomeAllow:
 			return "matched", fmt.Sprintf("matches and allows, but %s denies and a deny wins", c.ruleKey(tr.Decider))
 		default:
 			return "matched", fmt.Sprintf("matches and %s too; %s came first", verb, c.ruleKey(tr.Decider))

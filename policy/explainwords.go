@@ -36,11 +36,11 @@ func describePrincipal(p *Principal) string {
 	return strings.Join(parts, ", ")
 }
 
-func resourceWord(rt ResourceType) string { return strings.ReplaceAll(ResourceText(rt), "_", " ") }
+func resourceWord(rt ResourceType) string { return strings.ReplaceAll(resourceText(rt), "_", " ") }
 
-// ResourceText is a resource type as explain and diff write it: topic,
+// resourceText is a resource type as explain and diff write it: topic,
 // group, transactional_id or cluster.
-func ResourceText(rt ResourceType) string {
+func resourceText(rt ResourceType) string {
 	switch rt {
 	case ResTopic:
 		return "topic"
@@ -52,15 +52,15 @@ func ResourceText(rt ResourceType) string {
 	return "cluster"
 }
 
-// OperationText is an operation as explain and diff write it: its
+// operationText is an operation as explain and diff write it: its
 // configuration name in capitals (WRITE, DESCRIBE_CONFIGS).
-func OperationText(op Operation) string { return strings.ToUpper(op.ConfigName()) }
+func operationText(op Operation) string { return strings.ToUpper(op.ConfigName()) }
 
 // list writes values as a YAML flow sequence.
 func list(values []string) string { return "[" + strings.Join(values, ", ") + "]" }
 
-// RuleText is r as a YAML flow mapping, the keys in the file's order.
-func RuleText(r policyconfig.Rule) string {
+// ruleText is r as a YAML flow mapping, the keys in the file's order.
+func ruleText(r policyconfig.Rule) string {
 	var parts []string
 	add := func(key string, values []string) {
 		if len(values) > 0 {

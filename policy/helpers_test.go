@@ -67,9 +67,9 @@ func parsePolicy(t testing.TB, yaml string) *config.Config {
 	return cfg
 }
 
-func compilePolicy(t testing.TB, yaml string) *Engine {
+func compilePolicy(t testing.TB, yaml string) *ruleEngine {
 	t.Helper()
-	e, err := Compile(*parsePolicy(t, yaml).Policy)
+	e, err := compileRules(*parsePolicy(t, yaml).Policy)
 	if err != nil {
 		t.Fatal(err)
 	}

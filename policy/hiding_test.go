@@ -167,7 +167,7 @@ func TestDecideEvery(t *testing.T) {
 		{"allow a prefix", `{name: a, principals: ["*"], allow: [describe], topics: ["pub.*"]}`, false},
 	} {
 		e := compilePolicy(t, "policy:\n  default: deny\n  rules:\n    - "+tt.rules+"\n")
-		s := e.Subject(&Principal{User: "alice"})
+		s := e.subjectOf(&Principal{User: "alice"})
 		if got := s.DecideEvery(OpDescribe, ResTopic).Allowed; got != tt.want {
 			t.Errorf("%s: DecideEvery %v, want %v", tt.name, got, tt.want)
 		}

@@ -6,9 +6,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are the policy's Prometheus instruments, resolved up front so the
+// policyMetrics are the policy's Prometheus instruments, resolved up front so the
 // data path never looks a label up.
-type Metrics struct {
+type policyMetrics struct {
 	decisions    *prometheus.CounterVec
 	allowed      prometheus.Counter
 	denied       prometheus.Counter
@@ -45,7 +45,7 @@ const unrecordedRule = "unrecorded"
 // countRule counts one decision by decision (allowed, denied,
 // audit_denied, hidden), operation (an ACL operation or governance check)
 // and rule. Finding a seen combination allocates nothing.
-func (m *Metrics) countRule(decision, operation, rule string, n float64) {
+func (m *policyMetrics) countRule(decision, operation, rule string, n float64) {
 	k := ruleKey{decision, operation, rule}
 	m.ruleMu.RLock()
 	c, ok := m.ruleSeen[k]
@@ -62,8 +62,8 @@ func (m *Metrics) countRule(decision, operation, rule string, n float64) {
 }
 
 // newMetrics registers the policy metrics with reg.
-func newMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
+func newMetrics(reg prometheus.Registerer) *policyMetrics {
+	m := &policyMetrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_policy_decisions_total",
 			Help: "Policy decisions, by result: allowed, denied, audit_denied (audit mode: would be denied, forwarded), hidden (left out of a listing).",

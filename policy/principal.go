@@ -34,8 +34,8 @@ type Principal struct {
 	VirtualCluster string
 }
 
-// PrincipalOf returns the principal of a request on conn.
-func PrincipalOf(conn *filter.Conn) Principal {
+// principalOf returns the principal of a request on conn.
+func principalOf(conn *filter.Conn) Principal {
 	p := Principal{
 		User:           conn.User,
 		ClientID:       conn.ClientID,
@@ -119,7 +119,7 @@ type subjectKey struct {
 	claims                                       string
 }
 
-func (e *Engine) subjectKey(p *Principal) subjectKey {
+func (e *ruleEngine) subjectKey(p *Principal) subjectKey {
 	k := subjectKey{user: p.User, clientID: p.ClientID, listener: p.Listener, cn: p.CN, virtualCluster: p.VirtualCluster, addr: p.Addr}
 	if len(e.claimNames) == 0 || len(p.Claims) == 0 {
 		return k
@@ -150,7 +150,7 @@ func ConnMatcher(list []string) (func(*filter.Conn) bool, error) {
 		return nil, err
 	}
 	return func(c *filter.Conn) bool {
-		p := PrincipalOf(c)
+		p := principalOf(c)
 		return len(compiled) > 0 && anyPrincipal(compiled, &p)
 	}, nil
 }

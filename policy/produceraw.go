@@ -36,7 +36,7 @@ func (e *Enforcer) decideProduceRaw(conn *filter.Conn, version int16, body []byt
 		return filter.Verdict{}, true
 	}
 	entry := e.table[wire.ProduceKey]
-	c := reqCtx{e: e, st: st, prin: PrincipalOf(conn), client: conn.Client, key: wire.ProduceKey, entry: entry}
+	c := reqCtx{e: e, st: st, prin: principalOf(conn), client: conn.Client, key: wire.ProduceKey, entry: entry}
 	c.subj = st.subject(&c.prin)
 	if !c.produceAllowed(s) {
 		return filter.Verdict{}, false

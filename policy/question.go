@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/kproxy/kproxy/internal/acl"
-	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // QuestionSpec is a Question as the explain command's flags and the admin
@@ -108,34 +106,7 @@ func opAppliesTo(op Operation, rt ResourceType) bool {
 func appliesText(op Operation) string {
 	var out []string
 	for _, rt := range op.AppliesTo() {
-		out = append(out, ResourceText(rt))
+		out = append(out, resourceText(rt))
 	}
 	return strings.Join(out, ", ")
-}
-
-// ClusterPolicy finds the policy the cluster vc enforces in cfg ("" for a
-// file without virtual clusters) and the key it is written at: a virtual
-// cluster without a policy of its own inherits the top level's.
-func ClusterPolicy(cfg *config.Config, vc string) (*policyconfig.Policy, string, error) {
-	if len(cfg.VirtualClusters) == 0 {
-		if vc != "" {
-			return nil, "", fmt.Errorf("virtual cluster %q: the file has no virtual_clusters", vc)
-		}
-		return cfg.Policy, "policy", nil
-	}
-	var names []string
-	for i, c := range cfg.VirtualClusters {
-		names = append(names, c.Name)
-		if c.Name != vc {
-			continue
-		}
-		if c.Policy != nil {
-			return c.Policy, fmt.Sprintf("virtual_clusters[%d].policy", i), nil
-		}
-		return cfg.Policy, "policy", nil
-	}
-	if vc == "" {
-		return nil, "", fmt.Errorf("virtual cluster: the file has virtual_clusters; name one of %s", strings.Join(names, ", "))
-	}
-	return nil, "", fmt.Errorf("virtual cluster %q: not in the file; valid: %s", vc, strings.Join(names, ", "))
 }

@@ -23,7 +23,7 @@ type reqCtx struct {
 	// goroutine, while the connection's next request updates it.
 	prin   Principal
 	client netip.AddrPort
-	subj   *Subject
+	subj   *ruleSubject
 	entry  *apiEntry
 	key    int16
 	// forced, when set, is the answer to every check: forbidden_apis uses

@@ -8,7 +8,7 @@ import (
 )
 
 // maxCachedSubjects bounds the per-policy cache of principals' Subjects; a
-// principal past it gets a Subject built per request.
+// principal past it gets a ruleSubject built per request.
 const maxCachedSubjects = 4096
 
 // state is one compiled policy: what a request is checked against. It is
@@ -17,21 +17,21 @@ const maxCachedSubjects = 4096
 type state struct {
 	// policy is the section this was compiled from, for the reload diff.
 	policy     *policyconfig.Policy
-	engine     *Engine
+	engine     *ruleEngine
 	gov        governance
 	auditOnly  bool // mode: audit
 	logAllowed bool // audit.log_allowed
 
-	// subjects caches each principal's Subject: principals are few (a user,
+	// subjects caches each principal's ruleSubject: principals are few (a user,
 	// a client id, an address, a listener), and narrowing a large policy to
 	// one costs more than all of a request's decisions. The cache belongs
 	// to this compiled policy, so a reload starts afresh.
 	mu       sync.RWMutex
-	subjects map[subjectKey]*Subject
+	subjects map[subjectKey]*ruleSubject
 }
 
-// subject returns p's Subject of this policy's engine.
-func (st *state) subject(p *Principal) *Subject {
+// subject returns p's ruleSubject of this policy's engine.
+func (st *state) subject(p *Principal) *ruleSubject {
 	key := st.engine.subjectKey(p)
 	st.mu.RLock()
 	s, ok := st.subjects[key]
@@ -39,7 +39,7 @@ func (st *state) subject(p *Principal) *Subject {
 	if ok {
 		return s
 	}
-	built := st.engine.Subject(p)
+	built := st.engine.subjectOf(p)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if s, ok := st.subjects[key]; ok {
@@ -56,7 +56,7 @@ func compileState(p *policyconfig.Policy, a *policyconfig.Audit) (*state, error)
 	if p == nil {
 		return nil, nil
 	}
-	engine, err := Compile(*p)
+	engine, err := compileRules(*p)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func compileState(p *policyconfig.Policy, a *policyconfig.Audit) (*state, error)
 	if err != nil {
 		return nil, err
 	}
-	st := &state{policy: p, engine: engine, gov: gov, auditOnly: p.Mode == policyconfig.PolicyModeAudit, subjects: map[subjectKey]*Subject{}}
+	st := &state{policy: p, engine: engine, gov: gov, auditOnly: p.Mode == policyconfig.PolicyModeAudit, subjects: map[subjectKey]*ruleSubject{}}
 	if a != nil {
 		st.logAllowed = a.LogAllowed
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // TestSubjectKeyCoversPrincipal fails when Principal gains a field the
-// Subject cache key leaves out: two principals differing only there would
-// share one cached Subject, and one would get the other's decisions (as a
+// ruleSubject cache key leaves out: two principals differing only there would
+// share one cached ruleSubject, and one would get the other's decisions (as a
 // virtual cluster's did before its name was in the key).
 func TestSubjectKeyCoversPrincipal(t *testing.T) {
 	e := compilePolicy(t, `
@@ -37,7 +37,7 @@ policy:
 			t.Fatalf("Principal.%s: a field of type %T this test cannot vary; teach it, and subjectKey", typ.Field(i).Name, v)
 		}
 		if e.subjectKey(&base) == e.subjectKey(&changed) {
-			t.Errorf("Principal.%s is not in subjectKey: principals differing in it share a cached Subject", typ.Field(i).Name)
+			t.Errorf("Principal.%s is not in subjectKey: principals differing in it share a cached ruleSubject", typ.Field(i).Name)
 		}
 	}
 }

@@ -45,7 +45,7 @@ type healthSettings struct {
 type upstreamHealth struct {
 	set     healthSettings
 	log     zerolog.Logger
-	metrics *Metrics
+	metrics *serverMetrics
 
 	ctx    context.Context // ends at close; probes and background dials use it
 	cancel context.CancelFunc
@@ -73,7 +73,7 @@ type endpointHealth struct {
 	probing   bool // a probe goroutine runs for this address
 }
 
-func newUpstreamHealth(set healthSettings, log zerolog.Logger, m *Metrics) *upstreamHealth {
+func newUpstreamHealth(set healthSettings, log zerolog.Logger, m *serverMetrics) *upstreamHealth {
 	if set.now == nil {
 		set.now = time.Now
 	}

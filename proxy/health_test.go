@@ -33,7 +33,7 @@ func (c *fakeClock) advance(d time.Duration) {
 func newTestHealth(t *testing.T, set healthSettings) (*upstreamHealth, *logbuf.Buffer) {
 	t.Helper()
 	logs := &logbuf.Buffer{}
-	h := newUpstreamHealth(set, zerolog.New(logs), NewMetrics(prometheus.NewRegistry(), MetricsSettings{}))
+	h := newUpstreamHealth(set, zerolog.New(logs), newServerMetrics(prometheus.NewRegistry(), metricsSettings{}))
 	t.Cleanup(h.close)
 	return h, logs
 }

@@ -1,16 +1,14 @@
 package proxy
 
 import (
-	"runtime"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are kproxy's Prometheus instruments (README, Admin endpoint,
+// serverMetrics are kproxy's Prometheus instruments (README, Admin endpoint,
 // lists every one). Series with a label the data path knows only at run
 // time (API key and version, principal) are created the first time they
 // are seen, then found again without a lookup that allocates.
-type Metrics struct {
+type serverMetrics struct {
 	connsActive *prometheus.GaugeVec
 	connsTotal  *prometheus.CounterVec
 	connsClosed *prometheus.CounterVec
@@ -44,16 +42,16 @@ type Metrics struct {
 	coordinatorErrors *prometheus.CounterVec
 }
 
-// MetricsSettings choose the optional series.
-type MetricsSettings struct {
+// metricsSettings choose the optional series.
+type metricsSettings struct {
 	// PrincipalLimit > 0 adds kproxy_principal_requests_total for up to
 	// that many principals (the rest are counted as "other"); 0: none.
 	PrincipalLimit int
 }
 
-// NewMetrics registers kproxy's metrics with reg.
-func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
-	m := &Metrics{
+// newServerMetrics registers kproxy's metrics with reg.
+func newServerMetrics(reg prometheus.Registerer, set metricsSettings) *serverMetrics {
+	m := &serverMetrics{
 		connsActive: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "kproxy_connections_active", Help: "Client connections currently open (from accept, handshakes included), by listener.",
 		}, []string{"listener"}),
@@ -130,7 +128,7 @@ func NewMetrics(reg prometheus.Registerer, set MetricsSettings) *Metrics {
 	return m
 }
 
-func (m *Metrics) countRequest(key, version int16) { m.requests.count(key, version) }
+func (m *serverMetrics) countRequest(key, version int16) { m.requests.count(key, version) }
 
 // SASL results, for countSASL.
 const (
@@ -140,30 +138,6 @@ const (
 
 // countSASL counts one client authentication with mechanism, a label
 // the caller bounds (Server.countSASL).
-func (m *Metrics) countSASL(mechanism, result string) {
+func (m *serverMetrics) countSASL(mechanism, result string) {
 	m.sasl.WithLabelValues(mechanism, result).Inc()
-}
-
-// WithBuildInfo exports kproxy_build_info{version, commit, go_version} = 1.
-// Empty values are exported as "unknown".
-func WithBuildInfo(version, commit string) Option {
-	return func(s *Server) { RegisterBuildInfo(s.registerer, version, commit) }
-}
-
-// RegisterBuildInfo registers kproxy_build_info with reg, for a process
-// whose Servers register with labelled registerers (one per virtual
-// cluster): it is one series per process.
-func RegisterBuildInfo(reg prometheus.Registerer, version, commit string) {
-	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "kproxy_build_info", Help: "1, labelled with the running binary's version, commit and Go version.",
-	}, []string{"version", "commit", "go_version"})
-	reg.MustRegister(g)
-	g.WithLabelValues(orUnknown(version), orUnknown(commit), runtime.Version()).Set(1)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }

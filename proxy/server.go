@@ -25,7 +25,7 @@ import (
 type Server struct {
 	cfg        *config.Config
 	log        zerolog.Logger
-	metrics    *Metrics
+	metrics    *serverMetrics
 	registerer prometheus.Registerer
 	// observers see every request once its response is delivered; the
 	// first is kproxy's own metrics (observe.go).
@@ -121,7 +121,7 @@ func New(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer, opts
 		cfg:        cfg,
 		log:        log,
 		failed:     make(chan error, 1),
-		metrics:    NewMetrics(reg, MetricsSettings{PrincipalLimit: cfg.Metrics.PrincipalLimit}),
+		metrics:    newServerMetrics(reg, metricsSettings{PrincipalLimit: cfg.Metrics.PrincipalLimit}),
 		registerer: reg,
 		// registered whether or not listeners.sni is set, so the metric
 		// set does not depend on the configuration

@@ -114,7 +114,7 @@ func startPolicy(cfg, running *config.Config, src policySource, sections *sectio
 		w.quotas = append(w.quotas, quotas)
 		appliers[cl.Name] = sections.reloader(i, quotaReloader{policy.ClusterReloadApplier(enf, cl.Name), quotas})
 	}
-	w.applied = newCountedApplier(clustersApplier(appliers), cfg, proxy.NewConfigMetrics(reg, cfg))
+	w.applied = newCountedApplier(clustersApplier(appliers), cfg, newConfigMetrics(reg, cfg))
 	w.reloader = config.NewReloader(src.path, running, w.applied, log, src.overrides...).WithFilters(src.plugins)
 	return w, nil
 }
@@ -221,11 +221,11 @@ func (w *policyWiring) inForce() *config.Config { return w.applied.inForce.Load(
 type countedApplier struct {
 	config.Applier
 	started *config.Config
-	metrics *proxy.ConfigMetrics
+	metrics *configMetrics
 	inForce atomic.Pointer[config.Config]
 }
 
-func newCountedApplier(a config.Applier, started *config.Config, m *proxy.ConfigMetrics) *countedApplier {
+func newCountedApplier(a config.Applier, started *config.Config, m *configMetrics) *countedApplier {
 	c := &countedApplier{Applier: a, started: started, metrics: m}
 	c.inForce.Store(started)
 	return c
@@ -242,10 +242,10 @@ func (c *countedApplier) ApplyConfig(cfg *config.Config, log zerolog.Logger) err
 	err := c.Applier.ApplyConfig(cfg, log)
 	if err != nil {
 		c.inForce.Store(previous)
-		c.metrics.Reloaded(cfg, err)
+		c.metrics.reloaded(cfg, err)
 		return err
 	}
-	c.metrics.Reloaded(&running, nil)
+	c.metrics.reloaded(&running, nil)
 	return nil
 }
 
@@ -268,7 +268,7 @@ func withPolicies(started, reloaded []config.VirtualCluster) []config.VirtualClu
 
 func (c *countedApplier) ConfigRejected(err error) {
 	c.Applier.ConfigRejected(err)
-	c.metrics.Reloaded(nil, err)
+	c.metrics.reloaded(nil, err)
 }
 
 // options plugs cluster i's quotas and enforcer into its proxy, ahead of

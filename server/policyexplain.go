@@ -48,7 +48,7 @@ func explainQuery(cfg *config.Config, r *http.Request) (*policy.Explanation, int
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
-	pol, key, err := policy.ClusterPolicy(cfg, spec.VirtualCluster)
+	pol, key, err := cfg.ClusterPolicy(spec.VirtualCluster)
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}

@@ -189,11 +189,7 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger, retry func
 func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, sections *sectionFilters, opts Options, tracer *requestTracing,
 	log zerolog.Logger, reg prometheus.Registerer) ([]*proxy.Server, error) {
 	clusters := cfg.Clusters()
-	buildInfo := []proxy.Option{proxy.WithBuildInfo(opts.Version, opts.Commit)}
-	if len(cfg.VirtualClusters) > 0 {
-		proxy.RegisterBuildInfo(reg, opts.Version, opts.Commit) // once, unlabelled
-		buildInfo = nil
-	}
+	registerBuildInfo(reg, opts.Version, opts.Commit) // once, unlabelled
 	connIDs := new(atomic.Uint64)
 	var servers []*proxy.Server
 	for i, cl := range clusters {
@@ -205,7 +201,6 @@ func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, s
 			return nil, err
 		}
 		proxyOpts = append(proxyOpts, naming...)
-		proxyOpts = append(proxyOpts, buildInfo...)
 		if cl.Name != "" {
 			proxyOpts = append(proxyOpts, proxy.WithVirtualCluster(cl.Name, connIDs))
 		}
@@ -222,22 +217,28 @@ func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, s
 	return servers, nil
 }
 
+// virtualClusterLabel labels every series of a virtual cluster's engine,
+// and is the field naming it in log lines.
+const virtualClusterLabel = "virtual_cluster"
+
 // clusterLogger is log with the virtual cluster's name in every line; log
 // itself for a file without virtual_clusters.
 func clusterLogger(log zerolog.Logger, name string) zerolog.Logger {
 	if name == "" {
 		return log
 	}
-	return log.With().Str(proxy.VirtualClusterLabel, name).Logger()
+	return log.With().Str(virtualClusterLabel, name).Logger()
 }
 
-// clusterRegisterer labels the virtual cluster's series; reg itself for
+// clusterRegisterer labels the virtual cluster's series, so that the
+// virtual clusters of one process share one registry without their series
+// colliding; reg itself for
 // a file without virtual_clusters, whose series stay as they always were.
 func clusterRegisterer(reg prometheus.Registerer, name string) prometheus.Registerer {
 	if name == "" {
 		return reg
 	}
-	return proxy.VirtualClusterRegisterer(reg, name)
+	return prometheus.WrapRegistererWith(prometheus.Labels{virtualClusterLabel: name}, reg)
 }
 
 // shutdownAll drains every server at once, within ctx.

@@ -60,7 +60,7 @@ func policyExplainCommand() command {
 					fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
 					return 1
 				}
-				pol, key, err := policy.ClusterPolicy(cfg, spec.VirtualCluster)
+				pol, key, err := cfg.ClusterPolicy(spec.VirtualCluster)
 				if err != nil {
 					fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
 					return 2
@@ -157,7 +157,7 @@ func diffFiles(before, after *config.Config) ([]policy.PolicyDiff, error) {
 // serves that cluster at all. A file without virtual clusters serves only
 // "", and a file with them only theirs.
 func clusterPolicy(cfg *config.Config, name string) (*policyconfig.Policy, bool) {
-	p, _, err := policy.ClusterPolicy(cfg, name)
+	p, _, err := cfg.ClusterPolicy(name)
 	return p, err == nil
 }
 

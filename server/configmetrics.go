@@ -1,4 +1,4 @@
-package proxy
+package server
 
 import (
 	"time"
@@ -8,20 +8,20 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 )
 
-// ConfigMetrics report the configuration in force and its reloads:
+// configMetrics report the configuration in force and its reloads:
 // kproxy_config_reloads_total{result}, kproxy_config_info{hash} (1 for the
 // configuration in force) and kproxy_config_loaded_timestamp_seconds.
-type ConfigMetrics struct {
+type configMetrics struct {
 	reloads        *prometheus.CounterVec
 	info           *prometheus.GaugeVec
 	loaded         prometheus.Gauge
 	succeeded, bad prometheus.Counter
 }
 
-// NewConfigMetrics registers the configuration metrics with reg; cfg is
+// newConfigMetrics registers the configuration metrics with reg; cfg is
 // the configuration kproxy started with.
-func NewConfigMetrics(reg prometheus.Registerer, cfg *config.Config) *ConfigMetrics {
-	m := &ConfigMetrics{
+func newConfigMetrics(reg prometheus.Registerer, cfg *config.Config) *configMetrics {
+	m := &configMetrics{
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_config_reloads_total",
 			Help: "Configuration reloads (SIGHUP, file change), by result: success, or failure (unreadable, invalid or not applied; what was in force stays).",
@@ -40,8 +40,8 @@ func NewConfigMetrics(reg prometheus.Registerer, cfg *config.Config) *ConfigMetr
 	return m
 }
 
-// Reloaded counts one reload; with err nil, cfg is now in force.
-func (m *ConfigMetrics) Reloaded(cfg *config.Config, err error) {
+// reloaded counts one reload; with err nil, cfg is now in force.
+func (m *configMetrics) reloaded(cfg *config.Config, err error) {
 	if err != nil {
 		m.bad.Inc()
 		return
@@ -50,7 +50,7 @@ func (m *ConfigMetrics) Reloaded(cfg *config.Config, err error) {
 	m.inForce(cfg)
 }
 
-func (m *ConfigMetrics) inForce(cfg *config.Config) {
+func (m *configMetrics) inForce(cfg *config.Config) {
 	m.info.Reset()
 	m.info.WithLabelValues(cfg.Hash()).Set(1)
 	m.loaded.Set(float64(time.Now().UnixNano()) / 1e9)
