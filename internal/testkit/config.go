@@ -60,3 +60,15 @@ func (c Config) YAML() string {
 	b.WriteString(c.Extra)
 	return b.String()
 }
+
+// TerminateOAuthBearer is Config.ListenerKeys for listeners terminating
+// OAUTHBEARER, validating tokens of issuer for the audience kafka against
+// the keys at jwksURL; keys are further keys of the oauthbearer section,
+// in flow style: "required_scopes: [kafka]".
+func TerminateOAuthBearer(jwksURL, issuer string, keys ...string) string {
+	more := ""
+	for _, k := range keys {
+		more += ", " + k
+	}
+	return fmt.Sprintf("sasl: {mode: terminate, mechanisms: [OAUTHBEARER], oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka%s}}", jwksURL, issuer, more)
+}

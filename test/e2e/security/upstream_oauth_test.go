@@ -36,21 +36,13 @@ func oauthUpstream(t *testing.T, topic string, opts idp.Options, jwksCAFile stri
 	}
 	t.Cleanup(func() { provider.Close() })
 	t.Setenv("KPROXY_TEST_OAUTH_SECRET", "kproxy-oauth-secret")
-	caKey := ""
+	var caKey []string
 	if jwksCAFile != "" {
-		caKey = fmt.Sprintf(", jwks_ca_file: %q", jwksCAFile)
+		caKey = append(caKey, fmt.Sprintf("jwks_ca_file: %q", jwksCAFile))
 	}
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
-	upstream := kproxytest.Start(t, fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners:
-  bind_host: 127.0.0.1
-  sasl:
-    mode: terminate
-    mechanisms: [OAUTHBEARER]
-    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka%s}
-log: {level: warn}
-`, cluster.ListenAddrs()[0], provider.JWKSURL(), provider.Issuer(), caKey))
+	upstream := kproxytest.Start(t, testkit.Config{Upstream: cluster.ListenAddrs(),
+		ListenerKeys: testkit.TerminateOAuthBearer(provider.JWKSURL(), provider.Issuer(), caKey...)}.YAML())
 	return provider, upstream
 }
 
