@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
@@ -25,23 +23,10 @@ func gateServer(t *testing.T, logs *logbuf.Buffer, reg *prometheus.Registry, ser
 	for i, s := range servers {
 		quoted[i] = fmt.Sprintf("%q", s)
 	}
-	cfg, err := config.Parse(strings.NewReader(fmt.Sprintf(`
+	return startServer(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: [%s], reconnect_backoff: 50ms, reconnect_backoff_max: 200ms}
 listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
-`, strings.Join(quoted, ", "))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(cfg, zerolog.New(logs), reg)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	return s
+`, strings.Join(quoted, ", ")), zerolog.New(logs), reg)
 }
 
 // closedPort is a loopback address nothing listens on.
