@@ -60,14 +60,8 @@ func TestGreedyPipeliningConsumer(t *testing.T) {
 	var tally quotaTally
 	start := time.Now()
 	quotaUntil(ctx, quotaMeasureFor(), func() bool {
-		var frames []byte
-		var corrs []int32
-		for i := 0; i < 30; i++ {
-			f, corr := c.Frame(req)
-			frames, corrs = append(frames, f...), append(corrs, corr)
-		}
-		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		if _, err := c.Write(frames); err != nil {
+		corrs, err := c.SendPipelined(req, 30)
+		if err != nil {
 			t.Errorf("write 30 fetches: %v", err)
 			return false
 		}
