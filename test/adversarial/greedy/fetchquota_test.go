@@ -31,16 +31,7 @@ func TestGreedyReconnectingConsumer(t *testing.T) {
 	quotaUntil(ctx, quotaMeasureFor(), func() bool {
 		c := quotaDial(t, addr, "greedy")
 		defer c.Close()
-		req := quotaFetch("reconnect")
-		corr, err := c.Send(req)
-		if err == nil {
-			var frame []byte
-			var resp kmsg.Response
-			if frame, resp, err = c.Receive(req, corr); err == nil {
-				tally.note(t, frame, resp.(*kmsg.FetchResponse))
-			}
-		}
-		if err != nil {
+		if err := tally.fetch(t, c, quotaFetch("reconnect")); err != nil {
 			t.Errorf("fetch on a new connection: %v", err)
 			return false
 		}
@@ -94,15 +85,7 @@ func TestGreedyParallelConsumer(t *testing.T) {
 			defer wg.Done()
 			req := quotaFetch("parallel")
 			quotaUntil(ctx, quotaMeasureFor(), func() bool {
-				corr, err := c.Send(req)
-				if err == nil {
-					var frame []byte
-					var resp kmsg.Response
-					if frame, resp, err = c.Receive(req, corr); err == nil {
-						tally.note(t, frame, resp.(*kmsg.FetchResponse))
-					}
-				}
-				if err != nil {
+				if err := tally.fetch(t, c, req); err != nil {
 					t.Errorf("connection %d: %v", i, err)
 					return false
 				}
