@@ -33,7 +33,7 @@ func TestFileDescriptorExhaustionDoesNotStopListeners(t *testing.T) {
 	// No metadata refresh while descriptors are out: its failed dial would
 	// mark the broker down and close its port, which is not the attack.
 	pki := certs.NewWithServer(t, testpki.Leaf{CommonName: "*." + sniDomain, DNSNames: []string{"*." + sniDomain}, Server: true})
-	sniPort := networkFreePort(t)
+	sniPort := testkit.FreePort(t)
 	kp := advkit.StartWithNoFile(t, testkit.Config{Upstream: advkit.Kfake(t, 1), UpstreamKeys: "metadata_refresh: 1h",
 		ListenerKeys: sniListener(sniPort, pki), Admin: true, Log: "{level: info}", Extra: "limits: {idle_timeout: 10m}\n"}.YAML(), fdLimit)
 

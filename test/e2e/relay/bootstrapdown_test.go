@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +31,7 @@ func TestBootstrapRefusedWhileClusterUnreachable(t *testing.T) {
 	}
 	t.Parallel()
 	const maxBackoff = time.Second
-	upstreamPort := freeLoopbackPort(t)
+	upstreamPort := testkit.FreePort(t)
 	upstream := fmt.Sprintf("127.0.0.1:%d", upstreamPort)
 	cfgPath := filepath.Join(t.TempDir(), "kproxy.yaml")
 	cfg := testkit.Config{Upstream: []string{upstream}, DialTimeout: 2 * time.Second, UpstreamKeys: "reconnect_backoff_max: " + maxBackoff.String(),
@@ -98,18 +97,6 @@ func TestBootstrapRefusedWhileClusterUnreachable(t *testing.T) {
 func bootstrapAttempt(addr string) error {
 	_, err := apiVersionsAt(addr)
 	return err
-}
-
-// freeLoopbackPort is a loopback port nothing listens on now.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
 }
 
 // checkKcatBlamesNoSecurityProtocol runs kcat, where installed, against
