@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,13 +31,9 @@ func TestBootstrapRefusedWhileClusterUnreachable(t *testing.T) {
 	const maxBackoff = time.Second
 	upstreamPort := testkit.FreePort(t)
 	upstream := fmt.Sprintf("127.0.0.1:%d", upstreamPort)
-	cfgPath := filepath.Join(t.TempDir(), "kproxy.yaml")
 	cfg := testkit.Config{Upstream: []string{upstream}, DialTimeout: 2 * time.Second, UpstreamKeys: "reconnect_backoff_max: " + maxBackoff.String(),
 		Admin: true, Log: "{level: info, format: json}"}.YAML()
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), testkit.WriteConfig(t, cfg))
 
 	// kproxy learns the server is down from its first dial (a probe at
 	// start); from then on every connect is refused.
