@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
@@ -9,14 +8,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testpki"
 )
 
@@ -26,7 +23,8 @@ import (
 // accepted and held in their handshakes, never served.
 func admissionServer(t *testing.T, listeners, limits string) (*Server, *prometheus.Registry) {
 	t.Helper()
-	cfg, err := config.Parse(strings.NewReader(fmt.Sprintf(`
+	reg := prometheus.NewRegistry()
+	s := startServer(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: [%q]}
 listeners:
   bind_host: 127.0.0.1
@@ -34,20 +32,7 @@ listeners:
 %s
 limits:
 %s
-`, silentUpstream(t), listeners, limits)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	s := New(cfg, zerolog.Nop(), reg)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
+`, silentUpstream(t), listeners, limits), zerolog.Nop(), reg)
 	return s, reg
 }
 

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
@@ -25,23 +23,21 @@ func gateServer(t *testing.T, logs *logbuf.Buffer, reg *prometheus.Registry, ser
 	for i, s := range servers {
 		quoted[i] = fmt.Sprintf("%q", s)
 	}
-	cfg, err := config.Parse(strings.NewReader(fmt.Sprintf(`
+	return startServer(t, fmt.Sprintf(`
 upstream: {bootstrap_servers: [%s], reconnect_backoff: 50ms, reconnect_backoff_max: 200ms}
 listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
-`, strings.Join(quoted, ", "))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(cfg, zerolog.New(logs), reg)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-	})
-	return s
+`, strings.Join(quoted, ", ")), zerolog.New(logs), reg)
+}
+
+// unreachableGate is a gateServer whose only bootstrap server, upstream,
+// nothing listens on yet, returned once its bootstrap port refuses
+// connections.
+func unreachableGate(t *testing.T) (s *Server, logs *logbuf.Buffer, reg *prometheus.Registry, upstream string) {
+	t.Helper()
+	logs, reg, upstream = &logbuf.Buffer{}, prometheus.NewRegistry(), closedPort(t)
+	s = gateServer(t, logs, reg, upstream)
+	waitRefused(t, s.BootstrapAddr(), true, "bootstrap port still accepts with the only bootstrap server unreachable")
+	return s, logs, reg, upstream
 }
 
 // closedPort is a loopback address nothing listens on.
@@ -89,12 +85,8 @@ func countMessages(t *testing.T, logs *logbuf.Buffer, prefix string) []map[strin
 // refuses connections, with one warning that says why; once the server
 // answers, it accepts again on the same port, and says so once.
 func TestBootstrapListenerFollowsUpstream(t *testing.T) {
-	var logs logbuf.Buffer
-	upstream := closedPort(t)
-	reg := prometheus.NewRegistry()
-	s := gateServer(t, &logs, reg, upstream)
+	s, logs, reg, upstream := unreachableGate(t)
 	addr := s.BootstrapAddr()
-	waitRefused(t, addr, true, "bootstrap port still accepts with the only bootstrap server unreachable")
 	time.Sleep(500 * time.Millisecond) // several failed probes
 	for i := range 3 {
 		if !refused(addr) {
@@ -104,7 +96,7 @@ func TestBootstrapListenerFollowsUpstream(t *testing.T) {
 	if v := admissionMetric(t, reg, "kproxy_bootstrap_listener_open"); v != 0 {
 		t.Errorf("kproxy_bootstrap_listener_open = %v while refusing, want 0", v)
 	}
-	closedLines := countMessages(t, &logs, "bootstrap listener refuses connections")
+	closedLines := countMessages(t, logs, "bootstrap listener refuses connections")
 	if len(closedLines) != 1 || closedLines[0]["level"] != "warn" || closedLines[0]["addr"] != addr {
 		t.Fatalf("refusal logged as %v, want one warning naming %s", closedLines, addr)
 	}
@@ -116,7 +108,7 @@ func TestBootstrapListenerFollowsUpstream(t *testing.T) {
 	defer ln.Close()
 	go acceptAndClose(ln)
 	waitRefused(t, addr, false, "bootstrap port still refuses with the bootstrap server back")
-	if n := len(countMessages(t, &logs, "bootstrap listener accepting again")); n != 1 {
+	if n := len(countMessages(t, logs, "bootstrap listener accepting again")); n != 1 {
 		t.Errorf("%d lines saying the bootstrap listener accepts again, want 1", n)
 	}
 	if v := admissionMetric(t, reg, "kproxy_bootstrap_listener_open"); v != 1 {
@@ -177,12 +169,8 @@ func waitMessage(t *testing.T, logs *logbuf.Buffer, prefix string) {
 // process takes it, the reopen fails, is logged, and is retried until the
 // port is free again.
 func TestBootstrapListenerReopenRetriedWhilePortTaken(t *testing.T) {
-	var logs logbuf.Buffer
-	upstream := closedPort(t)
-	reg := prometheus.NewRegistry()
-	s := gateServer(t, &logs, reg, upstream)
+	s, logs, reg, upstream := unreachableGate(t)
 	addr := s.BootstrapAddr()
-	waitRefused(t, addr, true, "bootstrap port still accepts with the only bootstrap server unreachable")
 	thief, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -194,12 +182,12 @@ func TestBootstrapListenerReopenRetriedWhilePortTaken(t *testing.T) {
 	}
 	defer up.Close()
 	go acceptAndClose(up)
-	waitMessage(t, &logs, "bootstrap listener not reopened; retrying")
+	waitMessage(t, logs, "bootstrap listener not reopened; retrying")
 	if v := admissionMetric(t, reg, "kproxy_bootstrap_listener_open"); v != 0 {
 		t.Errorf("kproxy_bootstrap_listener_open = %v while its port is taken, want 0", v)
 	}
 	thief.Close()
-	waitMessage(t, &logs, "bootstrap listener accepting again")
+	waitMessage(t, logs, "bootstrap listener accepting again")
 	if refused(addr) {
 		t.Fatal("bootstrap port refuses after the reopen")
 	}

@@ -10,23 +10,6 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 )
 
-// shareSessionFetch is a v1 ShareFetch of group sg for member at epoch,
-// adding partition 0 of topic id (none when id is zero).
-func shareSessionFetch(member string, epoch int32, id [16]byte) *kmsg.ShareFetchRequest {
-	r := kmsg.NewPtrShareFetchRequest()
-	r.SetVersion(1)
-	g := "sg"
-	r.GroupID, r.MemberID, r.ShareSessionEpoch = &g, &member, epoch
-	r.MaxWaitMillis, r.MinBytes, r.MaxBytes, r.MaxRecords, r.BatchSize = 10, 1, 1<<20, 100, 100
-	if id != ([16]byte{}) {
-		t := kmsg.NewShareFetchRequestTopic()
-		t.TopicID = id
-		t.Partitions = append(t.Partitions, kmsg.NewShareFetchRequestTopicPartition())
-		r.Topics = append(r.Topics, t)
-	}
-	return r
-}
-
 // shareSessionJoin makes member a member of share group sg subscribed to
 // topic, through c, and waits (10 s at most) for its assignment.
 func shareSessionJoin(t *testing.T, c *testkit.RawConn, member, topic string) {
@@ -47,13 +30,13 @@ func TestShareSessionIsItsConnectionsOnly(t *testing.T) {
 	const member = "victim-member-000000000000000000001"
 	owner := testkit.DialRaw(t, addr, "owner")
 	shareSessionJoin(t, owner, member, "victim")
-	if resp := owner.MustRoundTrip(t, shareSessionFetch(member, 0, topicID)).(*kmsg.ShareFetchResponse); resp.ErrorCode != 0 {
+	if resp := owner.MustRoundTrip(t, testkit.ShareFetch("sg", member, 0, topicID)).(*kmsg.ShareFetchResponse); resp.ErrorCode != 0 {
 		t.Fatalf("owner's share session: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
 
 	attacker := testkit.DialRaw(t, addr, "attacker")
 	for _, epoch := range []int32{1, 2, -1} {
-		resp := attacker.MustRoundTrip(t, shareSessionFetch(member, epoch, [16]byte{})).(*kmsg.ShareFetchResponse)
+		resp := attacker.MustRoundTrip(t, testkit.ShareFetch("sg", member, epoch, [16]byte{})).(*kmsg.ShareFetchResponse)
 		if resp.ErrorCode != kerr.ShareSessionNotFound.Code || len(resp.Topics) != 0 {
 			t.Fatalf("another connection's ShareFetch of the owner's session at epoch %d: %v with %d topics; want SHARE_SESSION_NOT_FOUND and none",
 				epoch, kerr.ErrorForCode(resp.ErrorCode), len(resp.Topics))
@@ -65,7 +48,7 @@ func TestShareSessionIsItsConnectionsOnly(t *testing.T) {
 			t.Fatalf("another connection's ShareAcknowledge of the owner's session at epoch %d: %v; want SHARE_SESSION_NOT_FOUND", epoch, kerr.ErrorForCode(resp.ErrorCode))
 		}
 	}
-	if resp := owner.MustRoundTrip(t, shareSessionFetch(member, 1, [16]byte{})).(*kmsg.ShareFetchResponse); resp.ErrorCode != 0 {
+	if resp := owner.MustRoundTrip(t, testkit.ShareFetch("sg", member, 1, [16]byte{})).(*kmsg.ShareFetchResponse); resp.ErrorCode != 0 {
 		t.Fatalf("owner's share session after the attempts: %v; want it working", kerr.ErrorForCode(resp.ErrorCode))
 	}
 }

@@ -59,12 +59,27 @@ type tokenClientSession struct{}
 
 func (tokenClientSession) Challenge([]byte) (bool, []byte, error) { return true, nil, nil }
 
-const tokenListener = `
-listeners:
-  bind_host: 127.0.0.1
-  bootstrap_port: 0
-  broker_port_base: 0
-  sasl: {mechanisms: [%s]}
+// tokenConfig is testkit.LocalConfig in front of upstream with listeners
+// terminating SASL with mechanisms, followed by the sections extra.
+func tokenConfig(upstream, mechanisms, extra string) string {
+	return testkit.Config{Upstream: []string{upstream}, ListenerKeys: fmt.Sprintf("sasl: {mechanisms: [%s]}", mechanisms),
+		Admin: true, Log: "{level: info, format: json}", Extra: extra}.YAML()
+}
+
+// loginConfig is testkit.LocalConfig with the upstream.sasl section
+// saslKeys, in flow style.
+func loginConfig(upstream, saslKeys string) string {
+	return testkit.Config{Upstream: []string{upstream}, UpstreamKeys: "sasl: {" + saslKeys + "}",
+		Admin: true, Log: "{level: info, format: json}"}.YAML()
+}
+
+// ordersPolicy lets svc-orders describe and write orders, and nobody
+// anything else.
+const ordersPolicy = `
+policy:
+  default: deny
+  rules:
+    - {name: orders-service, principals: ["User:svc-orders"], allow: [describe, write], topics: ["orders"]}
 `
 
 // TestProgramMechanismLogsIn: a program adds X-KPROXY-TOKEN through
@@ -74,13 +89,7 @@ listeners:
 // as wrong credentials are.
 func TestProgramMechanismLogsIn(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "orders", "payments"))
-	file := strings.Replace(testkit.LocalConfig(cluster.ListenAddrs()[0]),
-		"listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}", fmt.Sprintf(tokenListener, tokenMechanism), 1) + `
-policy:
-  default: deny
-  rules:
-    - {name: orders-service, principals: ["User:svc-orders"], allow: [describe, write], topics: ["orders"]}
-`
+	file := tokenConfig(cluster.ListenAddrs()[0], tokenMechanism, ordersPolicy)
 	path := testkit.WriteConfig(t, file)
 	reload := make(chan os.Signal, 1)
 	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
@@ -137,13 +146,7 @@ policy:
 // token names, and the second's policy decides by that principal.
 func TestProgramMechanismLogsKproxyIn(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "orders", "payments"))
-	terminating := strings.Replace(testkit.LocalConfig(cluster.ListenAddrs()[0]),
-		"listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}", fmt.Sprintf(tokenListener, tokenMechanism), 1) + `
-policy:
-  default: deny
-  rules:
-    - {name: orders-service, principals: ["User:svc-orders"], allow: [describe, write], topics: ["orders"]}
-`
+	terminating := tokenConfig(cluster.ListenAddrs()[0], tokenMechanism, ordersPolicy)
 	inner := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
 		return server.Run(ctx, server.Options{
 			ConfigPath: testkit.WriteConfig(t, terminating),
@@ -152,7 +155,7 @@ policy:
 		})
 	})
 	inner.WaitReady()
-	loggingIn := strings.Replace(testkit.LocalConfig(inner.Bootstrap), "upstream: {bootstrap_servers: [", "upstream: {sasl: {mechanism: "+tokenMechanism+"}, bootstrap_servers: [", 1)
+	loggingIn := loginConfig(inner.Bootstrap, "mechanism: "+tokenMechanism)
 	outer := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
 		return server.Run(ctx, server.Options{
 			ConfigPath: testkit.WriteConfig(t, loggingIn),
@@ -181,8 +184,7 @@ policy:
 // is refused naming the key and every valid name.
 func TestProgramMechanismValidation(t *testing.T) {
 	withFile := func(mechanisms string) string {
-		return testkit.WriteConfig(t, strings.Replace(testkit.LocalConfig("127.0.0.1:9092"),
-			"listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}", fmt.Sprintf(tokenListener, mechanisms), 1))
+		return testkit.WriteConfig(t, tokenConfig("127.0.0.1:9092", mechanisms, ""))
 	}
 	added := []sasl.Mechanism{tokenServer(nil)}
 	for _, tc := range []struct {
@@ -224,8 +226,7 @@ func TestProgramMechanismNames(t *testing.T) {
 // TestProgramLoginValidation: upstream.sasl.mechanism may name a
 // program's mechanism that has a Login, which needs no other key.
 func TestProgramLoginValidation(t *testing.T) {
-	path := testkit.WriteConfig(t, strings.Replace(testkit.LocalConfig("127.0.0.1:9092"),
-		"upstream: {bootstrap_servers: [", "upstream: {sasl: {mechanism: "+tokenMechanism+", username: kproxy}, bootstrap_servers: [", 1))
+	path := testkit.WriteConfig(t, loginConfig("127.0.0.1:9092", "mechanism: "+tokenMechanism+", username: kproxy"))
 	login := sasl.Mechanism{Name: tokenMechanism, Login: func() franzsasl.Mechanism { return tokenClient("t") }}
 	for _, tc := range []struct {
 		added   []sasl.Mechanism

@@ -17,6 +17,9 @@ type Config struct {
 	// UpstreamKeys are further keys of the upstream section, in flow
 	// style: "metadata_refresh: 200ms".
 	UpstreamKeys string
+	// ListenerKeys are further keys of the listeners section, in flow
+	// style: "tls: {cert_file: a.pem, key_file: a.key}".
+	ListenerKeys string
 	// Admin serves the admin endpoint on 127.0.0.1 with an OS-chosen port.
 	Admin bool
 	// Log is the log section, in flow style; "" means "{level: warn}".
@@ -41,7 +44,11 @@ func (c Config) YAML() string {
 		upstreamKeys = ", " + c.UpstreamKeys
 	}
 	fmt.Fprintf(&b, "upstream: {bootstrap_servers: [%s], dial_timeout: %s%s}\n", strings.Join(quoted, ", "), dial, upstreamKeys)
-	b.WriteString("listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}\n")
+	listenerKeys := ""
+	if c.ListenerKeys != "" {
+		listenerKeys = ", " + c.ListenerKeys
+	}
+	fmt.Fprintf(&b, "listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0%s}\n", listenerKeys)
 	if c.Admin {
 		b.WriteString("admin: {listen: \"127.0.0.1:0\"}\n")
 	}
@@ -52,4 +59,16 @@ func (c Config) YAML() string {
 	fmt.Fprintf(&b, "log: %s\n", log)
 	b.WriteString(c.Extra)
 	return b.String()
+}
+
+// TerminateOAuthBearer is Config.ListenerKeys for listeners terminating
+// OAUTHBEARER, validating tokens of issuer for the audience kafka against
+// the keys at jwksURL; keys are further keys of the oauthbearer section,
+// in flow style: "required_scopes: [kafka]".
+func TerminateOAuthBearer(jwksURL, issuer string, keys ...string) string {
+	more := ""
+	for _, k := range keys {
+		more += ", " + k
+	}
+	return fmt.Sprintf("sasl: {mode: terminate, mechanisms: [OAUTHBEARER], oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka%s}}", jwksURL, issuer, more)
 }

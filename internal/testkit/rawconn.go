@@ -82,6 +82,24 @@ func (c *RawConn) Send(req kmsg.Request) (int32, error) {
 	return corr, nil
 }
 
+// SendPipelined writes n copies of req, each with its own correlation id,
+// in one write before any response is read, as a pipelining client does,
+// and returns their correlation ids in order.
+func (c *RawConn) SendPipelined(req kmsg.Request, n int) ([]int32, error) {
+	var frames []byte
+	corrs := make([]int32, 0, n)
+	for range n {
+		f, corr := c.Frame(req)
+		frames, corrs = append(frames, f...), append(corrs, corr)
+	}
+	c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	defer c.SetWriteDeadline(time.Time{})
+	if _, err := c.Write(frames); err != nil {
+		return corrs, fmt.Errorf("write %d %s requests: %w", n, protocol.APIName(req.Key()), err)
+	}
+	return corrs, nil
+}
+
 // Receive reads the next response frame and decodes it as the answer to
 // req sent with correlation id corr (req's key and version say the
 // layout). It returns the frame without its size prefix, and the response.

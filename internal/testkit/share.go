@@ -30,3 +30,20 @@ func JoinShareGroup(t testing.TB, c *RawConn, group, member, topic string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// ShareFetch is a v1 ShareFetch of group for member at epoch (waiting
+// 10ms at most), adding partition 0 of topic id; none when id is zero, as
+// a fetch on an open session that only keeps it going.
+func ShareFetch(group, member string, epoch int32, id [16]byte) *kmsg.ShareFetchRequest {
+	r := kmsg.NewPtrShareFetchRequest()
+	r.SetVersion(1)
+	r.GroupID, r.MemberID, r.ShareSessionEpoch = &group, &member, epoch
+	r.MaxWaitMillis, r.MinBytes, r.MaxBytes, r.MaxRecords, r.BatchSize = 10, 1, 1<<20, 100, 100
+	if id != ([16]byte{}) {
+		t := kmsg.NewShareFetchRequestTopic()
+		t.TopicID = id
+		t.Partitions = append(t.Partitions, kmsg.NewShareFetchRequestTopicPartition())
+		r.Topics = append(r.Topics, t)
+	}
+	return r
+}

@@ -278,15 +278,26 @@ func checkAcked(t *testing.T, what string, consumed, acked []got) {
 	}
 }
 
+// javaVerifiedRoundTrip produces javaRecords into a new topic with
+// kafka-verifiable-producer and consumes them in a new group of
+// groupProtocol with kafka-verifiable-consumer (what names it in
+// failures), checking every acked record arrives and is committed. It
+// returns the topic, the group and the acked records.
+func javaVerifiedRoundTrip(t *testing.T, c *cellCtx, e *env, groupProtocol, what string) (topic, group string, acked []got) {
+	t.Helper()
+	topic = e.newTopic(t, c, "t", partitions)
+	acked = e.javaProduce(t, e.plain, topic, 1, javaRecords)
+	group = name(c, "g")
+	gs := e.javaConsume(t, e.plain, topic, group, groupProtocol, javaRecords)
+	checkAcked(t, what, gs, acked)
+	checkRecords(t, what, gs, asRecs(acked))
+	e.checkCommitted(t, group, topic, javaRecords)
+	return topic, group, acked
+}
+
 func javaProduceConsume(t *testing.T, c *cellCtx, e *env) {
 	requireJava(t, c)
-	topic := e.newTopic(t, c, "t", partitions)
-	acked := e.javaProduce(t, e.plain, topic, 1, javaRecords)
-	group := name(c, "g")
-	gs := e.javaConsume(t, e.plain, topic, group, "classic", javaRecords)
-	checkAcked(t, "kafka-verifiable-consumer", gs, acked)
-	checkRecords(t, "kafka-verifiable-consumer", gs, asRecs(acked))
-	e.checkCommitted(t, group, topic, javaRecords)
+	javaVerifiedRoundTrip(t, c, e, "classic", "kafka-verifiable-consumer")
 
 	t.Run("console", func(t *testing.T) {
 		topic := e.newTopic(t, c, "console", partitions)
@@ -371,13 +382,7 @@ func javaResume(t *testing.T, c *cellCtx, e *env) {
 // group.protocol=consumer.
 func javaKIP848(t *testing.T, c *cellCtx, e *env) {
 	requireJava(t, c)
-	topic := e.newTopic(t, c, "t", partitions)
-	acked := e.javaProduce(t, e.plain, topic, 1, javaRecords)
-	group := name(c, "g")
-	gs := e.javaConsume(t, e.plain, topic, group, "consumer", javaRecords)
-	checkAcked(t, "kafka-verifiable-consumer --group-protocol consumer", gs, acked)
-	checkRecords(t, "kafka-verifiable-consumer --group-protocol consumer", gs, asRecs(acked))
-	e.checkCommitted(t, group, topic, javaRecords)
+	topic, group, acked := javaVerifiedRoundTrip(t, c, e, "consumer", "kafka-verifiable-consumer --group-protocol consumer")
 	e.checkGroupType(t, group, "consumer")
 
 	cgroup := name(c, "console-g")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -31,7 +32,7 @@ func TestQuickStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	start, clients := quickStartBlocks(t, root)
-	bootstrapPort, brokerBase, adminPort := freePort(t), consecutiveFreePorts(t, 3), freePort(t)
+	bootstrapPort, brokerBase, adminPort := testkit.FreePort(t), consecutiveFreePorts(t, 3), testkit.FreePort(t)
 	bootstrap := "127.0.0.1:" + strconv.Itoa(bootstrapPort)
 	admin := "127.0.0.1:" + strconv.Itoa(adminPort)
 
@@ -164,21 +165,11 @@ func roundTrip(t *testing.T, bootstrap, topic string) {
 	}
 }
 
-// freePort is a TCP port free on 127.0.0.1 a moment ago.
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // consecutiveFreePorts returns the first of n consecutive ports free on
 // 127.0.0.1 a moment ago: kproxy serves node N on the base port + N.
 func consecutiveFreePorts(t *testing.T, n int) int {
 	for range 50 {
-		base := freePort(t)
+		base := testkit.FreePort(t)
 		if base+n > 65535 {
 			continue
 		}

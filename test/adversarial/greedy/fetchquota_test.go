@@ -31,16 +31,7 @@ func TestGreedyReconnectingConsumer(t *testing.T) {
 	quotaUntil(ctx, quotaMeasureFor(), func() bool {
 		c := quotaDial(t, addr, "greedy")
 		defer c.Close()
-		req := quotaFetch("reconnect")
-		corr, err := c.Send(req)
-		if err == nil {
-			var frame []byte
-			var resp kmsg.Response
-			if frame, resp, err = c.Receive(req, corr); err == nil {
-				tally.note(t, frame, resp.(*kmsg.FetchResponse))
-			}
-		}
-		if err != nil {
+		if err := tally.fetch(t, c, quotaFetch("reconnect")); err != nil {
 			t.Errorf("fetch on a new connection: %v", err)
 			return false
 		}
@@ -60,14 +51,8 @@ func TestGreedyPipeliningConsumer(t *testing.T) {
 	var tally quotaTally
 	start := time.Now()
 	quotaUntil(ctx, quotaMeasureFor(), func() bool {
-		var frames []byte
-		var corrs []int32
-		for i := 0; i < 30; i++ {
-			f, corr := c.Frame(req)
-			frames, corrs = append(frames, f...), append(corrs, corr)
-		}
-		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		if _, err := c.Write(frames); err != nil {
+		corrs, err := c.SendPipelined(req, 30)
+		if err != nil {
 			t.Errorf("write 30 fetches: %v", err)
 			return false
 		}
@@ -100,15 +85,7 @@ func TestGreedyParallelConsumer(t *testing.T) {
 			defer wg.Done()
 			req := quotaFetch("parallel")
 			quotaUntil(ctx, quotaMeasureFor(), func() bool {
-				corr, err := c.Send(req)
-				if err == nil {
-					var frame []byte
-					var resp kmsg.Response
-					if frame, resp, err = c.Receive(req, corr); err == nil {
-						tally.note(t, frame, resp.(*kmsg.FetchResponse))
-					}
-				}
-				if err != nil {
+				if err := tally.fetch(t, c, req); err != nil {
 					t.Errorf("connection %d: %v", i, err)
 					return false
 				}

@@ -153,6 +153,20 @@ func (q *quotaTally) note(t *testing.T, frame []byte, resp *kmsg.FetchResponse) 
 
 // check fails unless what the attacker got over d is within ±10% of the
 // quota.
+// fetch sends req on c, reads the answer and notes it.
+func (q *quotaTally) fetch(t *testing.T, c *testkit.RawConn, req *kmsg.FetchRequest) error {
+	corr, err := c.Send(req)
+	if err != nil {
+		return err
+	}
+	frame, resp, err := c.Receive(req, corr)
+	if err != nil {
+		return err
+	}
+	q.note(t, frame, resp.(*kmsg.FetchResponse))
+	return nil
+}
+
 func (q *quotaTally) check(t *testing.T, what string, d time.Duration) {
 	t.Helper()
 	t.Logf("%s: %d responses with records, %d throttled empty answers", what, q.responses.Load(), q.throttled.Load())

@@ -41,8 +41,7 @@ import (
 // A key in no class fails the test: a key kmsg adds must be decided.
 func TestLowPrivEveryAPIKey(t *testing.T) {
 	e := startLowprivEnv(t)
-	secret := probeNames{topic: secretTopic, group: secretGroup, txn: secretTxn, topicID: e.topicIDs[secretTopic]}
-	ghost := probeNames{topic: "ghost-topic", group: "ghost-group", txn: "ghost-txn", topicID: [16]byte{0x6b, 0x70, 0x72, 0x6f, 0x78, 0x79}}
+	secret, ghost := e.secretNames(secretGroup), ghostNames("ghost-group")
 	e.walkEveryKey(t, func(t *testing.T, rule policy.APIRule, version int16) {
 		e.probeKey(t, rule, version, secret, ghost)
 	})

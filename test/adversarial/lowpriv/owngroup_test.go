@@ -18,8 +18,7 @@ import (
 // not, so a split answer is no existence oracle either.
 func TestLowPrivOwnGroupEveryAPIKey(t *testing.T) {
 	e := startLowprivEnv(t)
-	secret := probeNames{topic: secretTopic, group: lowprivMyGroup, txn: secretTxn, topicID: e.topicIDs[secretTopic]}
-	ghost := probeNames{topic: "ghost-topic", group: lowprivMyGroup, txn: "ghost-txn", topicID: [16]byte{0x6b, 0x70, 0x72, 0x6f, 0x78, 0x79}}
+	secret, ghost := e.secretNames(lowprivMyGroup), ghostNames(lowprivMyGroup)
 	e.walkEveryKey(t, func(t *testing.T, rule policy.APIRule, version int16) {
 		name := protocol.APIName(rule.Key)
 		_, mark := e.seen.since(0)

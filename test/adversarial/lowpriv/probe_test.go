@@ -15,6 +15,18 @@ type probeNames struct {
 	topicID           [16]byte
 }
 
+// secretNames are the topic and transactional id the principal may not
+// touch, as they exist upstream, with group.
+func (e *lowprivEnv) secretNames(group string) probeNames {
+	return probeNames{topic: secretTopic, group: group, txn: secretTxn, topicID: e.topicIDs[secretTopic]}
+}
+
+// ghostNames are a topic, topic id and transactional id that exist
+// nowhere, with group.
+func ghostNames(group string) probeNames {
+	return probeNames{topic: "ghost-topic", group: group, txn: "ghost-txn", topicID: [16]byte{0x6b, 0x70, 0x72, 0x6f, 0x78, 0x79}}
+}
+
 // nameFor is the name a probe puts in the string field called field.
 func (n probeNames) nameFor(field string) string {
 	switch {

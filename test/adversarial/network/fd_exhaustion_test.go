@@ -33,18 +33,9 @@ func TestFileDescriptorExhaustionDoesNotStopListeners(t *testing.T) {
 	// No metadata refresh while descriptors are out: its failed dial would
 	// mark the broker down and close its port, which is not the attack.
 	pki := certs.NewWithServer(t, testpki.Leaf{CommonName: "*." + sniDomain, DNSNames: []string{"*." + sniDomain}, Server: true})
-	sniPort := networkFreePort(t)
-	kp := advkit.StartWithNoFile(t, fmt.Sprintf(`
-upstream: {bootstrap_servers: ["%s"], dial_timeout: 5s, metadata_refresh: 1h}
-listeners:
-  bind_host: 127.0.0.1
-  bootstrap_port: 0
-  broker_port_base: 0
-  sni: {port: %d, bootstrap_host: %s, broker_host_pattern: "%s", tls: {cert_file: %s, key_file: %s}}
-limits: {idle_timeout: 10m}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info}
-`, strings.Join(advkit.Kfake(t, 1), `", "`), sniPort, sniBootstrap, sniPattern, pki.ServerCert, pki.ServerKey), fdLimit)
+	sniPort := testkit.FreePort(t)
+	kp := advkit.StartWithNoFile(t, testkit.Config{Upstream: advkit.Kfake(t, 1), UpstreamKeys: "metadata_refresh: 1h",
+		ListenerKeys: sniListener(sniPort, pki), Admin: true, Log: "{level: info}", Extra: "limits: {idle_timeout: 10m}\n"}.YAML(), fdLimit)
 
 	// A broker's port, learned before the attack.
 	meta := testkit.DialRaw(t, kp.Bootstrap, "network-fd").MustRoundTrip(t, kmsg.NewPtrMetadataRequest()).(*kmsg.MetadataResponse)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,17 +98,8 @@ func kafkaThroughHeader(t *testing.T, addr, local string, client netip.AddrPort)
 }
 
 func holdConfig(t *testing.T, limits string) string {
-	return fmt.Sprintf(`
-upstream: {bootstrap_servers: ["%s"], dial_timeout: 5s}
-listeners:
-  bind_host: 127.0.0.1
-  bootstrap_port: 0
-  broker_port_base: 0
-  proxy_protocol: {mode: required, trusted_cidrs: ["127.0.0.0/8"]}
-limits: {handshake_timeout: 5m, %s}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info}
-`, strings.Join(advkit.Kfake(t, 1), `", "`), limits)
+	return testkit.Config{Upstream: advkit.Kfake(t, 1), ListenerKeys: `proxy_protocol: {mode: required, trusted_cidrs: ["127.0.0.0/8"]}`,
+		Admin: true, Log: "{level: info}", Extra: fmt.Sprintf("limits: {handshake_timeout: 5m, %s}\n", limits)}.YAML()
 }
 
 // A trusted balancer's peer opens 150 connections and sends half a PROXY

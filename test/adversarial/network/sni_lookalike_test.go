@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,33 +27,16 @@ const (
 // port the harness waits for) in front of a two-node kfake cluster.
 func sniLookalikeConfig(t *testing.T) (cfg, sniAddr string, pki certs.Files) {
 	pki = certs.NewWithServer(t, testpki.Leaf{CommonName: "*." + sniDomain, DNSNames: []string{"*." + sniDomain}, Server: true})
-	port := networkFreePort(t)
-	return fmt.Sprintf(`
-upstream: {bootstrap_servers: ["%s"], dial_timeout: 5s}
-listeners:
-  bind_host: 127.0.0.1
-  bootstrap_port: 0
-  broker_port_base: 0
-  sni:
-    port: %d
-    bootstrap_host: %s
-    broker_host_pattern: "%s"
-    tls: {cert_file: %s, key_file: %s}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info}
-`, strings.Join(advkit.Kfake(t, 2), `", "`), port, sniBootstrap, sniPattern, pki.ServerCert, pki.ServerKey), net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), pki
+	port := testkit.FreePort(t)
+	cfg = testkit.Config{Upstream: advkit.Kfake(t, 2), ListenerKeys: sniListener(port, pki), Admin: true, Log: "{level: info}"}.YAML()
+	return cfg, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), pki
 }
 
-// networkFreePort is a TCP port free on 127.0.0.1 a moment ago, for a
-// listener whose bound address the harness does not read from the log.
-func networkFreePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+// sniListener is the listeners' sni key: the one-port SNI listener on
+// port for sniBootstrap and sniPattern, serving pki's server certificate.
+func sniListener(port int, pki certs.Files) string {
+	return fmt.Sprintf("sni: {port: %d, bootstrap_host: %s, broker_host_pattern: %q, tls: {cert_file: %q, key_file: %q}}",
+		port, sniBootstrap, sniPattern, pki.ServerCert, pki.ServerKey)
 }
 
 // An attacker names a broker with a Unicode lookalike: the Kelvin sign

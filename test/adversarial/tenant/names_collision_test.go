@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/test/adversarial/advkit"
 )
 
@@ -41,10 +40,7 @@ func TestNamesValidateRefusesCollidingPrefixes(t *testing.T) {
 					fmt.Fprintf(&b, "    %s: %q\n", k, prefixes[k][i])
 				}
 			}
-			path := filepath.Join(t.TempDir(), "kproxy.yaml")
-			if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := testkit.WriteConfig(t, b.String())
 			out, err := exec.Command(advkit.Binary(t), "validate", "--config", path).CombinedOutput()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 				t.Fatalf("validate: %v, want exit 1; output:\n%s", err, out)

@@ -21,22 +21,6 @@ import (
 // sessionShareGroup is the victim's share group, as its clients name it.
 const sessionShareGroup = "sg"
 
-// sessionShareFetch is a v1 ShareFetch of group for member at epoch,
-// adding partition 0 of topic id (none when id is zero).
-func sessionShareFetch(group, member string, epoch int32, id [16]byte) *kmsg.ShareFetchRequest {
-	r := kmsg.NewPtrShareFetchRequest()
-	r.SetVersion(1)
-	r.GroupID, r.MemberID, r.ShareSessionEpoch = &group, &member, epoch
-	r.MaxWaitMillis, r.MinBytes, r.MaxBytes, r.MaxRecords, r.BatchSize = 10, 1, 1<<20, 100, 100
-	if id != ([16]byte{}) {
-		t := kmsg.NewShareFetchRequestTopic()
-		t.TopicID = id
-		t.Partitions = append(t.Partitions, kmsg.NewShareFetchRequestTopicPartition())
-		r.Topics = append(r.Topics, t)
-	}
-	return r
-}
-
 // sessionShareJoin makes member a member of the victim's share group,
 // subscribed to topic, through c, waiting (20 s at most) for its
 // assignment.
@@ -75,12 +59,12 @@ func sessionShareAttack(t *testing.T, victimBoot, attackerBoot string, groups []
 	attacker, _ := sessionBrokerConn(t, attackerBoot, v.leader, "attacker")
 	const member = "victim-member-00000000000000000001"
 	sessionShareJoin(t, owner, member, v.topic)
-	if resp := owner.MustRoundTrip(t, sessionShareFetch(sessionShareGroup, member, 0, v.id)).(*kmsg.ShareFetchResponse); resp.ErrorCode != 0 {
+	if resp := owner.MustRoundTrip(t, testkit.ShareFetch(sessionShareGroup, member, 0, v.id)).(*kmsg.ShareFetchResponse); resp.ErrorCode != 0 {
 		t.Fatalf("victim's share session: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
 	for _, group := range groups {
 		for _, epoch := range []int32{1, 2, 3, -1} {
-			resp := attacker.MustRoundTrip(t, sessionShareFetch(group, member, epoch, [16]byte{})).(*kmsg.ShareFetchResponse)
+			resp := attacker.MustRoundTrip(t, testkit.ShareFetch(group, member, epoch, [16]byte{})).(*kmsg.ShareFetchResponse)
 			if resp.ErrorCode != kerr.ShareSessionNotFound.Code || len(resp.Topics) != 0 {
 				t.Fatalf("attacker's ShareFetch of group %q, the victim's member, epoch %d: %v with %d topics; want SHARE_SESSION_NOT_FOUND and none",
 					group, epoch, kerr.ErrorForCode(resp.ErrorCode), len(resp.Topics))
@@ -94,7 +78,7 @@ func sessionShareAttack(t *testing.T, victimBoot, attackerBoot string, groups []
 			}
 		}
 	}
-	if resp := owner.MustRoundTrip(t, sessionShareFetch(sessionShareGroup, member, 1, [16]byte{})).(*kmsg.ShareFetchResponse); resp.ErrorCode != 0 {
+	if resp := owner.MustRoundTrip(t, testkit.ShareFetch(sessionShareGroup, member, 1, [16]byte{})).(*kmsg.ShareFetchResponse); resp.ErrorCode != 0 {
 		t.Fatalf("victim's share session after the attack: %v; want it working", kerr.ErrorForCode(resp.ErrorCode))
 	}
 }

@@ -29,21 +29,12 @@ func TestClaimPolicyReadsExactNames(t *testing.T) {
 	}
 	t.Cleanup(func() { provider.Close() })
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
-	kp := advkit.Start(t, fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners:
-  bind_host: 127.0.0.1
-  sasl:
-    mode: terminate
-    mechanisms: [OAUTHBEARER]
-    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka}
+	kp := advkit.Start(t, oauthConfig(cluster.ListenAddrs()[0], testkit.TerminateOAuthBearer(provider.JWKSURL(), provider.Issuer()), `
 policy:
   default: deny
   rules:
     - {name: payments-team, principals: ["claim:groups=payments"], allow: [describe, read, write], topics: ["payments.*"]}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, cluster.ListenAddrs()[0], provider.JWKSURL(), provider.Issuer()))
+`))
 	payload := func(groups string) string {
 		return fmt.Sprintf(`{"iss":%q,"aud":"kafka","sub":"mallory","exp":%d,%s}`, provider.Issuer(), time.Now().Add(time.Hour).Unix(), groups)
 	}

@@ -24,17 +24,8 @@ func claimsKproxy(t *testing.T) (*idp.IdP, *testkit.Binary) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { provider.Close() })
-	kp := advkit.Start(t, fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners:
-  bind_host: 127.0.0.1
-  sasl:
-    mode: terminate
-    mechanisms: [OAUTHBEARER]
-    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka, required_scopes: [kafka]}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, advkit.Kfake(t, 1)[0], provider.JWKSURL(), provider.Issuer()))
+	kp := advkit.Start(t, oauthConfig(advkit.Kfake(t, 1)[0],
+		testkit.TerminateOAuthBearer(provider.JWKSURL(), provider.Issuer(), "required_scopes: [kafka]"), ""))
 	return provider, kp
 }
 

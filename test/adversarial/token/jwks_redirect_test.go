@@ -1,7 +1,6 @@
 package token
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,21 +18,7 @@ import (
 // jwksURL for tokens of issuer.
 func jwksRedirectKproxy(t *testing.T, jwksURL, issuer string, extra ...string) *testkit.Binary {
 	t.Helper()
-	more := ""
-	for _, e := range extra {
-		more += ", " + e
-	}
-	return advkit.Start(t, fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners:
-  bind_host: 127.0.0.1
-  sasl:
-    mode: terminate
-    mechanisms: [OAUTHBEARER]
-    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka%s}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, advkit.Kfake(t, 1)[0], jwksURL, issuer, more))
+	return advkit.Start(t, oauthConfig(advkit.Kfake(t, 1)[0], testkit.TerminateOAuthBearer(jwksURL, issuer, extra...), ""))
 }
 
 func startJWKSRedirectIdP(t *testing.T, issuer string) *idp.IdP {

@@ -36,17 +36,7 @@ func upstreamTokenIdP(t *testing.T, lifetime time.Duration) *idp.IdP {
 // JWKS in front of kfake. It returns its bootstrap address.
 func upstreamTokenBroker(t *testing.T, p *idp.IdP) string {
 	t.Helper()
-	return advkit.Start(t, fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners:
-  bind_host: 127.0.0.1
-  sasl:
-    mode: terminate
-    mechanisms: [OAUTHBEARER]
-    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka}
-admin: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, advkit.Kfake(t, 1)[0], p.JWKSURL(), p.Issuer())).Bootstrap
+	return advkit.Start(t, oauthConfig(advkit.Kfake(t, 1)[0], testkit.TerminateOAuthBearer(p.JWKSURL(), p.Issuer()), "")).Bootstrap
 }
 
 // upstreamTokenConfig is the configuration of a kproxy logging in to

@@ -1,19 +1,13 @@
 package e2epolicy
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
-	"github.com/kproxy/kproxy/internal/testkit/logbuf"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 const replicaPolicy = `
@@ -29,25 +23,6 @@ func replicaYAML(cluster *kfake.Cluster) string {
 	return testkit.Config{Upstream: cluster.ListenAddrs()[:1]}.YAML() + replicaPolicy
 }
 
-// unresolvingReplica is a replica without the topic id resolver: the
-// control that shows an id really was unknown to a replica. kproxy never
-// runs so when it can reach the cluster, so the control plugs the policy
-// into the engine by hand.
-func unresolvingReplica(t *testing.T, cluster *kfake.Cluster) *testkit.Proxy {
-	t.Helper()
-	yaml := replicaYAML(cluster)
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(&logbuf.Buffer{}), policy.WithRegisterer(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	return testkit.StartEngine(t, testkit.Engine{YAML: yaml, Options: []proxy.Option{proxy.WithFilters(enf)}})
-}
-
 // TestReplicasResolveTopicIDs: two kproxy replicas with the same policy in
 // front of one cluster. A client's Metadata goes through replica A, its
 // Produce v13 and Fetch v13, which name the topic by id only, through
@@ -56,7 +31,7 @@ func unresolvingReplica(t *testing.T, cluster *kfake.Cluster) *testkit.Proxy {
 // answers UNKNOWN_TOPIC_ID, which shows the id really was unknown there.
 func TestReplicasResolveTopicIDs(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "rep.t"))
-	a, b, unaided := kproxytest.Start(t, replicaYAML(cluster)), kproxytest.Start(t, replicaYAML(cluster)), unresolvingReplica(t, cluster)
+	a, b, unaided := kproxytest.Start(t, replicaYAML(cluster)), kproxytest.Start(t, replicaYAML(cluster)), kproxytest.StartUnresolving(t, replicaYAML(cluster))
 
 	raw := testkit.DialRaw(t, a.BootstrapAddr(), "replicas")
 	md := kmsg.NewPtrMetadataRequest()

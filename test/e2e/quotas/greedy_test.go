@@ -158,14 +158,8 @@ func TestFetchQuotaHoldsPipelinedFetches(t *testing.T) {
 	e, leader := greedyEnv(t, "greedy.pipeline")
 	c := e.greedyConn(leader)
 	req := greedyFetch("greedy.pipeline")
-	var frames []byte
-	var corrs []int32
-	for i := 0; i < 10; i++ {
-		f, corr := c.Frame(req)
-		frames, corrs = append(frames, f...), append(corrs, corr)
-	}
-	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write(frames); err != nil {
+	corrs, err := c.SendPipelined(req, 10)
+	if err != nil {
 		t.Fatal(err)
 	}
 	_, resp, err := c.Receive(req, corrs[0])

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,15 +29,11 @@ func TestBootstrapRefusedWhileClusterUnreachable(t *testing.T) {
 	}
 	t.Parallel()
 	const maxBackoff = time.Second
-	upstreamPort := freeLoopbackPort(t)
+	upstreamPort := testkit.FreePort(t)
 	upstream := fmt.Sprintf("127.0.0.1:%d", upstreamPort)
-	cfgPath := filepath.Join(t.TempDir(), "kproxy.yaml")
 	cfg := testkit.Config{Upstream: []string{upstream}, DialTimeout: 2 * time.Second, UpstreamKeys: "reconnect_backoff_max: " + maxBackoff.String(),
 		Admin: true, Log: "{level: info, format: json}"}.YAML()
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), testkit.WriteConfig(t, cfg))
 
 	// kproxy learns the server is down from its first dial (a probe at
 	// start); from then on every connect is refused.
@@ -98,18 +91,6 @@ func TestBootstrapRefusedWhileClusterUnreachable(t *testing.T) {
 func bootstrapAttempt(addr string) error {
 	_, err := apiVersionsAt(addr)
 	return err
-}
-
-// freeLoopbackPort is a loopback port nothing listens on now.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
 }
 
 // checkKcatBlamesNoSecurityProtocol runs kcat, where installed, against

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,12 +44,8 @@ func TestDeadNodeNoDialStorm(t *testing.T) {
 	cluster := testkit.Cluster(t, 3)
 	upstreamPort := brokerPort(ctx, t, cluster.ListenAddrs(), stopped)
 
-	cfgPath := filepath.Join(t.TempDir(), "kproxy.yaml")
 	cfg := testkit.Config{Upstream: cluster.ListenAddrs(), DialTimeout: 2 * time.Second, Admin: true, Log: "{level: info, format: json}"}.YAML()
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), testkit.WriteConfig(t, cfg))
 	kp.WaitReady()
 	logs := tapLogs(t, kp)
 	proxyAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(brokerPort(ctx, t, []string{kp.Bootstrap}, stopped)))

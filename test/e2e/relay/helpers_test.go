@@ -120,6 +120,16 @@ func expectClosed(t *testing.T, c net.Conn, d time.Duration) time.Duration {
 
 // produceRequest builds a Produce request of values to topic/partition.
 // Versions from 13 on name topics by id; we stay at 12 or below.
+// metadataRequest is a Metadata request at version for topic.
+func metadataRequest(version int16, topic string) *kmsg.MetadataRequest {
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(version)
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = &topic
+	md.Topics = append(md.Topics, mt)
+	return md
+}
+
 func produceRequest(version int16, acks int16, topic string, partition int32, values ...string) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(version)

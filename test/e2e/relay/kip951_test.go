@@ -28,13 +28,7 @@ func TestLeaderEndpointsAtEveryVersion(t *testing.T) {
 	c := dialRaw(t, mustBrokerAddr(t, e, other))
 	v := c.Versions(t)
 
-	md := kmsg.NewPtrMetadataRequest()
-	md.SetVersion(v[int16(kmsg.Metadata)])
-	mt := kmsg.NewMetadataRequestTopic()
-	name := topic
-	mt.Topic = &name
-	md.Topics = append(md.Topics, mt)
-	topicID := c.MustRoundTrip(t, md).(*kmsg.MetadataResponse).Topics[0].TopicID
+	topicID := c.MustRoundTrip(t, metadataRequest(v[int16(kmsg.Metadata)], topic)).(*kmsg.MetadataResponse).Topics[0].TopicID
 
 	upstream := map[string]bool{}
 	for _, a := range e.cluster.ListenAddrs() {

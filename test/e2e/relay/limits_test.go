@@ -13,6 +13,17 @@ import (
 	"github.com/kproxy/kproxy/protocol"
 )
 
+// limitsEnv is newEnv(t, extraYAML) with a one-partition topic and a
+// normal client, checked healthy before the test's abuse.
+func limitsEnv(t *testing.T, extraYAML, topic string) (*env, *kgo.Client) {
+	t.Helper()
+	e := newEnv(t, extraYAML)
+	e.createTopic(testkit.Context(t, 30*time.Second), topic, 1)
+	other := e.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	healthy(t, e, other, topic, "before")
+	return e, other
+}
+
 // healthy checks that a normal client works through kproxy: a produce and
 // a consume of the same record.
 func healthy(t *testing.T, e *env, cl *kgo.Client, topic, val string) {
@@ -34,11 +45,7 @@ func healthy(t *testing.T, e *env, cl *kgo.Client, topic, val string) {
 func TestOversizedFrameClosesConnection(t *testing.T) {
 	t.Parallel()
 	const topic = "limits"
-	e := newEnv(t, "limits: {max_frame_bytes: 1048576}")
-	ctx := testkit.Context(t, 30*time.Second)
-	e.createTopic(ctx, topic, 1)
-	other := e.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	healthy(t, e, other, topic, "before")
+	e, other := limitsEnv(t, "limits: {max_frame_bytes: 1048576}", topic)
 
 	for _, addr := range []string{e.proxy.BootstrapAddr(), mustBrokerAddr(t, e, 0)} {
 		c := dialRaw(t, addr)
@@ -80,11 +87,7 @@ func TestOversizedFrameClosesConnection(t *testing.T) {
 func TestUnknownAPIKeyClosesConnection(t *testing.T) {
 	t.Parallel()
 	const topic = "unknown-key"
-	e := newEnv(t, "")
-	ctx := testkit.Context(t, 30*time.Second)
-	e.createTopic(ctx, topic, 1)
-	other := e.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	healthy(t, e, other, topic, "before")
+	e, other := limitsEnv(t, "", topic)
 
 	for _, addr := range []string{e.proxy.BootstrapAddr(), mustBrokerAddr(t, e, e.cluster.LeaderFor(topic, 0))} {
 		c := dialRaw(t, addr)

@@ -64,13 +64,7 @@ func TestPipelinedRequests(t *testing.T) {
 		var req kmsg.Request
 		switch i % 3 {
 		case 0:
-			m := kmsg.NewPtrMetadataRequest()
-			m.SetVersion(v[int16(kmsg.Metadata)])
-			mt := kmsg.NewMetadataRequestTopic()
-			name := topic
-			mt.Topic = &name
-			m.Topics = append(m.Topics, mt)
-			req = m
+			req = metadataRequest(v[int16(kmsg.Metadata)], topic)
 		case 1:
 			l := kmsg.NewPtrListOffsetsRequest()
 			l.SetVersion(v[int16(kmsg.ListOffsets)])
@@ -231,12 +225,7 @@ func TestPipelinedLargeResponses(t *testing.T) {
 	if ec := c.MustRoundTrip(t, pr).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; ec != 0 {
 		t.Fatalf("produce: error %d", ec)
 	}
-	md := kmsg.NewPtrMetadataRequest()
-	md.SetVersion(v[int16(kmsg.Metadata)])
-	mt := kmsg.NewMetadataRequestTopic()
-	name := topic
-	mt.Topic = &name
-	md.Topics = append(md.Topics, mt)
+	md := metadataRequest(v[int16(kmsg.Metadata)], topic)
 	topicID := c.MustRoundTrip(t, md).(*kmsg.MetadataResponse).Topics[0].TopicID
 
 	fetch := func(version int16) *kmsg.FetchRequest {

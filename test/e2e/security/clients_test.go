@@ -130,16 +130,7 @@ func TestSaramaTLSSCRAM(t *testing.T) {
 		topic     string
 	}{{"handshake v1", sarama.SASLHandshakeV1, "sarama-v1"}, {"handshake v0", sarama.SASLHandshakeV0, "sarama-v0"}} {
 		t.Run(tc.name, func(t *testing.T) {
-			client, err := sarama.NewClient([]string{px.BootstrapAddr()}, saramaSCRAMConfig(p, "alice", "alice-secret", tc.handshake))
-			if err != nil {
-				t.Fatalf("sarama client: %v", err)
-			}
-			defer client.Close()
-			producer, err := sarama.NewSyncProducerFromClient(client)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer producer.Close()
+			client, producer := saramakit.Producer(t, []string{px.BootstrapAddr()}, saramaSCRAMConfig(p, "alice", "alice-secret", tc.handshake))
 			msgs := make([]*sarama.ProducerMessage, 100)
 			for i := range msgs {
 				msgs[i] = &sarama.ProducerMessage{Topic: tc.topic, Value: sarama.StringEncoder(fmt.Sprintf("sarama-%d", i))}

@@ -85,3 +85,14 @@ func consumeInOrder(t *testing.T, ctx context.Context, consumer *kgo.Client, got
 		})
 	}
 }
+
+// serverTLS is the listeners' tls key serving p's server certificate;
+// requireCN also requires a client certificate from p's CA and takes the
+// principal from its CN.
+func serverTLS(p certs.Files, requireCN bool) string {
+	if requireCN {
+		return fmt.Sprintf("tls: {cert_file: %q, key_file: %q, client_auth: require, client_ca_file: %q, principal_from: cn}",
+			p.ServerCert, p.ServerKey, p.CAFile)
+	}
+	return fmt.Sprintf("tls: {cert_file: %q, key_file: %q}", p.ServerCert, p.ServerKey)
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,20 +42,13 @@ func startWithPolicy(t *testing.T, yaml string) (*kproxytest.Kproxy, *logbuf.Buf
 func TestMultiCNCertificateRefused(t *testing.T) {
 	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "admin.only"))
-	px, logs := startWithPolicy(t, fmt.Sprintf(`
-upstream:
-  bootstrap_servers: [%q]
-  dial_timeout: 5s
-listeners:
-  bind_host: 127.0.0.1
-  tls: {cert_file: %s, key_file: %s, client_auth: require, client_ca_file: %s, principal_from: cn}
-log: {level: warn}
+	px, logs := startWithPolicy(t, testkit.Config{Upstream: cluster.ListenAddrs(), ListenerKeys: serverTLS(p, true), Extra: `
 policy:
   default: deny
   rules:
     - {name: describe-all, principals: ["*"], allow: [describe], topics: ["*"]}
     - {name: admin-writes, principals: ["User:admin", "cn:admin"], allow: [write], topics: ["admin.only"]}
-`, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey, p.CAFile))
+`}.YAML())
 	ctx := testkit.Context(t, 60*time.Second)
 	clientFor := func(name string, l testpki.Leaf) *kgo.Client {
 		t.Helper()

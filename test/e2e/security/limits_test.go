@@ -141,15 +141,8 @@ func TestHandshakeDeadline(t *testing.T) {
 // keep working; once one closes, a new one is served.
 func TestConnectionLimitPerIP(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
-	px := kproxytest.Start(t, fmt.Sprintf(`
-upstream:
-  bootstrap_servers: [%q]
-  dial_timeout: 5s
-listeners:
-  bind_host: 127.0.0.1
-limits: {max_connections_per_ip: 5}
-log: {level: error}
-`, cluster.ListenAddrs()[0]))
+	px := kproxytest.Start(t, testkit.Config{Upstream: cluster.ListenAddrs(), Log: "{level: error}",
+		Extra: "limits: {max_connections_per_ip: 5}\n"}.YAML())
 	addr := px.BootstrapAddr()
 
 	conns := make([]*rawConn, 5)

@@ -177,15 +177,8 @@ func TestMalformedInput(t *testing.T) {
 	const idle = 3 * time.Second
 	raiseNoFile(t, 4096)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "steady"))
-	px := kproxytest.Start(t, fmt.Sprintf(`
-upstream:
-  bootstrap_servers: [%q]
-  dial_timeout: 5s
-listeners:
-  bind_host: 127.0.0.1
-limits: {idle_timeout: %s}
-log: {level: error}
-`, cluster.ListenAddrs()[0], idle))
+	px := kproxytest.Start(t, testkit.Config{Upstream: cluster.ListenAddrs(), Log: "{level: error}",
+		Extra: fmt.Sprintf("limits: {idle_timeout: %s}\n", idle)}.YAML())
 	addr := px.BootstrapAddr()
 	steady := startSteadyClient(t, addr, "steady")
 	heapStart := heapInuse()
@@ -365,16 +358,8 @@ log: {level: error}
 // memory and is closed.
 func TestPassthroughSASLFrameBounded(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.EnableSASL(), kfake.Superuser("PLAIN", "svc", "svc-secret"))
-	px := kproxytest.Start(t, fmt.Sprintf(`
-upstream:
-  bootstrap_servers: [%q]
-  dial_timeout: 5s
-listeners:
-  bind_host: 127.0.0.1
-  sasl: {mode: passthrough}
-limits: {max_frame_bytes: 16777216}
-log: {level: error}
-`, cluster.ListenAddrs()[0]))
+	px := kproxytest.Start(t, testkit.Config{Upstream: cluster.ListenAddrs(), ListenerKeys: "sasl: {mode: passthrough}",
+		Log: "{level: error}", Extra: "limits: {max_frame_bytes: 16777216}\n"}.YAML())
 	addr := px.BootstrapAddr()
 	const n = 8
 	before := heapInuse()

@@ -44,15 +44,8 @@ policy:
 func TestMTLSPrincipalFeedsPolicy(t *testing.T) {
 	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "mtls.a", "mtls.b"))
-	yaml := fmt.Sprintf(`
-upstream:
-  bootstrap_servers: [%q]
-  dial_timeout: 5s
-listeners:
-  bind_host: 127.0.0.1
-  tls: {cert_file: %s, key_file: %s, client_auth: require, client_ca_file: %s, principal_from: cn}
-log: {level: warn}
-`, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey, p.CAFile) + fmt.Sprintf(mtlsPolicy, testpki.ClientCN)
+	yaml := testkit.Config{Upstream: cluster.ListenAddrs(), ListenerKeys: serverTLS(p, true),
+		Extra: fmt.Sprintf(mtlsPolicy, testpki.ClientCN)}.YAML()
 	audit := kproxytest.NewAuditFile(t)
 	yaml += fmt.Sprintf("audit: {output: %q}\n", audit)
 	px := kproxytest.Start(t, yaml)
@@ -154,15 +147,7 @@ func fileSerial(t *testing.T, certFile, keyFile string) *big.Int {
 func TestCertificateRotation(t *testing.T) {
 	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1)
-	px := kproxytest.Start(t, fmt.Sprintf(`
-upstream:
-  bootstrap_servers: [%q]
-  dial_timeout: 5s
-listeners:
-  bind_host: 127.0.0.1
-  tls: {cert_file: %s, key_file: %s}
-log: {level: warn}
-`, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey))
+	px := kproxytest.Start(t, testkit.Config{Upstream: cluster.ListenAddrs(), ListenerKeys: serverTLS(p, false)}.YAML())
 	trust := clientTLS(t, p, false)
 
 	first := fileSerial(t, p.ServerCert, p.ServerKey)
@@ -275,15 +260,8 @@ func TestPassthroughLogsUser(t *testing.T) {
 func TestClientCARotationAndResumption(t *testing.T) {
 	p := certs.New(t)
 	cluster := testkit.Cluster(t, 1)
-	px := kproxytest.Start(t, fmt.Sprintf(`
-upstream:
-  bootstrap_servers: [%q]
-  dial_timeout: 5s
-listeners:
-  bind_host: 127.0.0.1
-  tls: {cert_file: %s, key_file: %s, client_auth: require, client_ca_file: %s, principal_from: cn}
-log: {level: error}
-`, cluster.ListenAddrs()[0], p.ServerCert, p.ServerKey, p.CAFile))
+	px := kproxytest.Start(t, testkit.Config{Upstream: cluster.ListenAddrs(), ListenerKeys: serverTLS(p, true),
+		Log: "{level: error}"}.YAML())
 	addr := px.BootstrapAddr()
 	client := clientTLS(t, p, true)
 	client.ClientSessionCache = tls.NewLRUClientSessionCache(8)

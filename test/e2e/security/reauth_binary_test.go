@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -121,8 +119,7 @@ func TestSessionLifetimeEveryClientVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfgPath := filepath.Join(t.TempDir(), "kproxy.yaml")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(`
+	cfgPath := testkit.WriteConfig(t, fmt.Sprintf(`
 upstream: {embedded: {brokers: 1, topics: [t], default_partitions: 1}}
 listeners:
   bind_host: 127.0.0.1
@@ -135,9 +132,7 @@ listeners:
     users: [{name: alice, credentials: [%q]}]
 admin: {listen: "127.0.0.1:0"}
 log: {level: info, format: json}
-`, sessionLifetime, cred256)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, sessionLifetime, cred256))
 	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
 	kp.WaitReady()
 

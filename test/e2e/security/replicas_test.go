@@ -1,24 +1,18 @@
 package e2esecurity
 
 import (
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
-	"github.com/kproxy/kproxy/internal/testkit/logbuf"
-	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestReplicasSecureUpstream: replicas in front of a cluster that requires
@@ -38,7 +32,7 @@ policy:
     - {name: alice, principals: ["User:alice"], allow: [all], topics: ["*"], groups: ["*"], cluster: true}
 `
 	a, b := kproxytest.Start(t, yaml), kproxytest.Start(t, yaml)
-	unaided := unresolvingReplica(t, yaml)
+	unaided := kproxytest.StartUnresolving(t, yaml)
 	ctx := testkit.Context(t, 30*time.Second)
 
 	if _, err := unauthenticatedSession(t, p, b.BootstrapAddr(), 3); err != nil {
@@ -89,22 +83,4 @@ policy:
 	if code := fetchByID(b); code != 0 {
 		t.Fatalf("Fetch v13 by id through replica B: error %d, want the record", code)
 	}
-}
-
-// unresolvingReplica is a replica started from yaml without the topic id
-// resolver: the control that shows an id really was unknown to a replica.
-// kproxy never runs so when it can log in to the cluster, so the control
-// plugs the policy into the engine by hand.
-func unresolvingReplica(t *testing.T, yaml string) *testkit.Proxy {
-	t.Helper()
-	cfg, err := config.Parse(strings.NewReader(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := policy.New(cfg.Policy, cfg.Audit, policy.WithAuditWriter(&logbuf.Buffer{}), policy.WithRegisterer(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { enf.Close() })
-	return testkit.StartEngine(t, testkit.Engine{YAML: yaml, Options: []proxy.Option{proxy.WithFilters(enf)}})
 }

@@ -36,22 +36,25 @@ func oauthUpstream(t *testing.T, topic string, opts idp.Options, jwksCAFile stri
 	}
 	t.Cleanup(func() { provider.Close() })
 	t.Setenv("KPROXY_TEST_OAUTH_SECRET", "kproxy-oauth-secret")
-	caKey := ""
+	var caKey []string
 	if jwksCAFile != "" {
-		caKey = fmt.Sprintf(", jwks_ca_file: %q", jwksCAFile)
+		caKey = append(caKey, fmt.Sprintf("jwks_ca_file: %q", jwksCAFile))
 	}
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
-	upstream := kproxytest.Start(t, fmt.Sprintf(`
-upstream: {bootstrap_servers: [%q]}
-listeners:
-  bind_host: 127.0.0.1
-  sasl:
-    mode: terminate
-    mechanisms: [OAUTHBEARER]
-    oauthbearer: {jwks_url: %q, issuer: %q, audience: kafka%s}
-log: {level: warn}
-`, cluster.ListenAddrs()[0], provider.JWKSURL(), provider.Issuer(), caKey))
+	upstream := kproxytest.Start(t, testkit.Config{Upstream: cluster.ListenAddrs(),
+		ListenerKeys: testkit.TerminateOAuthBearer(provider.JWKSURL(), provider.Issuer(), caKey...)}.YAML())
 	return provider, upstream
+}
+
+// oauthLoginConfig is the configuration of a kproxy in front of upstream
+// logging in to it with OAUTHBEARER, its token from provider for the
+// client kproxy; keys are further keys of upstream.sasl, in flow style.
+func oauthLoginConfig(upstream *kproxytest.Kproxy, provider *idp.IdP, keys ...string) string {
+	sasl := fmt.Sprintf("sasl: {mechanism: OAUTHBEARER, token_endpoint: %q, client_id: kproxy, client_secret_env: KPROXY_TEST_OAUTH_SECRET", provider.TokenURL())
+	for _, k := range keys {
+		sasl += ", " + k
+	}
+	return testkit.Config{Upstream: []string{upstream.BootstrapAddr()}, UpstreamKeys: sasl + "}"}.YAML()
 }
 
 // TestUpstreamOAuthReauthenticatesWithFreshTokens: kproxy logs in to its
@@ -69,13 +72,7 @@ log: {level: warn}
 func TestUpstreamOAuthReauthenticatesWithFreshTokens(t *testing.T) {
 	const topic = "oauth-reauth"
 	provider, upstream := oauthUpstream(t, topic, idp.Options{TokenLifetime: oauthTokenLifetime}, "")
-	px := kproxytest.Start(t, fmt.Sprintf(`
-upstream:
-  bootstrap_servers: [%q]
-  sasl: {mechanism: OAUTHBEARER, token_endpoint: %q, client_id: kproxy, client_secret_env: KPROXY_TEST_OAUTH_SECRET, scope: kafka}
-listeners: {bind_host: 127.0.0.1}
-log: {level: warn}
-`, upstream.BootstrapAddr(), provider.TokenURL()))
+	px := kproxytest.Start(t, oauthLoginConfig(upstream, provider, "scope: kafka"))
 
 	producer := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0))
 	consumer := newClient(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.ConsumeTopics(topic),
@@ -156,18 +153,9 @@ func TestUpstreamOAuthTokenEndpointCAFile(t *testing.T) {
 	const topic = "oauth-ca"
 	pki := certs.New(t)
 	provider, upstream := oauthUpstream(t, topic, idp.Options{TLSCA: pki.CA}, pki.CAFile)
-	config := func(caLine string) string {
-		return fmt.Sprintf(`
-upstream:
-  bootstrap_servers: [%q]
-  sasl: {mechanism: OAUTHBEARER, token_endpoint: %q, client_id: kproxy, client_secret_env: KPROXY_TEST_OAUTH_SECRET%s}
-listeners: {bind_host: 127.0.0.1}
-log: {level: warn}
-`, upstream.BootstrapAddr(), provider.TokenURL(), caLine)
-	}
 
 	ctx := testkit.Context(t, 30*time.Second)
-	trusted := kproxytest.Start(t, config(fmt.Sprintf(", token_endpoint_ca_file: %q", pki.CAFile)))
+	trusted := kproxytest.Start(t, oauthLoginConfig(upstream, provider, fmt.Sprintf("token_endpoint_ca_file: %q", pki.CAFile)))
 	producer := newClient(t, kgo.SeedBrokers(trusted.BootstrapAddr()), kgo.DefaultProduceTopic(topic), kgo.RequestRetries(0))
 	if err := producer.ProduceSync(ctx, &kgo.Record{Value: []byte("r0")}).FirstErr(); err != nil {
 		t.Fatalf("produce through kproxy trusting the provider's CA: %v", err)
@@ -180,7 +168,7 @@ log: {level: warn}
 	// so it never becomes ready; its bootstrap listener is open all the
 	// same.
 	log := &logbuf.Buffer{}
-	roots := kproxytest.Start(t, config(""), kproxytest.WithLog(log, zerolog.WarnLevel), kproxytest.Unready())
+	roots := kproxytest.Start(t, oauthLoginConfig(upstream, provider), kproxytest.WithLog(log, zerolog.WarnLevel), kproxytest.Unready())
 	refused := newClient(t, kgo.SeedBrokers(roots.BootstrapAddr()), kgo.DefaultProduceTopic(topic),
 		kgo.RequestRetries(0), kgo.RecordRetries(1), kgo.RecordDeliveryTimeout(5*time.Second))
 	if err := refused.ProduceSync(ctx, &kgo.Record{Value: []byte("r1")}).FirstErr(); err == nil {

@@ -27,7 +27,7 @@ func TestSNIBehindHAProxy(t *testing.T) {
 	t.Parallel()
 	const topic = "sni-haproxy"
 	ctx := testkit.Context(t, 30*time.Second)
-	hport := freePort(t)
+	hport := testkit.FreePort(t)
 	cluster := testkit.Cluster(t, 3)
 	p := newPKI(t)
 	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{
@@ -44,17 +44,6 @@ func TestSNIBehindHAProxy(t *testing.T) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	consumeAll(ctx, t, consumer, 30)
 	checkSNIAddrs(t, sniffer, hport)
-}
-
-// freePort is a TCP port free on 127.0.0.1 a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func startHAProxy(t *testing.T, haproxy string, port int, kproxy string) {

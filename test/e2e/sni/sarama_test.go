@@ -12,6 +12,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
+	"github.com/kproxy/kproxy/internal/testkit/saramakit"
 )
 
 // saramaDialer is sarama's proxy dialer (Net.Proxy), doing the TLS
@@ -46,16 +47,7 @@ func TestSNISarama(t *testing.T) {
 	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
 	cfg.Net.Proxy.Enable = true
 	cfg.Net.Proxy.Dialer = saramaDialer{dial: sniDialer(port, clientTLS(p), sniffer)}
-	client, err := sarama.NewClient([]string{net.JoinHostPort(bootstrapHost, strconv.Itoa(port))}, cfg)
-	if err != nil {
-		t.Fatalf("sarama client: %v", err)
-	}
-	defer client.Close()
-	producer, err := sarama.NewSyncProducerFromClient(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer producer.Close()
+	client, producer := saramakit.Producer(t, []string{net.JoinHostPort(bootstrapHost, strconv.Itoa(port))}, cfg)
 	const n = 30
 	for i := range n {
 		if _, _, err := producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("v" + strconv.Itoa(i))}); err != nil {
