@@ -10,7 +10,7 @@ import (
 )
 
 // tracedRatio is the kproxy-traced target's sampling ratio: the rate the
-// overhead budget is stated for (issue #13).
+// overhead budget is stated for.
 const tracedRatio = 0.01
 
 // traceSink is an OTLP/HTTP endpoint that accepts and discards spans, so

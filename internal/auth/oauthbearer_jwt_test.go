@@ -70,7 +70,7 @@ func TestJWTValidatorAccepts(t *testing.T) {
 	}
 }
 
-// TestJWTValidatorRejects has one case per rejection of the issue and of
+// TestJWTValidatorRejects has one case per documented rejection and per
 // the validator's other checks; each names the reason the log must give.
 func TestJWTValidatorRejects(t *testing.T) {
 	p := startIdP(t)

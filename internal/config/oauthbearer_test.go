@@ -46,7 +46,7 @@ listeners:
 	s := d.security()
 	s.applyDefaults()
 	if errs := s.validate(); len(errs) > 0 {
-		t.Fatalf("the issue's example does not validate: %v", errs)
+		t.Fatalf("the documented example does not validate: %v", errs)
 	}
 	o := d.Listeners.SASL.OAuthBearer
 	if o.PrincipalClaim != "sub" || o.ClockSkew != 30*time.Second || o.JWKSRefreshInterval != time.Hour ||

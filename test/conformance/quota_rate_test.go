@@ -20,9 +20,9 @@ const (
 	// and the burst a sampled rate admits before it throttles (one window
 	// of quota bytes with quotaWindows) are not the steady rate.
 	quotaWarmup = 4 * time.Second
-	// quotaWindow is how long the rate is measured (the issue: 20 s).
+	// quotaWindow is how long the rate is measured (20 s).
 	quotaWindow = 20 * time.Second
-	// quotaBand is the tolerance around the quota (the issue: ±10%).
+	// quotaBand is the tolerance around the quota (±10%).
 	quotaBand = 0.10
 	// quotaRecordSize is every record's value size: large, so that the
 	// clients spend little CPU per byte (with 1,000-byte records, on 2

@@ -20,7 +20,7 @@ import (
 	"github.com/kproxy/kproxy/policy"
 )
 
-// The quota scenarios (issue 16): each client produces as fast as it can
+// The quota scenarios: each client produces as fast as it can
 // through kproxy to the real cluster under a produce quota, then consumes
 // everything back under a fetch quota; a third runs two SASL principals
 // with different quotas at once. A cell passes only if the rate over the
@@ -32,7 +32,7 @@ import (
 // other only, so that the rest of the suite does not take the CPU the
 // clients need to go faster than their quotas.
 const (
-	produceQuota = 5_000_000 // bytes/s, the issue's 5 MB/s
+	produceQuota = 5_000_000 // bytes/s: 5 MB/s
 	fetchQuota   = 4_000_000 // bytes/s: distinct from the produce quota
 	// The principals cell: two users at once, each with its own rate.
 	aliceQuota = 5_000_000

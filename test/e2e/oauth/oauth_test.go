@@ -80,7 +80,7 @@ func TestProduceConsumeByPrincipalAndClaim(t *testing.T) {
 	}
 }
 
-// TestRejections: every kind of bad token the issue lists is refused with
+// TestRejections: every kind of bad token is refused with
 // SASL_AUTHENTICATION_FAILED (after the KIP-255 error challenge, which
 // franz-go answers), and kproxy's log says why without the token.
 func TestRejections(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 )
 
-// measureFor is how long each client runs, as the issue asks.
+// measureFor is how long each client runs.
 const measureFor = 20 * time.Second
 
 // valueSize is each record's value: large enough that batch and request

@@ -138,7 +138,7 @@ func unauthenticatedSession(t *testing.T, p certs.Files, addr string, version in
 	return versions, nil
 }
 
-// TestUnauthenticatedClientsNeverReachUpstream (issue #10 finding 6): in
+// TestUnauthenticatedClientsNeverReachUpstream: in
 // SASL terminate mode, clients that send ApiVersions, SaslHandshake and a
 // wrong password, many times and at once, on the bootstrap and every
 // broker listener, cause no upstream connection at all once kproxy knows

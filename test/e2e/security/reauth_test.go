@@ -18,7 +18,7 @@ import (
 // re-authentication tests: short, so that a few seconds span several.
 const upstreamLifetime = 2 * time.Second
 
-// TestUpstreamReauthenticatesInPlace (issue #10 finding 7): kproxy logs in
+// TestUpstreamReauthenticatesInPlace: kproxy logs in
 // upstream with its own credentials and the upstream gives the session a
 // lifetime (KIP-368). A producer and a consumer through kproxy, running
 // for several lifetimes, keep their connections: kproxy re-authenticates

@@ -38,7 +38,7 @@ type env struct {
 }
 
 // tenantConfig is the configuration file's text: both tenants with the
-// issue's prefixes on OS-chosen ports, each with a policy of its own
+// documented prefixes on OS-chosen ports, each with a policy of its own
 // (policies[i], YAML of a policy section, "" for none).
 func tenantConfig(upstream, audit string, policies ...string) string {
 	var b strings.Builder

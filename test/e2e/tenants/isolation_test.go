@@ -24,7 +24,7 @@ const (
 )
 
 // TestTwoTenantsClassicGroup and TestTwoTenantsConsumerGroup are the
-// issue's scenario: two tenants on one kfake, each creating `orders`,
+// documented scenario: two tenants on one kfake, each creating `orders`,
 // producing, running a transaction, consuming with group `app` (classic
 // JoinGroup/SyncGroup, then KIP-848 ConsumerGroupHeartbeat) and
 // committing, with zero crosstalk; the upstream holds the prefixed names.
