@@ -71,9 +71,7 @@ policy:
 		if tt.autoKept || v.OnResponse == nil {
 			continue
 		}
-		if err := v.OnResponse(metadataResp(req, map[string]int16{tt.topic: errUnknownTopicOrPartition})); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, metadataResp(req, map[string]int16{tt.topic: errUnknownTopicOrPartition}))
 		enf.Close()
 		if !strings.Contains(audit.String(), `"decision":"deny"`) || !strings.Contains(audit.String(), tt.topic) {
 			t.Errorf("%s: no audit line for the refused creation:\n%s", tt.name, audit.String())
@@ -96,9 +94,7 @@ policy:
 	if req.AllowAutoTopicCreation {
 		t.Fatal("auto-creation left on")
 	}
-	if err := v.OnResponse(metadataResp(req, map[string]int16{"Legacy": 0})); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, metadataResp(req, map[string]int16{"Legacy": 0}))
 	enf.Close()
 	if audit.Len() != 0 {
 		t.Errorf("audited a refusal for an existing topic: %s", audit.String())
@@ -150,9 +146,7 @@ policy:
 			t.Fatalf("v%d: forwarded topics %+v, want the all-topics form", version, req.Topics)
 		}
 		resp := metadataResp(req, map[string]int16{"exists": 0, "other": 0, "secret": 0})
-		if err := v.OnResponse(resp); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, resp)
 		var got []string
 		for _, tp := range resp.Topics {
 			got = append(got, *tp.Topic+":"+itoa(int(tp.ErrorCode)))
@@ -242,9 +236,7 @@ policy:
 	}
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	resp.Topics = []kmsg.CreatePartitionsResponseTopic{{Topic: "capped.b"}, {Topic: "free"}}
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	if resp.Topics[0].Topic != "capped.a" || resp.Topics[0].ErrorCode != errPolicyViolation || !strings.Contains(deref(resp.Topics[0].ErrorMessage), `"max-64"`) {
 		t.Errorf("answered %+v", resp.Topics)
 	}
@@ -371,9 +363,7 @@ policy:
 		t.Fatal("auto-creation left on for a principal that may not create topics")
 	}
 	resp := metadataResp(req, map[string]int16{"exists": 0, "absent": errUnknownTopicOrPartition})
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	enf.Close()
 	for _, tp := range resp.Topics {
 		if want := map[string]int16{"exists": 0, "absent": errTopicAuthorizationFailed}[*tp.Topic]; tp.ErrorCode != want {

@@ -33,6 +33,15 @@ func filterRequest(enf *Enforcer, conn *filter.Conn, req kmsg.Request) filter.Ve
 	return h.Handle(conn, req)
 }
 
+// applyResponse runs v's response hook on resp, as the engine does when
+// the upstream's response arrives, failing the test on its error.
+func applyResponse(t testing.TB, v filter.Verdict, resp kmsg.Response) {
+	t.Helper()
+	if err := v.OnResponse(resp); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // decideRaw asks enf's handler of key to decide a request from its raw
 // body, as the engine does before decoding it.
 func decideRaw(enf *Enforcer, conn *filter.Conn, key, version int16, body []byte) (filter.Verdict, bool) {
