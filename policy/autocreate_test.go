@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -61,8 +60,7 @@ policy:
   broker_defaults: {default_replication_factor: 3}`, "good.name", true},
 		{"forbidden configs only", `    - {name: f, topic_changes: {forbidden_configs: ["unclean.*"]}}`, "good.name", true},
 	} {
-		var audit bytes.Buffer
-		enf := newTestEnforcer(t, base+tt.gov+"\n", &audit)
+		enf, audit := auditedEnforcer(t, base+tt.gov+"\n")
 		req := metadataReq(12, true, tt.topic)
 		v := filterRequest(enf, testConn, req)
 		if req.AllowAutoTopicCreation != tt.autoKept || v.Modified == tt.autoKept {
@@ -82,13 +80,12 @@ policy:
 // TestAutoCreationRefusalNotAuditedForExistingTopic: switching
 // auto-creation off changes nothing for a topic that exists.
 func TestAutoCreationRefusalNotAuditedForExistingTopic(t *testing.T) {
-	var audit bytes.Buffer
-	enf := newTestEnforcer(t, `
+	enf, audit := auditedEnforcer(t, `
 policy:
   default: allow
   governance:
     - {name: names, topic_changes: {name_pattern: "re:^[a-z]+$"}}
-`, &audit)
+`)
 	req := metadataReq(12, true, "Legacy")
 	v := filterRequest(enf, testConn, req)
 	if req.AllowAutoTopicCreation {
@@ -96,7 +93,7 @@ policy:
 	}
 	applyResponse(t, v, metadataResp(req, map[string]int16{"Legacy": 0}))
 	enf.Close()
-	if audit.Len() != 0 {
+	if audit.String() != "" {
 		t.Errorf("audited a refusal for an existing topic: %s", audit.String())
 	}
 }
@@ -104,14 +101,13 @@ policy:
 // TestAutoCreationAuditMode: audit mode records the would-be refusal and
 // leaves the request alone.
 func TestAutoCreationAuditMode(t *testing.T) {
-	var audit bytes.Buffer
-	enf := newTestEnforcer(t, `
+	enf, audit := auditedEnforcer(t, `
 policy:
   mode: audit
   default: allow
   governance:
     - {name: names, topic_changes: {name_pattern: "re:^[a-z]+$"}}
-`, &audit)
+`)
 	req := metadataReq(12, true, "Bad")
 	if v := filterRequest(enf, testConn, req); v.Modified || !req.AllowAutoTopicCreation {
 		t.Errorf("audit mode changed the request: %+v", v)
@@ -350,13 +346,12 @@ policy:
 // topic but not create topics gets no Create denial for it: only the
 // absent topic's refusal is audited, counted and answered 29.
 func TestAutoCreationDenialAuditedOnlyForAbsentTopics(t *testing.T) {
-	var audit bytes.Buffer
-	enf := newTestEnforcer(t, `
+	enf, audit := auditedEnforcer(t, `
 policy:
   default: deny
   rules:
     - {name: writers, principals: ["*"], allow: [write, describe], topics: ["*"]}
-`, &audit)
+`)
 	req := metadataReq(12, true, "exists", "absent")
 	v := filterRequest(enf, testConn, req)
 	if req.AllowAutoTopicCreation {
