@@ -21,3 +21,20 @@ type KeyDoc struct {
 	// Meaning is what the key does, in Markdown.
 	Meaning string
 }
+
+// KeysUnder returns rows with each Key made a key of the section at
+// prefix: a Key relative to the section, "" for the section itself. A
+// section's rows are written relative to it, so that each row names only
+// its own key.
+func KeysUnder(prefix string, rows []KeyDoc) []KeyDoc {
+	out := make([]KeyDoc, len(rows))
+	for i, d := range rows {
+		if d.Key == "" {
+			d.Key = prefix
+		} else {
+			d.Key = prefix + "." + d.Key
+		}
+		out[i] = d
+	}
+	return out
+}

@@ -18,16 +18,15 @@ import (
 )
 
 func TestAuditLinePerDenial(t *testing.T) {
-	var out logbuf.Buffer
-	enf := newTestEnforcer(t, `
+	enf, out := auditedEnforcer(t, `
 policy:
   rules:
     - {name: w, principals: ["*"], allow: [write], topics: ["ok"]}
-`, &out)
+`)
 	conn := &filter.Conn{ClientID: "auditor", Listener: "node-1", Client: netip.MustParseAddrPort("10.9.8.7:5555")}
 	filterRequest(enf, conn, produceReq(9, -1, "ok:0", "nope:00"))
 	enf.Close()
-	lines := logbuf.JSONLines[map[string]string](t, &out)
+	lines := logbuf.JSONLines[map[string]string](t, out)
 	if len(lines) != 1 {
 		t.Fatalf("%d audit lines, want 1 (denials only): %v", len(lines), lines)
 	}
@@ -48,14 +47,13 @@ policy:
 }
 
 func TestAuditLogAllowedAndAuditMode(t *testing.T) {
-	var out logbuf.Buffer
-	enf := newTestEnforcer(t, `
+	enf, out := auditedEnforcer(t, `
 policy:
   mode: audit
   rules:
     - {name: w, principals: ["*"], allow: [write], topics: ["ok"]}
 audit: {log_allowed: true}
-`, &out)
+`)
 	req := produceReq(9, -1, "ok:0", "nope:0")
 	v := filterRequest(enf, testConn, req)
 	if v.Respond != nil || v.Modified || len(req.Topics) != 2 {
@@ -63,7 +61,7 @@ audit: {log_allowed: true}
 	}
 	enf.Close()
 	var decisions []string
-	for _, l := range logbuf.JSONLines[map[string]string](t, &out) {
+	for _, l := range logbuf.JSONLines[map[string]string](t, out) {
 		decisions = append(decisions, l["resource"]+":"+l["decision"]+":"+l["rule"])
 	}
 	if got := strings.Join(decisions, " "); got != "ok:allow:w nope:audit_deny:default" {
@@ -154,8 +152,7 @@ func TestThrottleAuditLine(t *testing.T) {
 		`"listener":"bootstrap","virtual_cluster":"team-a","decision":"throttle","quota":"payments","kind":"produce",` +
 		`"throttle_ms":812.4,"sample_rate":0.25}` + "\n"
 
-	var fromEnforcer logbuf.Buffer
-	enf := newTestEnforcer(t, "policy: {default: allow}", &fromEnforcer)
+	enf, fromEnforcer := auditedEnforcer(t, "policy: {default: allow}")
 	enf.AuditThrottle(throttle)
 	enf.Close()
 	if got := fromEnforcer.String(); got != want {

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -61,8 +60,7 @@ policy:
   broker_defaults: {default_replication_factor: 3}`, "good.name", true},
 		{"forbidden configs only", `    - {name: f, topic_changes: {forbidden_configs: ["unclean.*"]}}`, "good.name", true},
 	} {
-		var audit bytes.Buffer
-		enf := newTestEnforcer(t, base+tt.gov+"\n", &audit)
+		enf, audit := auditedEnforcer(t, base+tt.gov+"\n")
 		req := metadataReq(12, true, tt.topic)
 		v := filterRequest(enf, testConn, req)
 		if req.AllowAutoTopicCreation != tt.autoKept || v.Modified == tt.autoKept {
@@ -71,9 +69,7 @@ policy:
 		if tt.autoKept || v.OnResponse == nil {
 			continue
 		}
-		if err := v.OnResponse(metadataResp(req, map[string]int16{tt.topic: errUnknownTopicOrPartition})); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, metadataResp(req, map[string]int16{tt.topic: errUnknownTopicOrPartition}))
 		enf.Close()
 		if !strings.Contains(audit.String(), `"decision":"deny"`) || !strings.Contains(audit.String(), tt.topic) {
 			t.Errorf("%s: no audit line for the refused creation:\n%s", tt.name, audit.String())
@@ -84,23 +80,20 @@ policy:
 // TestAutoCreationRefusalNotAuditedForExistingTopic: switching
 // auto-creation off changes nothing for a topic that exists.
 func TestAutoCreationRefusalNotAuditedForExistingTopic(t *testing.T) {
-	var audit bytes.Buffer
-	enf := newTestEnforcer(t, `
+	enf, audit := auditedEnforcer(t, `
 policy:
   default: allow
   governance:
     - {name: names, topic_changes: {name_pattern: "re:^[a-z]+$"}}
-`, &audit)
+`)
 	req := metadataReq(12, true, "Legacy")
 	v := filterRequest(enf, testConn, req)
 	if req.AllowAutoTopicCreation {
 		t.Fatal("auto-creation left on")
 	}
-	if err := v.OnResponse(metadataResp(req, map[string]int16{"Legacy": 0})); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, metadataResp(req, map[string]int16{"Legacy": 0}))
 	enf.Close()
-	if audit.Len() != 0 {
+	if audit.String() != "" {
 		t.Errorf("audited a refusal for an existing topic: %s", audit.String())
 	}
 }
@@ -108,14 +101,13 @@ policy:
 // TestAutoCreationAuditMode: audit mode records the would-be refusal and
 // leaves the request alone.
 func TestAutoCreationAuditMode(t *testing.T) {
-	var audit bytes.Buffer
-	enf := newTestEnforcer(t, `
+	enf, audit := auditedEnforcer(t, `
 policy:
   mode: audit
   default: allow
   governance:
     - {name: names, topic_changes: {name_pattern: "re:^[a-z]+$"}}
-`, &audit)
+`)
 	req := metadataReq(12, true, "Bad")
 	if v := filterRequest(enf, testConn, req); v.Modified || !req.AllowAutoTopicCreation {
 		t.Errorf("audit mode changed the request: %+v", v)
@@ -150,9 +142,7 @@ policy:
 			t.Fatalf("v%d: forwarded topics %+v, want the all-topics form", version, req.Topics)
 		}
 		resp := metadataResp(req, map[string]int16{"exists": 0, "other": 0, "secret": 0})
-		if err := v.OnResponse(resp); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, resp)
 		var got []string
 		for _, tp := range resp.Topics {
 			got = append(got, *tp.Topic+":"+itoa(int(tp.ErrorCode)))
@@ -242,9 +232,7 @@ policy:
 	}
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	resp.Topics = []kmsg.CreatePartitionsResponseTopic{{Topic: "capped.b"}, {Topic: "free"}}
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	if resp.Topics[0].Topic != "capped.a" || resp.Topics[0].ErrorCode != errPolicyViolation || !strings.Contains(deref(resp.Topics[0].ErrorMessage), `"max-64"`) {
 		t.Errorf("answered %+v", resp.Topics)
 	}
@@ -358,22 +346,19 @@ policy:
 // topic but not create topics gets no Create denial for it: only the
 // absent topic's refusal is audited, counted and answered 29.
 func TestAutoCreationDenialAuditedOnlyForAbsentTopics(t *testing.T) {
-	var audit bytes.Buffer
-	enf := newTestEnforcer(t, `
+	enf, audit := auditedEnforcer(t, `
 policy:
   default: deny
   rules:
     - {name: writers, principals: ["*"], allow: [write, describe], topics: ["*"]}
-`, &audit)
+`)
 	req := metadataReq(12, true, "exists", "absent")
 	v := filterRequest(enf, testConn, req)
 	if req.AllowAutoTopicCreation {
 		t.Fatal("auto-creation left on for a principal that may not create topics")
 	}
 	resp := metadataResp(req, map[string]int16{"exists": 0, "absent": errUnknownTopicOrPartition})
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	enf.Close()
 	for _, tp := range resp.Topics {
 		if want := map[string]int16{"exists": 0, "absent": errTopicAuthorizationFailed}[*tp.Topic]; tp.ErrorCode != want {

@@ -65,15 +65,10 @@ func describeShareGroupAllTopics(c *reqCtx, r *kmsg.DescribeShareGroupOffsetsReq
 			if !allTopics[g.GroupID] {
 				continue
 			}
-			kept := g.Topics[:0]
-			for _, t := range g.Topics {
+			g.Topics = keepOnly(g.Topics, func(t kmsg.DescribeShareGroupOffsetsResponseGroupTopic) bool {
 				name, known := c.topicName(t.Topic, t.TopicID)
-				if known && c.visible(OpDescribe, ResTopic, name) {
-					kept = append(kept, t)
-				}
-			}
-			clear(g.Topics[len(kept):])
-			g.Topics = kept
+				return known && c.visible(OpDescribe, ResTopic, name)
+			})
 		}
 		return nil
 	}))

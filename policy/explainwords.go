@@ -61,63 +61,64 @@ func list(values []string) string { return "[" + strings.Join(values, ", ") + "]
 
 // ruleText is r as a YAML flow mapping, the keys in the file's order.
 func ruleText(r policyconfig.Rule) string {
-	var parts []string
-	add := func(key string, values []string) {
-		if len(values) > 0 {
-			parts = append(parts, key+": "+list(values))
-		}
-	}
-	if r.Name != "" {
-		parts = append(parts, "name: "+r.Name)
-	}
-	add("principals", r.Principals)
-	add("allow", r.Allow)
-	add("deny", r.Deny)
-	add("topics", r.Topics)
-	add("groups", r.Groups)
-	add("transactional_ids", r.TransactionalIDs)
-	if r.Cluster {
-		parts = append(parts, "cluster: true")
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	var m flowMap
+	m.text("name", r.Name)
+	m.list("principals", r.Principals)
+	m.list("allow", r.Allow)
+	m.list("deny", r.Deny)
+	m.list("topics", r.Topics)
+	m.list("groups", r.Groups)
+	m.list("transactional_ids", r.TransactionalIDs)
+	m.flag("cluster", r.Cluster)
+	return m.String()
 }
 
 func produceText(p *policyconfig.ProduceGovernance) string {
-	var parts []string
-	if p.RequiredAcks != "" {
-		parts = append(parts, "required_acks: "+p.RequiredAcks)
-	}
-	if len(p.AllowedCompression) > 0 {
-		parts = append(parts, "allowed_compression: "+list(p.AllowedCompression))
-	}
-	if p.MaxBatchBytes > 0 {
-		parts = append(parts, fmt.Sprintf("max_batch_bytes: %d", p.MaxBatchBytes))
-	}
-	if p.RequireIdempotence {
-		parts = append(parts, "require_idempotence: true")
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	var m flowMap
+	m.text("required_acks", p.RequiredAcks)
+	m.list("allowed_compression", p.AllowedCompression)
+	m.count("max_batch_bytes", int64(p.MaxBatchBytes))
+	m.flag("require_idempotence", p.RequireIdempotence)
+	return m.String()
 }
 
 func topicChangesText(t *policyconfig.TopicGovernance) string {
-	var parts []string
-	if t.NamePattern != "" {
-		parts = append(parts, "name_pattern: "+t.NamePattern)
-	}
-	if t.MaxPartitions > 0 {
-		parts = append(parts, fmt.Sprintf("max_partitions: %d", t.MaxPartitions))
-	}
-	if t.MinReplicationFactor > 0 {
-		parts = append(parts, fmt.Sprintf("min_replication_factor: %d", t.MinReplicationFactor))
-	}
-	if t.MaxReplicationFactor > 0 {
-		parts = append(parts, fmt.Sprintf("max_replication_factor: %d", t.MaxReplicationFactor))
-	}
-	if len(t.RequiredConfigs) > 0 {
-		parts = append(parts, "required_configs: "+list(t.RequiredConfigs))
-	}
-	if len(t.ForbiddenConfigs) > 0 {
-		parts = append(parts, "forbidden_configs: "+list(t.ForbiddenConfigs))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	var m flowMap
+	m.text("name_pattern", t.NamePattern)
+	m.count("max_partitions", int64(t.MaxPartitions))
+	m.count("min_replication_factor", int64(t.MinReplicationFactor))
+	m.count("max_replication_factor", int64(t.MaxReplicationFactor))
+	m.list("required_configs", t.RequiredConfigs)
+	m.list("forbidden_configs", t.ForbiddenConfigs)
+	return m.String()
 }
+
+// flowMap builds a YAML flow mapping of a configuration entry, leaving out
+// the keys left at their zero value, as the file would.
+type flowMap []string
+
+func (m *flowMap) text(key, value string) {
+	if value != "" {
+		*m = append(*m, key+": "+value)
+	}
+}
+
+func (m *flowMap) list(key string, values []string) {
+	if len(values) > 0 {
+		*m = append(*m, key+": "+list(values))
+	}
+}
+
+func (m *flowMap) count(key string, n int64) {
+	if n > 0 {
+		*m = append(*m, fmt.Sprintf("%s: %d", key, n))
+	}
+}
+
+func (m *flowMap) flag(key string, set bool) {
+	if set {
+		*m = append(*m, key+": true")
+	}
+}
+
+func (m flowMap) String() string { return "{" + strings.Join(m, ", ") + "}" }

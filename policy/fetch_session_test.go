@@ -123,9 +123,7 @@ func TestSessionlessFetchStillSplits(t *testing.T) {
 		rt.Partitions = []kmsg.FetchResponseTopicPartition{kmsg.NewFetchResponseTopicPartition()}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	var got []string
 	for _, rt := range resp.Topics {
 		got = append(got, rt.Topic+"="+itoa(int(rt.Partitions[0].ErrorCode)))

@@ -76,9 +76,7 @@ func TestShareFetchSessionTopicsAreDecided(t *testing.T) {
 			t.Fatalf("%s: verdict %+v, want forwarded with a response check", tc.name, v)
 		}
 		resp := shareFetchResp(req, tc.delivered...)
-		if err := v.OnResponse(resp); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, resp)
 		refused := resp.ErrorCode == kerr.ShareSessionNotFound.Code
 		if refused != tc.refused {
 			t.Errorf("%s: code %d, refused %v, want refused %v", tc.name, resp.ErrorCode, refused, tc.refused)
@@ -96,9 +94,7 @@ func TestShareFetchSessionTopicsAreDecided(t *testing.T) {
 	req := shareFetchReq()
 	v := filterRequest(audit, testConn, req)
 	resp := shareFetchResp(req, secretID)
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	if resp.ErrorCode != 0 || len(resp.Topics) != 1 {
 		t.Errorf("audit mode changed the answer: code %d, %d topics", resp.ErrorCode, len(resp.Topics))
 	}

@@ -129,14 +129,7 @@ func handleListGroups(c *reqCtx, r *kmsg.ListGroupsRequest) filter.Verdict {
 		}
 	}
 	return filter.Verdict{OnResponse: filter.Then(func(lr *kmsg.ListGroupsResponse) error {
-		kept := lr.Groups[:0]
-		for _, g := range lr.Groups {
-			if c.visible(OpDescribe, ResGroup, g.Group) {
-				kept = append(kept, g)
-			}
-		}
-		clear(lr.Groups[len(kept):])
-		lr.Groups = kept
+		lr.Groups = keepOnly(lr.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return c.visible(OpDescribe, ResGroup, g.Group) })
 		return nil
 	})}
 }

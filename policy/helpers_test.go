@@ -9,6 +9,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
 // handlersOf is the request handlers enf registers, by API key.
@@ -31,6 +32,23 @@ func filterRequest(enf *Enforcer, conn *filter.Conn, req kmsg.Request) filter.Ve
 		return filter.Verdict{}
 	}
 	return h.Handle(conn, req)
+}
+
+// auditedEnforcer is newTestEnforcer keeping its audit lines for the test
+// to read.
+func auditedEnforcer(t testing.TB, yaml string) (*Enforcer, *logbuf.Buffer) {
+	t.Helper()
+	var audit logbuf.Buffer
+	return newTestEnforcer(t, yaml, &audit), &audit
+}
+
+// applyResponse runs v's response hook on resp, as the engine does when
+// the upstream's response arrives, failing the test on its error.
+func applyResponse(t testing.TB, v filter.Verdict, resp kmsg.Response) {
+	t.Helper()
+	if err := v.OnResponse(resp); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // decideRaw asks enf's handler of key to decide a request from its raw

@@ -56,9 +56,7 @@ func TestGroupDescribesHideGroupsNamingHiddenTopics(t *testing.T) {
 		ok := kmsg.NewConsumerGroupDescribeResponseGroup()
 		ok.Group, ok.Members = "ok", []kmsg.ConsumerGroupDescribeResponseGroupMember{consumerMember([]string{"a"}, assignment("a", [16]byte{1}), kmsg.Assignment{})}
 		resp.Groups = append(resp.Groups, g, ok)
-		if err := v.OnResponse(resp); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, resp)
 		if got := resp.Groups[0]; got.ErrorCode != errTopicAuthorizationFailed || len(got.Members) != 0 || strings.Contains(fmt.Sprint(got), "hidden") {
 			t.Errorf("%s: group answered %+v, want 29 and nothing else", name, got)
 		}
@@ -76,9 +74,7 @@ func TestGroupDescribesHideGroupsNamingHiddenTopics(t *testing.T) {
 	sm.SubscribedTopicNames = []string{"b.hidden"}
 	sg.GroupID, sg.Members = "g", []kmsg.ShareGroupDescribeResponseGroupMember{sm}
 	sresp.Groups = append(sresp.Groups, sg)
-	if err := v.OnResponse(sresp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, sresp)
 	if got := sresp.Groups[0]; got.ErrorCode != errTopicAuthorizationFailed || len(got.Members) != 0 {
 		t.Errorf("share group answered %+v", got)
 	}
@@ -94,9 +90,7 @@ func TestGroupDescribesHideGroupsNamingHiddenTopics(t *testing.T) {
 	sub.StateChangelogTopics = []kmsg.TopicInfo{{Topic: "b.hidden"}}
 	tg.Topology = &kmsg.StreamsGroupDescribeResponseGroupTopology{Subtopologies: []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{sub}}
 	tresp.Groups = append(tresp.Groups, tg)
-	if err := v.OnResponse(tresp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, tresp)
 	if got := tresp.Groups[0]; got.ErrorCode != errTopicAuthorizationFailed || got.Topology != nil {
 		t.Errorf("streams group answered %+v", got)
 	}
@@ -124,9 +118,7 @@ func TestHeartbeatAssignmentOfHiddenTopic(t *testing.T) {
 		for _, id := range ids {
 			resp.Assignment.Topics = append(resp.Assignment.Topics, kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{TopicID: id, Partitions: []int32{0}})
 		}
-		if err := v.OnResponse(resp); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, resp)
 		hidden := len(ids) == 2
 		if hidden && (resp.ErrorCode != errTopicAuthorizationFailed || resp.Assignment != nil || strings.Contains(deref(resp.ErrorMessage), "hidden")) {
 			t.Errorf("assignment of a hidden topic answered code %d msg %q assignment %+v", resp.ErrorCode, deref(resp.ErrorMessage), resp.Assignment)
@@ -143,9 +135,7 @@ func TestHeartbeatAssignmentOfHiddenTopic(t *testing.T) {
 		for _, id := range ids {
 			sresp.Assignment.TopicPartitions = append(sresp.Assignment.TopicPartitions, kmsg.ShareGroupHeartbeatResponseAssignmentTopicPartition{TopicID: id, Partitions: []int32{0}})
 		}
-		if err := v.OnResponse(sresp); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, sresp)
 		if hidden != (sresp.ErrorCode == errTopicAuthorizationFailed && sresp.Assignment == nil) {
 			t.Errorf("share heartbeat with hidden=%v answered code %d", hidden, sresp.ErrorCode)
 		}
@@ -203,9 +193,7 @@ func TestPageDescribableTopicsAtHiddenRuns(t *testing.T) {
 			resp.Topics = append(resp.Topics, rt)
 		}
 		resp.NextCursor = next
-		if err := v.OnResponse(resp); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, resp)
 		var out []string
 		for _, rt := range resp.Topics {
 			out = append(out, fmt.Sprintf("%s:%d", *rt.Topic, len(rt.Partitions)))
@@ -257,9 +245,7 @@ func TestDescribeTransactionsLeavesOutHiddenTopics(t *testing.T) {
 		st.Topics = append(st.Topics, tp)
 	}
 	resp.TransactionStates = append(resp.TransactionStates, st)
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	var got []string
 	for _, tp := range resp.TransactionStates[0].Topics {
 		got = append(got, tp.Topic)
@@ -362,9 +348,7 @@ func TestDescribeTopicPartitionsAuditModePassesThrough(t *testing.T) {
 	rt.Topic = kmsg.StringPtr("b.hidden")
 	resp.Topics = append(resp.Topics, rt)
 	resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: "c.hidden"}
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	if len(resp.Topics) != 1 || resp.NextCursor == nil || resp.NextCursor.Topic != "c.hidden" {
 		t.Errorf("audit mode changed the answer: %+v", resp)
 	}
@@ -401,9 +385,7 @@ func TestDescribeGroupsConsumerProtocolTopics(t *testing.T) {
 		g := kmsg.NewDescribeGroupsResponseGroup()
 		g.Group, g.ProtocolType, g.Members = "g", "consumer", []kmsg.DescribeGroupsResponseGroupMember{tc.m}
 		resp.Groups = append(resp.Groups, g)
-		if err := v.OnResponse(resp); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, resp)
 		got := resp.Groups[0]
 		if tc.hidden != (got.ErrorCode == errTopicAuthorizationFailed && len(got.Members) == 0) || (!tc.hidden && got.ErrorCode != 0) {
 			t.Errorf("%s: group answered code %d with %d members", name, got.ErrorCode, len(got.Members))
@@ -430,9 +412,7 @@ func TestDescribeShareGroupOffsetsAllTopics(t *testing.T) {
 		g.Topics = append(g.Topics, tp)
 	}
 	resp.Groups = append(resp.Groups, g)
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	if got := resp.Groups[0].Topics; len(got) != 1 || got[0].Topic != "a" {
 		t.Errorf("all-topics share group offsets: %+v", got)
 	}

@@ -23,14 +23,9 @@ func handleMetadata(c *reqCtx, r *kmsg.MetadataRequest) filter.Verdict {
 	if allTopics {
 		return filter.Verdict{OnResponse: filter.Then(func(mr *kmsg.MetadataResponse) error {
 			c.learnMetadataIDs(mr)
-			kept := mr.Topics[:0]
-			for _, t := range mr.Topics {
-				if t.Topic == nil || c.visible(OpDescribe, ResTopic, *t.Topic) {
-					kept = append(kept, t)
-				}
-			}
-			clear(mr.Topics[len(kept):])
-			mr.Topics = kept
+			mr.Topics = keepOnly(mr.Topics, func(t kmsg.MetadataResponseTopic) bool {
+				return t.Topic == nil || c.visible(OpDescribe, ResTopic, *t.Topic)
+			})
 			return nil
 		})}
 	}

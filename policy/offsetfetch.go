@@ -29,14 +29,7 @@ func handleOffsetFetch(c *reqCtx, r *kmsg.OffsetFetchRequest) filter.Verdict {
 	}
 	if r.Topics == nil { // all topics (v2+)
 		return filter.Verdict{OnResponse: filter.Then(func(or *kmsg.OffsetFetchResponse) error {
-			kept := or.Topics[:0]
-			for _, t := range or.Topics {
-				if c.visible(OpDescribe, ResTopic, t.Topic) {
-					kept = append(kept, t)
-				}
-			}
-			clear(or.Topics[len(kept):])
-			or.Topics = kept
+			or.Topics = keepOnly(or.Topics, func(t kmsg.OffsetFetchResponseTopic) bool { return c.visible(OpDescribe, ResTopic, t.Topic) })
 			return nil
 		})}
 	}
@@ -110,15 +103,10 @@ func offsetFetchGroups(c *reqCtx, r *kmsg.OffsetFetchRequest) filter.Verdict {
 				continue
 			}
 			if orig[i].Topics == nil {
-				kept := rg.Topics[:0]
-				for _, t := range rg.Topics {
+				rg.Topics = keepOnly(rg.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool {
 					name, known := c.topicName(t.Topic, t.TopicID)
-					if known && c.visible(OpDescribe, ResTopic, name) {
-						kept = append(kept, t)
-					}
-				}
-				clear(rg.Topics[len(kept):])
-				rg.Topics = kept
+					return known && c.visible(OpDescribe, ResTopic, name)
+				})
 				continue
 			}
 			if plans[i].nTopics == 0 {

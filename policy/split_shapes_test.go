@@ -31,9 +31,7 @@ policy:
 		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, topic
 		resp.Resources = append(resp.Resources, rr)
 	}
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	var got []string
 	for _, rr := range resp.Resources {
 		got = append(got, rr.ResourceName+"="+itoa(int(rr.ErrorCode)))
@@ -75,9 +73,7 @@ policy:
 			rt.Partitions = []kmsg.OffsetCommitResponseTopicPartition{{Partition: 0}, {Partition: 1}}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		if err := v.OnResponse(resp); err != nil {
-			t.Fatal(err)
-		}
+		applyResponse(t, v, resp)
 		var got []string
 		for _, rt := range resp.Topics {
 			for _, p := range rt.Partitions {

@@ -102,9 +102,7 @@ func TestProduceSplitMergesInClientOrder(t *testing.T) {
 		t.Fatalf("forwarded %s", got)
 	}
 	resp := upstreamProduce(req)
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	// ok.a and ok.b keep the upstream's partition order (the merge only
 	// restores order where it had to insert); ok.strict is rebuilt in the
 	// client's order around the synthesized partition.
@@ -161,9 +159,7 @@ func TestProduceTopicIDs(t *testing.T) {
 	rt.TopicID = known
 	rt.Partitions = []kmsg.ProduceResponseTopicPartition{kmsg.NewProduceResponseTopicPartition()}
 	resp.Topics = append(resp.Topics, rt)
-	if err := v.OnResponse(resp); err != nil {
-		t.Fatal(err)
-	}
+	applyResponse(t, v, resp)
 	if len(resp.Topics) != 2 || resp.Topics[0].TopicID != known || resp.Topics[1].TopicID != unknown ||
 		resp.Topics[1].Partitions[0].ErrorCode != errUnknownTopicID {
 		t.Fatalf("merged %+v", resp.Topics)

@@ -58,6 +58,12 @@ const (
 	answerNone       = "never denied (Kafka checks no ACL)"
 	answerInternal   = "whole request (broker/controller-internal API)"
 	answerClosed     = answerInternal + ": connection closed (no error field)"
+	// answerTopicsSplit: the request is split, its denied topics answered per partition.
+	answerTopicsSplit = "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)"
+	// answerGroupOrTopic: the group heartbeat APIs, denied whole.
+	answerGroupOrTopic = "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)"
+	// answerGroupsSplit: the group describe APIs, split per group.
+	answerGroupsSplit = "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details"
 )
 
 // operationTable is the table docs/policy.md shows and the enforcer uses:
@@ -65,16 +71,11 @@ const (
 // authorizer asks for. Each call builds a fresh table; the enforcer builds
 // it once.
 func operationTable() []apiEntry {
-	clusterAction := []need{nd(OpClusterAction, ResCluster, "")}
 	internal := func(key kmsg.Key) apiEntry {
-		return apiEntry{key: key, needs: clusterAction, answer: answerInternal, handle: anyKey(clusterOp(OpClusterAction))}
+		return apiEntry{key: key, needs: []need{nd(OpClusterAction, ResCluster, "")}, answer: answerInternal, handle: anyKey(clusterOp(OpClusterAction))}
 	}
-	clusterAlter := func(key kmsg.Key) apiEntry {
-		return apiEntry{key: key, needs: []need{nd(OpAlter, ResCluster, "")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpAlter))}
-	}
-	clusterDescribe := func(key kmsg.Key) apiEntry {
-		return apiEntry{key: key, needs: []need{nd(OpDescribe, ResCluster, "")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpDescribe))}
-	}
+	clusterAlter := func(key kmsg.Key) apiEntry { return clusterRow(key, OpAlter, "") }
+	clusterDescribe := func(key kmsg.Key) apiEntry { return clusterRow(key, OpDescribe, "") }
 	return []apiEntry{
 		{key: kmsg.Produce, needs: []need{
 			nd(OpWrite, ResTopic, ""),
@@ -86,9 +87,9 @@ func operationTable() []apiEntry {
 			nd(OpRead, ResTopic, "consumer fetch"),
 			nd(OpClusterAction, ResCluster, "follower fetch: replica id >= 0"),
 			nd(OpDescribe, ResTopic, whenByID),
-		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleFetch)},
+		}, answer: answerTopicsSplit, handle: on(handleFetch)},
 		{key: kmsg.ListOffsets, needs: []need{nd(OpDescribe, ResTopic, "")},
-			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleListOffsets)},
+			answer: answerTopicsSplit, handle: on(handleListOffsets)},
 		{key: kmsg.Metadata, needs: []need{
 			nd(OpDescribe, ResTopic, ""),
 			nd(OpCreate, ResCluster, "auto-creation; either pair"),
@@ -107,20 +108,16 @@ func operationTable() []apiEntry {
 			nd(OpDescribe, ResTransactionalID, "key type transaction"),
 			nd(OpClusterAction, ResCluster, "key type share, broker-internal"),
 		}, answer: "GROUP_/TRANSACTIONAL_ID_AUTHORIZATION_FAILED (per key in batched v4+, split)", handle: on(handleFindCoordinator)},
-		{key: kmsg.JoinGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
-			handle: on(groupOp(OpRead, func(r *kmsg.JoinGroupRequest) string { return r.Group }))},
-		{key: kmsg.Heartbeat, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
-			handle: on(groupOp(OpRead, func(r *kmsg.HeartbeatRequest) string { return r.Group }))},
-		{key: kmsg.LeaveGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
-			handle: on(groupOp(OpRead, func(r *kmsg.LeaveGroupRequest) string { return r.Group }))},
-		{key: kmsg.SyncGroup, needs: []need{nd(OpRead, ResGroup, "")}, answer: "GROUP_AUTHORIZATION_FAILED",
-			handle: on(groupOp(OpRead, func(r *kmsg.SyncGroupRequest) string { return r.Group }))},
+		groupRow(kmsg.JoinGroup, func(r *kmsg.JoinGroupRequest) string { return r.Group }),
+		groupRow(kmsg.Heartbeat, func(r *kmsg.HeartbeatRequest) string { return r.Group }),
+		groupRow(kmsg.LeaveGroup, func(r *kmsg.LeaveGroupRequest) string { return r.Group }),
+		groupRow(kmsg.SyncGroup, func(r *kmsg.SyncGroupRequest) string { return r.Group }),
 		{key: kmsg.DescribeGroups, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "topics a consumer group's members subscribe to or are assigned")},
 			answer: "denied groups: GROUP_AUTHORIZATION_FAILED, no details (request split); a consumer group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleDescribeGroups))},
 		{key: kmsg.ListGroups, needs: []need{nd(OpDescribe, ResCluster, "sees every group"), nd(OpDescribe, ResGroup, "otherwise, per group")},
 			answer: "groups the principal may not describe are hidden", listing: true, handle: on(handleListGroups)},
-		{key: kmsg.SASLHandshake, setup: true, answer: "always allowed: needed to connect"},
-		{key: kmsg.ApiVersions, setup: true, answer: "always allowed: needed to connect"},
+		setupRow(kmsg.SASLHandshake),
+		setupRow(kmsg.ApiVersions),
 		{key: kmsg.CreateTopics, needs: []need{
 			nd(OpCreate, ResCluster, "either pair"),
 			nd(OpCreate, ResTopic, "either pair"),
@@ -129,7 +126,7 @@ func operationTable() []apiEntry {
 		{key: kmsg.DeleteTopics, needs: []need{nd(OpDelete, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED (request split)", handle: on(handleDeleteTopics)},
 		{key: kmsg.DeleteRecords, needs: []need{nd(OpDelete, ResTopic, "")},
-			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleDeleteRecords)},
+			answer: answerTopicsSplit, handle: on(handleDeleteRecords)},
 		{key: kmsg.InitProducerID, needs: []need{
 			nd(OpWrite, ResTransactionalID, "transactional id set"),
 			nd(OpIdempotentWrite, ResCluster, "no transactional id; either pair"),
@@ -138,7 +135,7 @@ func operationTable() []apiEntry {
 		{key: kmsg.OffsetForLeaderEpoch, needs: []need{
 			nd(OpDescribe, ResTopic, "consumer"),
 			nd(OpClusterAction, ResCluster, "follower: replica id >= 0"),
-		}, answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleOffsetForLeaderEpoch)},
+		}, answer: answerTopicsSplit, handle: on(handleOffsetForLeaderEpoch)},
 		{key: kmsg.AddPartitionsToTxn, needs: []need{
 			nd(OpWrite, ResTransactionalID, "v0-3, clients"),
 			nd(OpWrite, ResTopic, "v0-3, clients"),
@@ -148,58 +145,41 @@ func operationTable() []apiEntry {
 			answer: "TRANSACTIONAL_ID_ or GROUP_AUTHORIZATION_FAILED", handle: on(handleAddOffsetsToTxn)},
 		{key: kmsg.EndTxn, needs: []need{nd(OpWrite, ResTransactionalID, "")},
 			answer: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", handle: on(handleEndTxn)},
-		{key: kmsg.WriteTxnMarkers, needs: clusterAction, answer: "CLUSTER_AUTHORIZATION_FAILED per partition (broker-internal API)",
-			handle: on(clusterOpWith(OpClusterAction, denyWriteTxnMarkers))},
+		clusterItemsRow(kmsg.WriteTxnMarkers, OpClusterAction, "CLUSTER_AUTHORIZATION_FAILED per partition (broker-internal API)", denyWriteTxnMarkers),
 		{key: kmsg.TxnOffsetCommit, needs: []need{nd(OpWrite, ResTransactionalID, ""), nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "transactional id / group: error for every partition; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleTxnOffsetCommit)},
 		clusterDescribe(kmsg.DescribeACLs),
-		{key: kmsg.CreateACLs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per creation",
-			handle: on(clusterOpWith(OpAlter, denyCreateACLs))},
-		{key: kmsg.DeleteACLs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per filter",
-			handle: on(clusterOpWith(OpAlter, denyDeleteACLs))},
-		{key: kmsg.DescribeConfigs, needs: []need{
-			nd(OpDescribeConfigs, ResTopic, "topic resources"),
-			nd(OpDescribeConfigs, ResCluster, "broker, broker logger, client metrics resources"),
-			nd(OpDescribeConfigs, ResGroup, "group resources"),
-		}, answer: "denied resources: TOPIC_/CLUSTER_/GROUP_AUTHORIZATION_FAILED (request split)", handle: on(handleDescribeConfigs)},
-		{key: kmsg.AlterConfigs, needs: []need{
-			nd(OpAlterConfigs, ResTopic, "topic resources"),
-			nd(OpAlterConfigs, ResCluster, "broker, broker logger, client metrics resources"),
-			nd(OpAlterConfigs, ResGroup, "group resources"),
-		}, answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: on(handleAlterConfigs)},
-		{key: kmsg.AlterReplicaLogDirs, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per partition",
-			handle: on(clusterOpWith(OpAlter, denyAlterReplicaLogDirs))},
-		{key: kmsg.DescribeLogDirs, needs: []need{nd(OpDescribe, ResCluster, "")},
-			answer: "CLUSTER_AUTHORIZATION_FAILED (v3+; earlier versions get an empty answer, as from Kafka)", handle: on(clusterOpWith(OpDescribe, denyDescribeLogDirs))},
-		{key: kmsg.SASLAuthenticate, setup: true, answer: "always allowed: needed to connect"},
+		clusterItemsRow(kmsg.CreateACLs, OpAlter, "CLUSTER_AUTHORIZATION_FAILED per creation", denyCreateACLs),
+		clusterItemsRow(kmsg.DeleteACLs, OpAlter, "CLUSTER_AUTHORIZATION_FAILED per filter", denyDeleteACLs),
+		{key: kmsg.DescribeConfigs, needs: configNeeds(OpDescribeConfigs),
+			answer: "denied resources: TOPIC_/CLUSTER_/GROUP_AUTHORIZATION_FAILED (request split)", handle: on(handleDescribeConfigs)},
+		{key: kmsg.AlterConfigs, needs: configNeeds(OpAlterConfigs),
+			answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: on(handleAlterConfigs)},
+		clusterItemsRow(kmsg.AlterReplicaLogDirs, OpAlter, "CLUSTER_AUTHORIZATION_FAILED per partition", denyAlterReplicaLogDirs),
+		clusterItemsRow(kmsg.DescribeLogDirs, OpDescribe, "CLUSTER_AUTHORIZATION_FAILED (v3+; earlier versions get an empty answer, as from Kafka)", denyDescribeLogDirs),
+		setupRow(kmsg.SASLAuthenticate),
 		{key: kmsg.CreatePartitions, needs: []need{nd(OpAlter, ResTopic, "")},
 			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: on(handleCreatePartitions)},
 		// kproxy does not model Kafka's DelegationToken and User resource
 		// types; it asks for the cluster permission instead, which is
 		// stricter.
-		{key: kmsg.CreateDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for User/DelegationToken ACLs")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpAlter))},
-		{key: kmsg.RenewDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpAlter))},
-		{key: kmsg.ExpireDelegationToken, needs: []need{nd(OpAlter, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpAlter))},
-		{key: kmsg.DescribeDelegationToken, needs: []need{nd(OpDescribe, ResCluster, "kproxy: stands in for DelegationToken ACLs")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpDescribe))},
+		clusterRow(kmsg.CreateDelegationToken, OpAlter, "kproxy: stands in for User/DelegationToken ACLs"),
+		clusterRow(kmsg.RenewDelegationToken, OpAlter, "kproxy: stands in for DelegationToken ACLs"),
+		clusterRow(kmsg.ExpireDelegationToken, OpAlter, "kproxy: stands in for DelegationToken ACLs"),
+		clusterRow(kmsg.DescribeDelegationToken, OpDescribe, "kproxy: stands in for DelegationToken ACLs"),
 		{key: kmsg.DeleteGroups, needs: []need{nd(OpDelete, ResGroup, "")},
 			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split)", handle: on(handleDeleteGroups)},
-		{key: kmsg.ElectLeaders, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED (top-level and per partition)",
-			handle: on(clusterOpWith(OpAlter, denyElectLeaders))},
-		{key: kmsg.IncrementalAlterConfigs, needs: []need{
-			nd(OpAlterConfigs, ResTopic, "topic resources"),
-			nd(OpAlterConfigs, ResCluster, "broker, broker logger, client metrics resources"),
-			nd(OpAlterConfigs, ResGroup, "group resources"),
-		}, answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: on(handleIncrementalAlterConfigs)},
+		clusterItemsRow(kmsg.ElectLeaders, OpAlter, "CLUSTER_AUTHORIZATION_FAILED (top-level and per partition)", denyElectLeaders),
+		{key: kmsg.IncrementalAlterConfigs, needs: configNeeds(OpAlterConfigs),
+			answer: "denied resources: *_AUTHORIZATION_FAILED; governance: POLICY_VIOLATION (request split)", handle: on(handleIncrementalAlterConfigs)},
 		clusterAlter(kmsg.AlterPartitionAssignments),
 		clusterDescribe(kmsg.ListPartitionReassignments),
 		{key: kmsg.OffsetDelete, needs: []need{nd(OpDelete, ResGroup, ""), nd(OpRead, ResTopic, "")},
 			answer: "group: GROUP_AUTHORIZATION_FAILED; topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleOffsetDelete)},
-		{key: kmsg.DescribeClientQuotas, needs: []need{nd(OpDescribeConfigs, ResCluster, "")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpDescribeConfigs))},
-		{key: kmsg.AlterClientQuotas, needs: []need{nd(OpAlterConfigs, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per entry",
-			handle: on(clusterOpWith(OpAlterConfigs, denyAlterClientQuotas))},
+		clusterRow(kmsg.DescribeClientQuotas, OpDescribeConfigs, ""),
+		clusterItemsRow(kmsg.AlterClientQuotas, OpAlterConfigs, "CLUSTER_AUTHORIZATION_FAILED per entry", denyAlterClientQuotas),
 		clusterDescribe(kmsg.DescribeUserSCRAMCredentials),
-		{key: kmsg.AlterUserSCRAMCredentials, needs: []need{nd(OpAlter, ResCluster, "")}, answer: "CLUSTER_AUTHORIZATION_FAILED per user",
-			handle: on(clusterOpWith(OpAlter, denyAlterUserSCRAMCredentials))},
+		clusterItemsRow(kmsg.AlterUserSCRAMCredentials, OpAlter, "CLUSTER_AUTHORIZATION_FAILED per user", denyAlterUserSCRAMCredentials),
 		internal(kmsg.Vote),
 		internal(kmsg.BeginQuorumEpoch),
 		internal(kmsg.EndQuorumEpoch),
@@ -210,7 +190,7 @@ func operationTable() []apiEntry {
 		internal(kmsg.FetchSnapshot),
 		{key: kmsg.DescribeCluster, answer: answerNone + ": like Metadata's broker list", handle: anyKey(withAuthorizedOps(noCheck))},
 		{key: kmsg.DescribeProducers, needs: []need{nd(OpRead, ResTopic, "")},
-			answer: "denied topics: TOPIC_AUTHORIZATION_FAILED per partition (request split)", handle: on(handleDescribeProducers)},
+			answer: answerTopicsSplit, handle: on(handleDescribeProducers)},
 		internal(kmsg.BrokerRegistration),
 		internal(kmsg.BrokerHeartbeat),
 		clusterAlter(kmsg.UnregisterBroker),
@@ -220,20 +200,20 @@ func operationTable() []apiEntry {
 			answer: "transactions the principal may not describe are hidden", listing: true, handle: on(handleListTransactions)},
 		internal(kmsg.AllocateProducerIDs),
 		{key: kmsg.ConsumerGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names; every topic for a regex subscription; assigned topics")},
-			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleConsumerGroupHeartbeat)},
+			answer: answerGroupOrTopic, handle: on(handleConsumerGroupHeartbeat)},
 		{key: kmsg.ConsumerGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleConsumerGroupDescribe))},
+			answer: answerGroupsSplit, handle: on(withAuthorizedOps(handleConsumerGroupDescribe))},
 		internal(kmsg.ControllerRegistration),
 		{key: kmsg.GetTelemetrySubscriptions, answer: answerNone, handle: anyKey(noCheck)},
 		{key: kmsg.PushTelemetry, answer: answerNone, handle: anyKey(noCheck)},
 		internal(kmsg.AssignReplicasToDirs),
-		{key: kmsg.ListConfigResources, needs: []need{nd(OpDescribeConfigs, ResCluster, "")}, answer: answerClusterTop, handle: anyKey(clusterOp(OpDescribeConfigs))},
+		clusterRow(kmsg.ListConfigResources, OpDescribeConfigs, ""),
 		{key: kmsg.DescribeTopicPartitions, needs: []need{nd(OpDescribe, ResTopic, "")},
 			answer: "listed topics: TOPIC_AUTHORIZATION_FAILED (request split); all-topics requests: hidden", handle: on(withAuthorizedOps(handleDescribeTopicPartitions))},
 		{key: kmsg.ShareGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "subscribed topic names; assigned topics")},
-			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleShareGroupHeartbeat)},
+			answer: answerGroupOrTopic, handle: on(handleShareGroupHeartbeat)},
 		{key: kmsg.ShareGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleShareGroupDescribe))},
+			answer: answerGroupsSplit, handle: on(withAuthorizedOps(handleShareGroupDescribe))},
 		{key: kmsg.ShareFetch, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
 			answer: "whole request: GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleShareFetch)},
 		{key: kmsg.ShareAcknowledge, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, ""), nd(OpDescribe, ResTopic, whenByID)},
@@ -241,15 +221,15 @@ func operationTable() []apiEntry {
 		clusterAlter(kmsg.AddRaftVoter),
 		clusterAlter(kmsg.RemoveRaftVoter),
 		internal(kmsg.UpdateRaftVoter),
-		{key: kmsg.InitializeShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.ReadShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.WriteShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.DeleteShareGroupState, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
-		{key: kmsg.ReadShareGroupStateSummary, needs: clusterAction, answer: answerClosed, handle: anyKey(closeUnlessCluster(OpClusterAction))},
+		closedInternal(kmsg.InitializeShareGroupState),
+		closedInternal(kmsg.ReadShareGroupState),
+		closedInternal(kmsg.WriteShareGroupState),
+		closedInternal(kmsg.DeleteShareGroupState),
+		closedInternal(kmsg.ReadShareGroupStateSummary),
 		{key: kmsg.StreamsGroupHeartbeat, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "topics the topology names; every topic for a source topic regex")},
-			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleStreamsGroupHeartbeat)},
+			answer: answerGroupOrTopic, handle: on(handleStreamsGroupHeartbeat)},
 		{key: kmsg.StreamsGroupDescribe, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, whenGroupTopics)},
-			answer: "denied groups: GROUP_AUTHORIZATION_FAILED (request split); a group naming a hidden topic: TOPIC_AUTHORIZATION_FAILED, no details", handle: on(withAuthorizedOps(handleStreamsGroupDescribe))},
+			answer: answerGroupsSplit, handle: on(withAuthorizedOps(handleStreamsGroupDescribe))},
 		{key: kmsg.DescribeShareGroupOffsets, needs: []need{nd(OpDescribe, ResGroup, ""), nd(OpDescribe, ResTopic, "")},
 			answer: "per group: GROUP_ or TOPIC_AUTHORIZATION_FAILED (request split by group)", handle: on(handleDescribeShareGroupOffsets)},
 		{key: kmsg.AlterShareGroupOffsets, needs: []need{nd(OpRead, ResGroup, ""), nd(OpRead, ResTopic, "")},
@@ -257,7 +237,7 @@ func operationTable() []apiEntry {
 		{key: kmsg.DeleteShareGroupOffsets, needs: []need{nd(OpDelete, ResGroup, ""), nd(OpRead, ResTopic, "")},
 			answer: answerTopLevel, handle: on(handleDeleteShareGroupOffsets)},
 		{key: kmsg.StreamsGroupTopologyDescriptionUpdate, needs: []need{nd(OpRead, ResGroup, ""), nd(OpDescribe, ResTopic, "kproxy: every topic the description names, as StreamsGroupHeartbeat's topology")},
-			answer: "GROUP_ or TOPIC_AUTHORIZATION_FAILED (top-level)", handle: on(handleStreamsGroupTopologyDescriptionUpdate)},
+			answer: answerGroupOrTopic, handle: on(handleStreamsGroupTopologyDescriptionUpdate)},
 		clusterAlter(kmsg.UnregisterController),
 	}
 }

@@ -121,14 +121,9 @@ func handleDescribeTransactions(c *reqCtx, r *kmsg.DescribeTransactionsRequest) 
 // describe, as Kafka filters them.
 func handleListTransactions(c *reqCtx, r *kmsg.ListTransactionsRequest) filter.Verdict {
 	return filter.Verdict{OnResponse: filter.Then(func(lr *kmsg.ListTransactionsResponse) error {
-		kept := lr.TransactionStates[:0]
-		for _, s := range lr.TransactionStates {
-			if c.visible(OpDescribe, ResTransactionalID, s.TransactionalID) {
-				kept = append(kept, s)
-			}
-		}
-		clear(lr.TransactionStates[len(kept):])
-		lr.TransactionStates = kept
+		lr.TransactionStates = keepOnly(lr.TransactionStates, func(s kmsg.ListTransactionsResponseTransactionState) bool {
+			return c.visible(OpDescribe, ResTransactionalID, s.TransactionalID)
+		})
 		return nil
 	})}
 }

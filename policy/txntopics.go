@@ -14,14 +14,9 @@ func describeTransactionTopics(c *reqCtx, v filter.Verdict) filter.Verdict {
 	return afterResponse(v, filter.Then(func(dr *kmsg.DescribeTransactionsResponse) error {
 		for i := range dr.TransactionStates {
 			s := &dr.TransactionStates[i]
-			kept := s.Topics[:0]
-			for _, t := range s.Topics {
-				if c.visible(OpDescribe, ResTopic, t.Topic) {
-					kept = append(kept, t)
-				}
-			}
-			clear(s.Topics[len(kept):])
-			s.Topics = kept
+			s.Topics = keepOnly(s.Topics, func(t kmsg.DescribeTransactionsResponseTransactionStateTopic) bool {
+				return c.visible(OpDescribe, ResTopic, t.Topic)
+			})
 		}
 		return nil
 	}))

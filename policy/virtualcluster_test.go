@@ -11,12 +11,11 @@ import (
 // cluster a connection came in on, never a connection outside any, and the
 // audit line names the virtual cluster.
 func TestVirtualClusterPrincipal(t *testing.T) {
-	var out logbuf.Buffer
-	enf := newTestEnforcer(t, `
+	enf, out := auditedEnforcer(t, `
 policy:
   rules:
     - {name: team-a-writes, principals: ["VirtualCluster:team-a"], allow: [write], topics: ["*"]}
-`, &out)
+`)
 	for _, tc := range []struct {
 		vc      string
 		allowed bool
@@ -28,7 +27,7 @@ policy:
 		}
 	}
 	enf.Close()
-	lines := logbuf.JSONLines[map[string]any](t, &out)
+	lines := logbuf.JSONLines[map[string]any](t, out)
 	if len(lines) != 2 {
 		t.Fatalf("%d audit lines, want the 2 denials: %v", len(lines), lines)
 	}

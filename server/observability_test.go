@@ -1,11 +1,7 @@
 package server_test
 
 import (
-	"context"
-	"io"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit"
@@ -25,27 +21,16 @@ func get(t *testing.T, url string) string {
 func TestBuildInfoAndConfigReloadMetrics(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
 	base := testkit.LocalConfig(cluster.ListenAddrs()[0])
-	path := testkit.WriteConfig(t, base+"policy: {default: allow}\n")
-	reload := make(chan os.Signal, 1)
-	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{ConfigPath: path, LogOutput: log, Reload: reload, Version: "v9.9.9", Commit: "abc123"})
-	})
-	kp.WaitReady()
+	kp := serveReloadable(t, base+"policy: {default: allow}\n", server.Options{Version: "v9.9.9", Commit: "abc123"})
 	metrics := func() string { return get(t, "http://"+kp.Admin+"/metrics") }
 	if m := metrics(); !strings.Contains(m, `kproxy_build_info{commit="abc123",go_version="go`) || !strings.Contains(m, `version="v9.9.9"} 1`) {
 		t.Errorf("no kproxy_build_info for v9.9.9/abc123 in:\n%s", grepLines(m, "kproxy_build_info"))
 	}
 	hashBefore := grepLines(metrics(), "kproxy_config_info{")
 
-	if err := os.WriteFile(path, []byte(base+"policy: {default: deny}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reload <- syscall.SIGHUP
+	kp.reloadWith(base + "policy: {default: deny}\n")
 	kp.WaitLog("the reload applied", func(l testkit.LogLine) bool { return strings.HasPrefix(l.Message(), "policy reloaded") })
-	if err := os.WriteFile(path, []byte(base+"policy: {default: maybe}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reload <- syscall.SIGHUP
+	kp.reloadWith(base + "policy: {default: maybe}\n")
 	kp.WaitLog("the reload rejected", func(l testkit.LogLine) bool { return strings.HasPrefix(l.Message(), "configuration reload rejected") })
 
 	m := metrics()

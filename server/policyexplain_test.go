@@ -1,13 +1,9 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit"
@@ -24,12 +20,7 @@ func TestPolicyExplainEndpointAndReloadDiff(t *testing.T) {
   rules:
     - {name: writers, principals: ["User:alice"], allow: [write], topics: ["orders*"]}
 `
-	path := testkit.WriteConfig(t, base+before)
-	reload := make(chan os.Signal, 1)
-	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{ConfigPath: path, LogOutput: log, Reload: reload})
-	})
-	kp.WaitReady()
+	kp := serveReloadable(t, base+before, server.Options{})
 
 	type explained struct {
 		Decision  string `json:"decision"`
@@ -60,10 +51,7 @@ func TestPolicyExplainEndpointAndReloadDiff(t *testing.T) {
 	after := strings.Replace(before, `topics: ["orders*"]`, `topics: ["orders.us"]`, 1) +
 		`    - {name: bob, principals: ["User:bob"], allow: [read], groups: ["g1"]}
 `
-	if err := os.WriteFile(path, []byte(base+after), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reload <- syscall.SIGHUP
+	kp.reloadWith(base + after)
 	line := kp.WaitLog("the reload applied", func(l testkit.LogLine) bool { return strings.HasPrefix(l.Message(), "policy reloaded") })
 	// bob gains READ and DESCRIBE on g1; alice loses WRITE and DESCRIBE on
 	// orders* (the pattern stands for the names it matched), and keeps

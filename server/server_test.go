@@ -2,10 +2,7 @@ package server_test
 
 import (
 	"context"
-	"io"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit"
@@ -19,18 +16,10 @@ import (
 func TestReloadKeepsOverrides(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
 	file := strings.Replace(testkit.LocalConfig(cluster.ListenAddrs()[0]), "bootstrap_port: 0", "bootstrap_port: 70000", 1)
-	path := testkit.WriteConfig(t, file+"policy: {default: deny}\n")
-	reload := make(chan os.Signal, 1)
-	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{
-			ConfigPath: path,
-			Overrides:  []server.Override{{Key: "listeners.bootstrap_port", Value: "0", Source: "TEST_BOOTSTRAP_PORT"}},
-			LogOutput:  log,
-			Reload:     reload,
-		})
+	kp := serveReloadable(t, file+"policy: {default: deny}\n", server.Options{
+		Overrides: []server.Override{{Key: "listeners.bootstrap_port", Value: "0", Source: "TEST_BOOTSTRAP_PORT"}},
 	})
-	kp.WaitReady()
-	reload <- syscall.SIGHUP
+	kp.signalReload()
 	l := kp.WaitLog("the reload's outcome", func(l testkit.LogLine) bool {
 		m := l.Message()
 		return m == "policy reloaded; applies to the next request on every connection" ||

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestConfigDefaultsValidates: kproxy config defaults prints YAML that,
@@ -26,10 +27,7 @@ func TestConfigDefaultsValidates(t *testing.T) {
 		t.Errorf("config defaults lacks a main section: %v", parsed)
 	}
 	text := strings.Replace(stdout.String(), "  bootstrap_servers: []\n", "  bootstrap_servers: [\"127.0.0.1:9092\"]\n", 1)
-	path := filepath.Join(t.TempDir(), "kproxy.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.WriteConfig(t, text)
 	stdout.Reset()
 	if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 || !strings.HasSuffix(stdout.String(), ": ok\n") {
 		t.Fatalf("validate of the defaults with an upstream: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())

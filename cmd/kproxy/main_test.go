@@ -5,8 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,8 +16,7 @@ import (
 )
 
 func TestValidateNamesBadKey(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bad.yaml")
-	os.WriteFile(path, []byte("upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\nlisteners: {bind_host: 0.0.0.0, bootstrap_prot: 1}\n"), 0o600)
+	path := testkit.WriteConfig(t, "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\nlisteners: {bind_host: 0.0.0.0, bootstrap_prot: 1}\n")
 	var stdout, stderr bytes.Buffer
 	if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code == 0 {
 		t.Fatalf("validate accepted a bad file; stdout %q", stdout.String())
@@ -41,13 +38,12 @@ func TestBinaryServesEmbeddedClusterAndDrainsOnSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	cfg := filepath.Join(t.TempDir(), "kproxy.yaml")
-	os.WriteFile(cfg, []byte(`
+	cfg := testkit.WriteConfig(t, `
 upstream: {embedded: {brokers: 3, topics: [demo]}}
 listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0}
 admin: {listen: "127.0.0.1:0"}
 log: {level: info, format: json}
-`), 0o600)
+`)
 	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfg)
 	bootstrap, admin := kp.Bootstrap, kp.Admin
 	kp.WaitReady()

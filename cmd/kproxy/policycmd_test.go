@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,11 +13,7 @@ import (
 
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "kproxy.yaml")
-	if err := os.WriteFile(path, []byte("upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\n"+body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testkit.WriteConfig(t, "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\n"+body)
 }
 
 const cliPolicy = `policy:

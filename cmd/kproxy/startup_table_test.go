@@ -229,10 +229,7 @@ func withPolicy(body string, policy bool) string {
 // what each says and how each exits.
 func checkBrokenStartup(t *testing.T, bin, body string, tc brokenStartup) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "kproxy.yaml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.WriteConfig(t, body)
 	if tc.file {
 		if code, out := runKproxy(t, bin, "validate", "--skip-file-checks", "--config", path); code != 0 {
 			t.Errorf("validate --skip-file-checks: exit %d, want 0 (the files are left unread):\n%s", code, out)

@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestValidateWarnsOfClientIDGrants: client ids are chosen by the client,
@@ -32,10 +33,7 @@ policy:
 		cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key") // not there: --skip-file-checks
 		body := "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\n" +
 			strings.NewReplacer("CERT", cert, "KEY", key).Replace(tt.listeners) + "\n" + policy
-		path := filepath.Join(dir, "kproxy.yaml")
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		path := testkit.WriteConfig(t, body)
 		var stdout, stderr bytes.Buffer
 		if code := runArgs([]string{"validate", "--skip-file-checks", "--config", path}, &stdout, &stderr); code != 0 {
 			t.Fatalf("%s: validate failed (%d): %s", tt.name, code, stderr.String())
@@ -53,8 +51,7 @@ policy:
 // TestValidateWarnsOfClientIDDenies: a deny or governance entry selected
 // only by client id is escaped by sending another one, on any listener.
 func TestValidateWarnsOfClientIDDenies(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "kproxy.yaml")
-	os.WriteFile(path, []byte(`
+	path := testkit.WriteConfig(t, `
 upstream: {bootstrap_servers: ["127.0.0.1:9092"]}
 listeners: {bind_host: 127.0.0.1, bootstrap_port: 0, broker_port_base: 0, sasl: {mode: passthrough}}
 policy:
@@ -64,7 +61,7 @@ policy:
     - {name: no-user-deletes, principals: ["User:bob", "client_id:legacy"], deny: [delete], topics: ["*"]}
   governance:
     - {name: legacy-acks, principals: ["client_id:legacy"], produce: {required_acks: all}}
-`), 0o600)
+`)
 	var stdout, stderr bytes.Buffer
 	if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 {
 		t.Fatalf("validate failed: %s", stderr.String())
@@ -106,13 +103,9 @@ func TestValidateWarnsOfMissingAudience(t *testing.T) {
 			"warning: virtual_clusters[0].listeners.sasl.oauthbearer.audience is not set"},
 	} {
 		for _, audience := range []string{"", ", audience: kafka"} {
-			dir := t.TempDir()
 			body := "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\n" +
 				strings.ReplaceAll(tt.body, "SASL", strings.ReplaceAll(sasl, "AUDIENCE", audience))
-			path := filepath.Join(dir, "kproxy.yaml")
-			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := testkit.WriteConfig(t, body)
 			var stdout, stderr bytes.Buffer
 			if code := runArgs([]string{"validate", "--config", path}, &stdout, &stderr); code != 0 {
 				t.Fatalf("%s: validate failed (%d): %s", tt.name, code, stderr.String())

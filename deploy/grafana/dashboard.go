@@ -112,10 +112,20 @@ func sel(metric string, matchers ...string) string {
 	return s + "}"
 }
 
+// sumOf is gauge summed over everything.
+func sumOf(gauge string) string { return "sum(" + sel(gauge) + ")" }
+
+// sumBy is gauge summed by labels.
+func sumBy(by, gauge string) string { return fmt.Sprintf("sum by (%s) (%s)", by, sel(gauge)) }
+
 // rateBy is the per-second rate of counter summed by labels.
 func rateBy(by, counter string, matchers ...string) string {
 	return fmt.Sprintf("sum by (%s) (rate(%s[%s]))", by, sel(counter, matchers...), rate)
 }
+
+// perLabel is the query of counter's per-second rate by one label, each
+// series named by its value.
+func perLabel(label, counter string) query { return q(rateBy(label, counter), "{{"+label+"}}") }
 
 // sumRate is the per-second rate of counter summed over everything.
 func sumRate(counter string) string {
@@ -131,13 +141,13 @@ func rows() []row {
 	return []row{
 		{"Overview", []panel{
 			single("Ready", "Instances whose listeners are bound and that fetched upstream metadata (kproxy_ready), of those scraped.", "none",
-				q("sum("+sel("kproxy_ready")+")", "ready")),
+				q(sumOf("kproxy_ready"), "ready")),
 			single("Requests/s", "Requests received from clients, all APIs.", "reqps",
 				q(sumRate("kproxy_requests_total"), "requests")),
 			single("Active connections", "Client connections open now.", "none",
-				q("sum("+sel("kproxy_connections_active")+")", "connections")),
+				q(sumOf("kproxy_connections_active"), "connections")),
 			single("Upstreams down", "Upstream addresses (brokers, bootstrap servers) kproxy currently cannot reach.", "none",
-				q("sum("+sel("kproxy_upstreams_down")+")", "down")),
+				q(sumOf("kproxy_upstreams_down"), "down")),
 			single("Versions", "Instances by the kproxy version they run: more than one during a rolling upgrade.", "none",
 				q("count by (version) ("+sel("kproxy_build_info")+")", "{{version}}")),
 			single("Configurations", "Distinct configurations in force (by hash) across instances: more than one while a change rolls out, or when replicas diverge.", "none",
@@ -145,12 +155,12 @@ func rows() []row {
 		}},
 		{"Traffic", []panel{
 			graph("Requests by API", "Requests received from clients per second, by Kafka API.", "reqps",
-				q(rateBy("api", "kproxy_requests_total"), "{{api}}")),
+				perLabel("api", "kproxy_requests_total")),
 			graph("Bytes by listener", "Bytes read from and written to clients per second, by listener.", "Bps",
 				q(rateBy("listener", "kproxy_received_bytes_total"), "{{listener}} in"),
 				q(rateBy("listener", "kproxy_sent_bytes_total"), "{{listener}} out")),
 			graph("In-flight requests", "Requests received and not yet answered.", "none",
-				q("sum("+sel("kproxy_requests_in_flight")+")", "in flight")),
+				q(sumOf("kproxy_requests_in_flight"), "in flight")),
 		}},
 		{"Latency: brokers or kproxy?", []panel{
 			graph("Upstream round trip p99", "99th percentile of the time from writing a request upstream to its response's first bytes, by API: time spent in the brokers and the network to them.", "s",
@@ -164,18 +174,18 @@ func rows() []row {
 			graph("Responses with an error, by code", "Responses kproxy decoded whose top-level error code is not NONE, per second, by API and Kafka error (policy denials are *_AUTHORIZATION_FAILED).", "reqps",
 				q(rateBy("api, error", "kproxy_response_errors_total"), "{{api}} {{error}}")),
 			graph("Responses by source", "Responses delivered to clients per second: from the brokers (upstream) or answered by kproxy itself (local: policy denials, SASL, ApiVersions before authentication).", "reqps",
-				q(rateBy("source", "kproxy_responses_total"), "{{source}}")),
+				perLabel("source", "kproxy_responses_total")),
 			graph("Connections closed, by reason", "Connection pairs closed per second, by reason (client_closed is normal; upstream_unreachable, protocol_error, tls_failed, sasl_failed, connection_limit are not).", "cps",
-				q(rateBy("reason", "kproxy_connections_closed_total"), "{{reason}}")),
+				perLabel("reason", "kproxy_connections_closed_total")),
 		}},
 		{"Connections and memory", []panel{
 			graph("Active connections by listener", "Client connections open now, by listener (bootstrap or a broker's).", "none",
-				q("sum by (listener) ("+sel("kproxy_connections_active")+")", "{{listener}}")),
+				q(sumBy("listener", "kproxy_connections_active"), "{{listener}}")),
 			graph("New connections by listener", "Client connections accepted per second, by listener.", "cps",
-				q(rateBy("listener", "kproxy_connections_total"), "{{listener}}")),
+				perLabel("listener", "kproxy_connections_total")),
 			graph("Buffered bytes vs limit", "Bytes held in memory for filters, against limits.max_buffered_bytes.", "bytes",
-				q("sum by (instance) ("+sel("kproxy_buffered_bytes")+")", "{{instance}} buffered"),
-				q("sum by (instance) ("+sel("kproxy_buffered_bytes_limit")+")", "{{instance}} limit")),
+				q(sumBy("instance", "kproxy_buffered_bytes"), "{{instance}} buffered"),
+				q(sumBy("instance", "kproxy_buffered_bytes_limit"), "{{instance}} limit")),
 		}},
 		{"Policy and reloads", []panel{
 			graph("Policy denials", "Requests (or parts of them) the policy denied per second, by operation and rule.", "reqps",

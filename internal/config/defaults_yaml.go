@@ -55,14 +55,8 @@ func (r *defaultsRenderer) line(indent, commentAt int, text string) {
 
 // section writes the keys of struct v, whose path is prefix.
 func (r *defaultsRenderer) section(v reflect.Value, prefix string, indent, commentAt int) {
-	for i, f := range structKeys(v.Type()) {
-		name, _, _ := yamlName(f)
-		path := prefix + name
-		fv := v.FieldByIndex(f.Index)
-		_, list, isSection := sectionType(f.Type)
-		if list {
-			path += "[]"
-		}
+	for i, k := range fieldKeys(v, prefix) {
+		name, path, fv, list, isSection := k.name, k.path, k.value, k.list, k.section
 		if i > 0 || prefix == "" {
 			r.out.WriteString("\n")
 		}

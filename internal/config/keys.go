@@ -50,6 +50,33 @@ func sectionType(t reflect.Type) (st reflect.Type, list bool, ok bool) {
 	return nil, false, false
 }
 
+// fieldKey is one key of a section in a configuration: its field, name,
+// path ("[]" after a list of sections) and value, and whether it holds a
+// section or a list of them.
+type fieldKey struct {
+	field         reflect.StructField
+	name, path    string
+	value         reflect.Value
+	list, section bool
+}
+
+// fieldKeys lists the keys of struct v, whose path is prefix, in field
+// order.
+func fieldKeys(v reflect.Value, prefix string) []fieldKey {
+	fields := structKeys(v.Type())
+	keys := make([]fieldKey, 0, len(fields))
+	for _, f := range fields {
+		name, _, _ := yamlName(f)
+		_, list, section := sectionType(f.Type)
+		path := prefix + name
+		if list {
+			path += "[]"
+		}
+		keys = append(keys, fieldKey{field: f, name: name, path: path, value: v.FieldByIndex(f.Index), list: list, section: section})
+	}
+	return keys
+}
+
 // structKeys lists the keys of struct type t, inline fields' keys in place.
 func structKeys(t reflect.Type) []reflect.StructField {
 	var out []reflect.StructField
@@ -105,27 +132,21 @@ func keyValues(c *Config) []keyValue {
 	var out []keyValue
 	var walk func(v reflect.Value, prefix string)
 	walk = func(v reflect.Value, prefix string) {
-		for _, f := range structKeys(v.Type()) {
-			name, _, _ := yamlName(f)
-			path := prefix + name
-			fv := v.FieldByIndex(f.Index)
-			_, list, section := sectionType(f.Type)
-			if list {
-				path += "[]"
-			}
-			out = append(out, keyValue{Path: path, Field: f, Value: fv})
+		for _, k := range fieldKeys(v, prefix) {
+			fv := k.value
+			out = append(out, keyValue{Path: k.path, Field: k.field, Value: fv})
 			switch {
-			case !section:
-			case list:
+			case !k.section:
+			case k.list:
 				if fv.Len() > 0 {
-					walk(fv.Index(0), path+".")
+					walk(fv.Index(0), k.path+".")
 				}
 			case fv.Kind() == reflect.Pointer:
 				if !fv.IsNil() {
-					walk(fv.Elem(), path+".")
+					walk(fv.Elem(), k.path+".")
 				}
 			default:
-				walk(fv, path+".")
+				walk(fv, k.path+".")
 			}
 		}
 	}

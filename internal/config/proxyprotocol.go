@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // PROXY protocol modes (listeners.proxy_protocol.mode).
@@ -35,7 +37,7 @@ func (p ProxyProtocol) Enabled() bool { return p.Mode != "" && p.Mode != ProxyPr
 func (p ProxyProtocol) TrustedPrefixes() []netip.Prefix {
 	out := make([]netip.Prefix, 0, len(p.TrustedCIDRs))
 	for _, s := range p.TrustedCIDRs {
-		if prefix, err := parseNetwork(s); err == nil {
+		if prefix, err := policyconfig.ParseNetwork(s); err == nil {
 			out = append(out, prefix)
 		}
 	}
@@ -59,25 +61,8 @@ func (p ProxyProtocol) validate(bad func(key, format string, args ...any)) {
 		bad(key+".trusted_cidrs", "required when %s.mode is %s: list the load balancers' networks (10.0.0.0/8) or addresses", key, p.Mode)
 	}
 	for i, s := range p.TrustedCIDRs {
-		if _, err := parseNetwork(s); err != nil {
+		if _, err := policyconfig.ParseNetwork(s); err != nil {
 			bad(fmt.Sprintf("%s.trusted_cidrs[%d]", key, i), "%v", err)
 		}
 	}
-}
-
-// parseNetwork reads a network (10.1.0.0/16) or a single address
-// (10.1.2.3, meaning 10.1.2.3/32), as cidr: principals and
-// trusted_cidrs are written. IPv4-mapped IPv6 forms are unmapped, as
-// client addresses are.
-func parseNetwork(s string) (netip.Prefix, error) {
-	prefix, err := netip.ParsePrefix(s)
-	if err != nil {
-		addr, aerr := netip.ParseAddr(s)
-		if aerr != nil {
-			return netip.Prefix{}, fmt.Errorf("%q is not a network (10.1.0.0/16) or address", s)
-		}
-		addr = addr.Unmap()
-		prefix = netip.PrefixFrom(addr, addr.BitLen())
-	}
-	return prefix.Masked(), nil
 }

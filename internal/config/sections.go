@@ -173,16 +173,7 @@ func CheckPlugins(plugins []filter.Plugin) error {
 // written at the top level (require_header.topics); in a virtual cluster
 // the same rows apply (virtual_clusters[].require_header.topics).
 func PluginReference(p filter.Plugin) []KeyDoc {
-	rows := make([]KeyDoc, 0, len(p.SectionKeys()))
-	for _, d := range p.SectionKeys() {
-		if d.Key == "" {
-			d.Key = p.SectionName()
-		} else {
-			d.Key = p.SectionName() + "." + d.Key
-		}
-		rows = append(rows, d)
-	}
-	return rows
+	return filter.KeysUnder(p.SectionName(), p.SectionKeys())
 }
 
 // checkPluginReference reports the keys of p's section that have no row

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/policy/policyconfig"
@@ -65,15 +66,11 @@ func (c *Config) validate(sources map[string]string, found ...error) error {
 		bad("limits.max_buffered_bytes", "%d: must be at least limits.max_frame_bytes (%d), so that any frame a client may send fits",
 			lim.MaxBufferedBytes, lim.MaxFrameBytes)
 	}
-	if lim.IdleTimeout < 0 {
-		bad("limits.idle_timeout", "%s: must be positive", lim.IdleTimeout)
-	}
+	notNegative(bad, "limits.idle_timeout", lim.IdleTimeout)
 	if lim.MaxInFlight < 1 {
 		bad("limits.max_in_flight", "%d: must be at least 1", lim.MaxInFlight)
 	}
-	if lim.ShutdownTimeout < 0 {
-		bad("limits.shutdown_timeout", "%s: must be positive", lim.ShutdownTimeout)
-	}
+	notNegative(bad, "limits.shutdown_timeout", lim.ShutdownTimeout)
 	return errors.Join(errs...)
 }
 
@@ -103,15 +100,9 @@ func (c *Config) validateSections(named func(string) string) []error {
 	if e := u.Embedded; e != nil && e.DefaultPartitions < 1 {
 		bad("upstream.embedded.default_partitions", "%d: must be at least 1", e.DefaultPartitions)
 	}
-	if u.DialTimeout < 0 {
-		bad("upstream.dial_timeout", "%s: must be positive", u.DialTimeout)
-	}
-	if u.MetadataRefresh < 0 {
-		bad("upstream.metadata_refresh", "%s: must be positive", u.MetadataRefresh)
-	}
-	if u.ReconnectBackoff < 0 {
-		bad("upstream.reconnect_backoff", "%s: must be positive", u.ReconnectBackoff)
-	}
+	notNegative(bad, "upstream.dial_timeout", u.DialTimeout)
+	notNegative(bad, "upstream.metadata_refresh", u.MetadataRefresh)
+	notNegative(bad, "upstream.reconnect_backoff", u.ReconnectBackoff)
 	if u.ReconnectBackoffMax < u.ReconnectBackoff {
 		bad("upstream.reconnect_backoff_max", "%s: must be at least upstream.reconnect_backoff (%s)", u.ReconnectBackoffMax, u.ReconnectBackoff)
 	}
@@ -171,6 +162,13 @@ func validateSection[C any](f filter.Factory[C], cfg *C, bad func(key, format st
 			key += "." + p.Key
 		}
 		bad(key, "%s", p.Message)
+	}
+}
+
+// notNegative reports the duration d of key when it is negative.
+func notNegative(bad func(key, format string, args ...any), key string, d time.Duration) {
+	if d < 0 {
+		bad(key, "%s: must be positive", d)
 	}
 }
 

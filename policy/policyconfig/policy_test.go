@@ -43,6 +43,7 @@ audit: {output: /tmp/audit.log, log_allowed: true, buffer_size: 10}
 func TestPolicyRejects(t *testing.T) {
 	const base = "upstream: {bootstrap_servers: [\"a:1\"]}\n"
 	rule := func(body string) string { return base + "policy:\n  rules:\n    - " + body }
+	governance := func(fields string) string { return base + "policy:\n  governance: [{name: g, " + fields + "}]" }
 	tests := []struct {
 		name, yaml, want string
 	}{
@@ -63,16 +64,16 @@ func TestPolicyRejects(t *testing.T) {
 		{"bad regex", rule(`{name: r, principals: ["*"], allow: [read], topics: ["re:("]}`), "policy.rules[0].topics[0]"},
 		{"reserved name", rule(`{name: default, principals: ["*"], allow: [read], topics: ["*"]}`), "reserved"},
 		{"empty governance", base + "policy:\n  governance: [{name: g}]", "constrains nothing"},
-		{"bad acks", base + "policy:\n  governance: [{name: g, produce: {required_acks: 2}}]", "policy.governance[0].produce.required_acks"},
-		{"bad codec", base + "policy:\n  governance: [{name: g, produce: {allowed_compression: [brotli]}}]", "policy.governance[0].produce.allowed_compression[0]"},
-		{"bad requirement", base + "policy:\n  governance: [{name: g, topic_changes: {required_configs: [\"min.insync.replicas\"]}}]", "policy.governance[0].topic_changes.required_configs[0]"},
-		{"non-numeric comparison", base + "policy:\n  governance: [{name: g, topic_changes: {required_configs: [\"a >= b\"]}}]", "needs a decimal number"},
-		{"hex requirement", base + "policy:\n  governance: [{name: g, topic_changes: {required_configs: [\"retention.ms <= 0x10\"]}}]", "needs a decimal number"},
+		{"bad acks", governance("produce: {required_acks: 2}"), "policy.governance[0].produce.required_acks"},
+		{"bad codec", governance("produce: {allowed_compression: [brotli]}"), "policy.governance[0].produce.allowed_compression[0]"},
+		{"bad requirement", governance("topic_changes: {required_configs: [\"min.insync.replicas\"]}"), "policy.governance[0].topic_changes.required_configs[0]"},
+		{"non-numeric comparison", governance("topic_changes: {required_configs: [\"a >= b\"]}"), "needs a decimal number"},
+		{"hex requirement", governance("topic_changes: {required_configs: [\"retention.ms <= 0x10\"]}"), "needs a decimal number"},
 		{"negative broker default", base + "policy: {broker_defaults: {num_partitions: -1}}", "policy.broker_defaults.num_partitions"},
-		{"min above max rf", base + "policy:\n  governance: [{name: g, topic_changes: {min_replication_factor: 3, max_replication_factor: 2}}]", "min_replication_factor"},
-		{"unknown api", base + "policy:\n  governance: [{name: g, forbidden_apis: [DeleteEverything]}]", "policy.governance[0].forbidden_apis[0]"},
-		{"forbid apiversions", base + "policy:\n  governance: [{name: g, forbidden_apis: [ApiVersions]}]", "clients need it"},
-		{"bad client id pattern", base + "policy:\n  governance: [{name: g, client_id_pattern: \"re:[\"}]", "policy.governance[0].client_id_pattern"},
+		{"min above max rf", governance("topic_changes: {min_replication_factor: 3, max_replication_factor: 2}"), "min_replication_factor"},
+		{"unknown api", governance("forbidden_apis: [DeleteEverything]"), "policy.governance[0].forbidden_apis[0]"},
+		{"forbid apiversions", governance("forbidden_apis: [ApiVersions]"), "clients need it"},
+		{"bad client id pattern", governance("client_id_pattern: \"re:[\""), "policy.governance[0].client_id_pattern"},
 		{"bad audit buffer", base + "audit: {buffer_size: -1}", "audit.buffer_size"},
 	}
 	for _, tt := range tests {

@@ -82,7 +82,7 @@ func ParsePrincipal(s string) (PrincipalMatcher, error) {
 		}
 		return PrincipalMatcher{Kind: kind, Pattern: p}, nil
 	case PrincipalCIDR:
-		prefix, err := parseNetwork(value)
+		prefix, err := ParseNetwork(value)
 		if err != nil {
 			return PrincipalMatcher{}, fmt.Errorf("%q: %w", s, err)
 		}
@@ -104,9 +104,11 @@ func parseClaimPrincipal(s, value string) (PrincipalMatcher, error) {
 	return PrincipalMatcher{Kind: PrincipalClaim, Claim: name, Pattern: p}, nil
 }
 
-// parseNetwork reads a cidr: matcher's network, or one address as a
-// network of it alone.
-func parseNetwork(s string) (netip.Prefix, error) {
+// ParseNetwork reads a network (10.1.0.0/16) or a single address
+// (10.1.2.3, meaning 10.1.2.3/32), as cidr: principals are written; the
+// configuration reads every list of networks with it. IPv4-mapped IPv6
+// forms are unmapped, as client addresses are.
+func ParseNetwork(s string) (netip.Prefix, error) {
 	prefix, err := netip.ParsePrefix(s)
 	if err != nil {
 		addr, aerr := netip.ParseAddr(s)
