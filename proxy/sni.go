@@ -180,13 +180,5 @@ func (s *Server) SNIAddr() string {
 // SNIBrokerAddr is the address clients of listeners.sni are told for
 // nodeID (a name of broker_host_pattern at the SNI port).
 func (s *Server) SNIBrokerAddr(nodeID int32) (string, bool) {
-	l, ok := listenerOf[*sniListener](s)
-	if !ok {
-		return "", false
-	}
-	a, ok := l.advertised(nodeID)
-	if !ok {
-		return "", false
-	}
-	return a.String(), true
+	return advertisedAddr[*sniListener](s, nodeID)
 }
