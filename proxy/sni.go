@@ -155,10 +155,8 @@ func (p *pair) handshakeSNI(l *sniListener) error {
 
 // newSNIRefused registers kproxy_sni_handshake_refused_total.
 func newSNIRefused(reg prometheus.Registerer) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "kproxy_sni_handshake_refused_total",
-		Help: "TLS handshakes on listeners.sni refused because the server name routes to no broker, by reason (no_server_name, unknown_name, unknown_node).",
-	}, []string{"reason"})
+	c := newCounterVec("kproxy_sni_handshake_refused_total",
+		"TLS handshakes on listeners.sni refused because the server name routes to no broker, by reason (no_server_name, unknown_name, unknown_node).", "reason")
 	for _, r := range []string{sniNoServerName, sniUnknownName, sniUnknownNode} {
 		c.WithLabelValues(r)
 	}
