@@ -10,7 +10,8 @@ import (
 )
 
 // TestEveryCallsUntilCanceled: do runs repeatedly, not at once, and Every
-// returns, with no further call, once ctx ends.
+// returns, with no further call, once ctx ends (here within the third
+// call, however late the ticks come).
 func TestEveryCallsUntilCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls atomic.Int32
