@@ -142,13 +142,18 @@ type groupReader struct {
 	bad      bool
 }
 
-func (r *groupReader) skip(n int) {
+// take is the next n bytes; nil, and the reader bad, when fewer are left.
+func (r *groupReader) take(n int) []byte {
 	if r.bad || n < 0 || n > len(r.b) {
 		r.bad, r.b = true, nil
-		return
+		return nil
 	}
+	b := r.b[:n]
 	r.b = r.b[n:]
+	return b
 }
+
+func (r *groupReader) skip(n int) { r.take(n) }
 
 func (r *groupReader) skipIf(cond bool, n int) {
 	if cond {
@@ -157,23 +162,17 @@ func (r *groupReader) skipIf(cond bool, n int) {
 }
 
 func (r *groupReader) int16() int16 {
-	if r.bad || len(r.b) < 2 {
-		r.bad, r.b = true, nil
-		return 0
+	if b := r.take(2); b != nil {
+		return int16(binary.BigEndian.Uint16(b))
 	}
-	v := int16(binary.BigEndian.Uint16(r.b))
-	r.b = r.b[2:]
-	return v
+	return 0
 }
 
 func (r *groupReader) int32() int32 {
-	if r.bad || len(r.b) < 4 {
-		r.bad, r.b = true, nil
-		return 0
+	if b := r.take(4); b != nil {
+		return int32(binary.BigEndian.Uint32(b))
 	}
-	v := int32(binary.BigEndian.Uint32(r.b))
-	r.b = r.b[4:]
-	return v
+	return 0
 }
 
 // uvarint is kmsg's 32-bit unsigned varint: at most 5 bytes, the high bits

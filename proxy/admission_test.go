@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
 	"github.com/kproxy/kproxy/internal/testpki"
 )
 
@@ -42,27 +44,7 @@ limits:
 // for tests of what happens before a request is relayed.
 func silentUpstream(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	return ln.Addr().String()
+	return tcppeer.Serve(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
 
 // admissionMetric is the value of the series of name whose labels

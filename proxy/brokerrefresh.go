@@ -2,7 +2,8 @@ package proxy
 
 import (
 	"context"
-	"time"
+
+	"github.com/kproxy/kproxy/internal/periodic"
 )
 
 // refreshBrokers asks the cluster for its brokers every
@@ -12,23 +13,16 @@ import (
 // node by one replica may connect to it through any other. A failure is
 // logged and retried at the next tick; listeners already open stay.
 func (s *Server) refreshBrokers(ctx context.Context) {
-	t := time.NewTicker(s.cfg.Upstream.MetadataRefresh)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, s.cfg.Upstream.MetadataRefresh, func() {
 		before := s.nodes.count()
 		if err := s.fetchBrokers(ctx); err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn().Err(err).Msg("periodic upstream metadata refresh failed; brokers known so far stay served")
 			}
-			continue
+			return
 		}
 		if after := s.nodes.count(); after != before {
 			s.log.Info().Int("brokers", after).Msg("periodic upstream metadata refresh found new brokers")
 		}
-	}
+	})
 }

@@ -10,10 +10,8 @@ import (
 
 // newCoordinatorErrors registers kproxy_group_coordinator_errors_total.
 func newCoordinatorErrors(reg prometheus.Registerer) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "kproxy_group_coordinator_errors_total",
-		Help: "Upstream group responses carrying NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS, by API and error, streamed ones included.",
-	}, []string{"api", "error"})
+	c := newCounterVec("kproxy_group_coordinator_errors_total",
+		"Upstream group responses carrying NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS, by API and error, streamed ones included.", "api", "error")
 	reg.MustRegister(c)
 	return c
 }

@@ -111,6 +111,21 @@ func listenerOf[L listenerKind](s *Server) (L, bool) {
 	return none, false
 }
 
+// advertisedAddr is the address clients of s's listener of kind L are
+// told for upstream node nodeID; false when there is no such listener or
+// it has not seen the node.
+func advertisedAddr[L listenerKind](s *Server, nodeID int32) (string, bool) {
+	l, ok := listenerOf[L](s)
+	if !ok {
+		return "", false
+	}
+	a, ok := l.advertised(nodeID)
+	if !ok {
+		return "", false
+	}
+	return a.String(), true
+}
+
 // responseTable is the response handler table of p's listener: each
 // listener's address rewriter hands out that listener's addresses.
 func (p *pair) responseTable() *responseFilters { return p.via.responses() }

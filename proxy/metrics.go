@@ -52,75 +52,50 @@ type metricsSettings struct {
 // newServerMetrics registers kproxy's metrics with reg.
 func newServerMetrics(reg prometheus.Registerer, set metricsSettings) *serverMetrics {
 	m := &serverMetrics{
-		connsActive: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "kproxy_connections_active", Help: "Client connections currently open (from accept, handshakes included), by listener.",
-		}, []string{"listener"}),
-		connsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_connections_total", Help: "Client connections accepted, by listener.",
-		}, []string{"listener"}),
-		connsClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_connections_closed_total", Help: "Connection pairs closed, by reason.",
-		}, []string{"reason"}),
-		acceptErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_accept_errors_total",
-			Help: "Failed accepts of new client connections, by listener and reason (emfile: out of file descriptors, enfile, enobufs, enomem, econnaborted, timeout, other); the listener retries after a backoff of 5 ms doubling to 1 s.",
-		}, []string{"listener", "reason"}),
-		handshaking: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_connections_handshaking",
-			Help: "Client connections accepted and still in their handshake (PROXY header, TLS, SASL): limits.max_handshakes bounds them.",
-		}),
+		connsActive: newGaugeVec("kproxy_connections_active",
+			"Client connections currently open (from accept, handshakes included), by listener.", "listener"),
+		connsTotal: newCounterVec("kproxy_connections_total",
+			"Client connections accepted, by listener.", "listener"),
+		connsClosed: newCounterVec("kproxy_connections_closed_total",
+			"Connection pairs closed, by reason.", "reason"),
+		acceptErrors: newCounterVec("kproxy_accept_errors_total",
+			"Failed accepts of new client connections, by listener and reason (emfile: out of file descriptors, enfile, enobufs, enomem, econnaborted, timeout, other); the listener retries after a backoff of 5 ms doubling to 1 s.", "listener", "reason"),
+		handshaking: newGauge("kproxy_connections_handshaking",
+			"Client connections accepted and still in their handshake (PROXY header, TLS, SASL): limits.max_handshakes bounds them."),
 		requests: newRequestMetrics(reg, set.PrincipalLimit),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_requests_in_flight", Help: "Client requests queued or forwarded whose response is not delivered yet, all connections.",
-		}),
-		receivedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_received_bytes_total", Help: "Bytes of request frames read from clients, by listener.",
-		}, []string{"listener"}),
-		sentBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_sent_bytes_total", Help: "Bytes of response frames written to clients, by listener.",
-		}, []string{"listener"}),
-		dialErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "kproxy_upstream_dial_errors_total", Help: "Failed upstream connection attempts, all nodes.",
-		}),
-		dialsSkipped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "kproxy_upstream_dials_skipped_total",
-			Help: "Client connections failed without dialing because their upstream is down and in backoff.",
-		}),
+		inFlight: newGauge("kproxy_requests_in_flight",
+			"Client requests queued or forwarded whose response is not delivered yet, all connections."),
+		receivedBytes: newCounterVec("kproxy_received_bytes_total",
+			"Bytes of request frames read from clients, by listener.", "listener"),
+		sentBytes: newCounterVec("kproxy_sent_bytes_total",
+			"Bytes of response frames written to clients, by listener.", "listener"),
+		dialErrors: newCounter("kproxy_upstream_dial_errors_total",
+			"Failed upstream connection attempts, all nodes."),
+		dialsSkipped: newCounter("kproxy_upstream_dials_skipped_total",
+			"Client connections failed without dialing because their upstream is down and in backoff."),
 		upstream:          newUpstreamMetrics(reg),
 		upstreamAuth:      newUpstreamAuthMetrics(reg),
 		coordinatorErrors: newCoordinatorErrors(reg),
-		upstreamsDown: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_upstreams_down", Help: "Upstream addresses (nodes, bootstrap servers) currently known unreachable.",
-		}),
-		ready: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_ready", Help: "1 once listeners are bound and upstream metadata was fetched.",
-		}),
-		brokerListens: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_broker_listeners", Help: "Per-broker listeners open.",
-		}),
-		bootstrapOpen: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_bootstrap_listener_open", Help: "1 while the bootstrap listener accepts connections; 0 while it refuses them because no upstream bootstrap server is reachable (or none is configured).",
-		}),
-		tlsFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_tls_handshake_failures_total", Help: "TLS handshakes that failed, by side: client (a client of kproxy) or upstream (kproxy to a broker).",
-		}, []string{"side"}),
-		sasl: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_sasl_authentications_total",
-			Help: "Client SASL authentications kproxy answered (terminate mode) or watched (passthrough mode), by mechanism and result (success, failure).",
-		}, []string{"mechanism", "result"}),
-		jwksFetches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_oauth_jwks_fetches_total",
-			Help: "Fetches of listeners.sasl.oauthbearer's JWKS (at start, scheduled, or for an unknown kid), by result (success, failure: the keys held stay in use).",
-		}, []string{"result"}),
-		jwksKeys: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_oauth_jwks_keys", Help: "OAUTHBEARER token signing keys held (0 also when OAUTHBEARER is not enabled).",
-		}),
-		bufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_buffered_bytes", Help: "Bytes of requests and responses held in memory for filters now (limits.max_buffered_bytes counts these).",
-		}),
-		bufferedLimit: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_buffered_bytes_limit", Help: "limits.max_buffered_bytes: beyond it kproxy stops reading from clients that want more.",
-		}),
+		upstreamsDown: newGauge("kproxy_upstreams_down",
+			"Upstream addresses (nodes, bootstrap servers) currently known unreachable."),
+		ready: newGauge("kproxy_ready",
+			"1 once listeners are bound and upstream metadata was fetched."),
+		brokerListens: newGauge("kproxy_broker_listeners",
+			"Per-broker listeners open."),
+		bootstrapOpen: newGauge("kproxy_bootstrap_listener_open",
+			"1 while the bootstrap listener accepts connections; 0 while it refuses them because no upstream bootstrap server is reachable (or none is configured)."),
+		tlsFailures: newCounterVec("kproxy_tls_handshake_failures_total",
+			"TLS handshakes that failed, by side: client (a client of kproxy) or upstream (kproxy to a broker).", "side"),
+		sasl: newCounterVec("kproxy_sasl_authentications_total",
+			"Client SASL authentications kproxy answered (terminate mode) or watched (passthrough mode), by mechanism and result (success, failure).", "mechanism", "result"),
+		jwksFetches: newCounterVec("kproxy_oauth_jwks_fetches_total",
+			"Fetches of listeners.sasl.oauthbearer's JWKS (at start, scheduled, or for an unknown kid), by result (success, failure: the keys held stay in use).", "result"),
+		jwksKeys: newGauge("kproxy_oauth_jwks_keys",
+			"OAUTHBEARER token signing keys held (0 also when OAUTHBEARER is not enabled)."),
+		bufferedBytes: newGauge("kproxy_buffered_bytes",
+			"Bytes of requests and responses held in memory for filters now (limits.max_buffered_bytes counts these)."),
+		bufferedLimit: newGauge("kproxy_buffered_bytes_limit",
+			"limits.max_buffered_bytes: beyond it kproxy stops reading from clients that want more."),
 	}
 	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.acceptErrors, m.handshaking, m.inFlight, m.receivedBytes, m.sentBytes,
 		m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens, m.bootstrapOpen, m.tlsFailures, m.sasl,

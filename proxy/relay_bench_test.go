@@ -25,15 +25,7 @@ import (
 // fetchResponseBody is a valid Fetch response body at version carrying
 // records bytes of record batches in one partition.
 func fetchResponseBody(version int16, records int) []byte {
-	resp := kmsg.NewPtrFetchResponse()
-	resp.SetVersion(version)
-	part := kmsg.NewFetchResponseTopicPartition()
-	part.RecordBatches = make([]byte, records)
-	topic := kmsg.NewFetchResponseTopic()
-	topic.Topic = "bench"
-	topic.Partitions = []kmsg.FetchResponseTopicPartition{part}
-	resp.Topics = []kmsg.FetchResponseTopic{topic}
-	return resp.AppendTo(nil)
+	return fetchResponse(version, 0, make([]byte, records)).AppendTo(nil)
 }
 
 // frameEchoUpstream answers every request frame with a response frame

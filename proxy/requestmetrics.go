@@ -51,18 +51,12 @@ func newRequestMetrics(reg prometheus.Registerer, principalLimit int) *requestMe
 		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets}, []string{"api"})
 	}
 	m := &requestMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_requests_total",
-			Help: "Requests received from clients, by API and API version (\"unsupported\": beyond what kproxy decodes).",
-		}, []string{"api", "version"}),
-		responses: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_responses_total",
-			Help: "Responses delivered to clients, by API and source: upstream, or local (kproxy answered: policy denial, SASL, ApiVersions before authentication).",
-		}, []string{"api", "source"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_response_errors_total",
-			Help: "Responses kproxy decoded or answered itself with a top-level error code other than 0, by API and Kafka error name.",
-		}, []string{"api", "error"}),
+		requests: newCounterVec("kproxy_requests_total",
+			"Requests received from clients, by API and API version (\"unsupported\": beyond what kproxy decodes).", "api", "version"),
+		responses: newCounterVec("kproxy_responses_total",
+			"Responses delivered to clients, by API and source: upstream, or local (kproxy answered: policy denial, SASL, ApiVersions before authentication).", "api", "source"),
+		errors: newCounterVec("kproxy_response_errors_total",
+			"Responses kproxy decoded or answered itself with a top-level error code other than 0, by API and Kafka error name.", "api", "error"),
 		total: histogram("kproxy_request_duration_seconds",
 			"Round trip of a request as kproxy saw it: from its size prefix read to its response written to the client."),
 		upstream: histogram("kproxy_request_upstream_duration_seconds",
@@ -74,10 +68,8 @@ func newRequestMetrics(reg prometheus.Registerer, principalLimit int) *requestMe
 	reg.MustRegister(m.requests, m.responses, m.errors, m.total, m.upstream, m.inProxy)
 	if principalLimit > 0 {
 		m.principalLimit, m.byPrincipal = principalLimit, map[string]prometheus.Counter{}
-		m.principals = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_principal_requests_total",
-			Help: "Requests by authenticated principal (\"\": anonymous), for the first metrics.principal_limit principals; the rest are counted as \"other\".",
-		}, []string{"principal"})
+		m.principals = newCounterVec("kproxy_principal_requests_total",
+			"Requests by authenticated principal (\"\": anonymous), for the first metrics.principal_limit principals; the rest are counted as \"other\".", "principal")
 		reg.MustRegister(m.principals)
 		m.otherPrincipal = m.principals.WithLabelValues(otherPrincipal)
 	}

@@ -193,15 +193,7 @@ func (l *portPerBroker) advertised(nodeID int32) (advertisedNode, bool) {
 
 // BrokerAddr is the address clients are told for upstream node nodeID.
 func (s *Server) BrokerAddr(nodeID int32) (string, bool) {
-	l, ok := listenerOf[*portPerBroker](s)
-	if !ok {
-		return "", false
-	}
-	a, ok := l.advertised(nodeID)
-	if !ok {
-		return "", false
-	}
-	return a.String(), true
+	return advertisedAddr[*portPerBroker](s, nodeID)
 }
 
 // openNodeListener binds nodeID's port at addr and serves it for l.

@@ -155,10 +155,8 @@ func (p *pair) handshakeSNI(l *sniListener) error {
 
 // newSNIRefused registers kproxy_sni_handshake_refused_total.
 func newSNIRefused(reg prometheus.Registerer) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "kproxy_sni_handshake_refused_total",
-		Help: "TLS handshakes on listeners.sni refused because the server name routes to no broker, by reason (no_server_name, unknown_name, unknown_node).",
-	}, []string{"reason"})
+	c := newCounterVec("kproxy_sni_handshake_refused_total",
+		"TLS handshakes on listeners.sni refused because the server name routes to no broker, by reason (no_server_name, unknown_name, unknown_node).", "reason")
 	for _, r := range []string{sniNoServerName, sniUnknownName, sniUnknownNode} {
 		c.WithLabelValues(r)
 	}
@@ -180,13 +178,5 @@ func (s *Server) SNIAddr() string {
 // SNIBrokerAddr is the address clients of listeners.sni are told for
 // nodeID (a name of broker_host_pattern at the SNI port).
 func (s *Server) SNIBrokerAddr(nodeID int32) (string, bool) {
-	l, ok := listenerOf[*sniListener](s)
-	if !ok {
-		return "", false
-	}
-	a, ok := l.advertised(nodeID)
-	if !ok {
-		return "", false
-	}
-	return a.String(), true
+	return advertisedAddr[*sniListener](s, nodeID)
 }

@@ -17,16 +17,7 @@ import (
 // fetchFrame is a Fetch response frame of version with the broker's
 // throttle_time_ms and one topic with records.
 func fetchFrame(version int16, brokerThrottle int32) []byte {
-	resp := kmsg.NewPtrFetchResponse()
-	resp.SetVersion(version)
-	resp.ThrottleMillis = brokerThrottle
-	topic := kmsg.NewFetchResponseTopic()
-	topic.Topic = "t"
-	partition := kmsg.NewFetchResponseTopicPartition()
-	partition.RecordBatches = bytes.Repeat([]byte{7}, 100)
-	topic.Partitions = append(topic.Partitions, partition)
-	resp.Topics = append(resp.Topics, topic)
-	return protocol.AppendResponseFrame(nil, 42, resp)
+	return protocol.AppendResponseFrame(nil, 42, fetchResponse(version, brokerThrottle, bytes.Repeat([]byte{7}, 100)))
 }
 
 // relayed is what a direction over frame relays once setFetchThrottle ran.

@@ -17,18 +17,12 @@ type upstreamAuthMetrics struct {
 
 func newUpstreamAuthMetrics(reg prometheus.Registerer) *upstreamAuthMetrics {
 	m := &upstreamAuthMetrics{
-		reauths: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_upstream_reauthentications_total",
-			Help: "KIP-368 re-authentications of kproxy's upstream SASL sessions on relayed connections, by result (success, failure).",
-		}, []string{"result"}),
-		tokenRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kproxy_upstream_oauth_token_requests_total",
-			Help: "Token requests kproxy made to upstream.sasl.token_endpoint (OAUTHBEARER), by result (success, failure).",
-		}, []string{"result"}),
-		tokenExpiry: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kproxy_upstream_oauth_token_expiry_timestamp_seconds",
-			Help: "When kproxy's current upstream OAuth token expires (Unix time); 0 before the first token or if the endpoint did not say.",
-		}),
+		reauths: newCounterVec("kproxy_upstream_reauthentications_total",
+			"KIP-368 re-authentications of kproxy's upstream SASL sessions on relayed connections, by result (success, failure).", "result"),
+		tokenRequests: newCounterVec("kproxy_upstream_oauth_token_requests_total",
+			"Token requests kproxy made to upstream.sasl.token_endpoint (OAUTHBEARER), by result (success, failure).", "result"),
+		tokenExpiry: newGauge("kproxy_upstream_oauth_token_expiry_timestamp_seconds",
+			"When kproxy's current upstream OAuth token expires (Unix time); 0 before the first token or if the endpoint did not say."),
 	}
 	reg.MustRegister(m.reauths, m.tokenRequests, m.tokenExpiry)
 	return m

@@ -20,7 +20,7 @@ type nodeCounters struct{ dials, failures, disconnects prometheus.Counter }
 
 func newUpstreamMetrics(reg prometheus.Registerer) *upstreamMetrics {
 	vec := func(name, help string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"node_id"})
+		return newCounterVec(name, help, "node_id")
 	}
 	m := &upstreamMetrics{
 		dials:       vec("kproxy_upstream_dials_total", "Upstream connection attempts, by broker node id (\"bootstrap\": the bootstrap servers)."),

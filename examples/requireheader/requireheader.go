@@ -24,7 +24,7 @@ type RequireHeader struct {
 	// names names the topics of requests that carry only topic ids
 	// (Produce v13 and later); nil, or an id it has not seen: the records
 	// are checked, so that a topic is never let through unnamed.
-	names *topicNames
+	names *filter.TopicNames
 }
 
 // applies reports whether f checks the records of t.
@@ -34,7 +34,7 @@ func (f RequireHeader) applies(t kmsg.ProduceRequestTopic) bool {
 	}
 	topic := t.Topic
 	if topic == "" {
-		name, ok := f.names.lookup(t.TopicID)
+		name, ok := f.names.Lookup(t.TopicID)
 		if !ok {
 			return true
 		}

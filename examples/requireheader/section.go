@@ -65,14 +65,14 @@ func validateSection(s *Section, problems *filter.Problems) {
 // topic names it learnt stay.
 type reloadable struct {
 	current atomic.Pointer[RequireHeader]
-	names   topicNames
+	names   filter.TopicNames
 }
 
 // Register makes f see every Produce request, and the Metadata responses
 // that name the topic ids produce requests carry.
 func (f *reloadable) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.produce)
-	filter.OnResponse(r, f.names.learn)
+	filter.OnResponse(r, f.names.Learn)
 }
 
 // apply puts s in force for the next request.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/kproxy/kproxy/internal/periodic"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 )
 
@@ -197,16 +198,9 @@ func (s *KeySet) Run(ctx context.Context) {
 	if s.opts.RefreshInterval <= 0 {
 		return
 	}
-	t := time.NewTicker(s.opts.RefreshInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			_ = s.Refresh(ctx) // reported through OnFetch
-		}
-	}
+	periodic.Every(ctx, s.opts.RefreshInterval, func() {
+		_ = s.Refresh(ctx) // reported through OnFetch
+	})
 }
 
 // Status is the number of keys held, when they were fetched and the last

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/periodic"
 )
 
 // Applier applies the sections of a reloaded configuration that can change
@@ -96,33 +97,29 @@ func (r *Reloader) Reload(trigger string) error {
 // reloads when either changes, until ctx ends. Polling needs no extra
 // dependency and notices editors that replace the file.
 func (r *Reloader) Watch(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	periodic.Every(ctx, interval, r.reloadIfChanged)
+}
+
+// reloadIfChanged is one look of Watch at the file.
+func (r *Reloader) reloadIfChanged() {
+	st, err := statFile(r.path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			r.log.Warn().Err(err).Str("config", r.path).Msg("cannot stat configuration file")
 		}
-		st, err := statFile(r.path)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				r.log.Warn().Err(err).Str("config", r.path).Msg("cannot stat configuration file")
-			}
-			continue
-		}
-		r.mu.Lock()
-		changed := st != r.stamp
-		r.mu.Unlock()
-		if changed && st.size == 0 {
-			// Truncated and not yet rewritten (os.WriteFile, many editors):
-			// no configuration is empty, so wait for the next look rather
-			// than reject it. SIGHUP still reloads, and rejects, an empty file.
-			continue
-		}
-		if changed {
-			r.Reload("file change")
-		}
+		return
+	}
+	r.mu.Lock()
+	changed := st != r.stamp
+	r.mu.Unlock()
+	if changed && st.size == 0 {
+		// Truncated and not yet rewritten (os.WriteFile, many editors):
+		// no configuration is empty, so wait for the next look rather
+		// than reject it. SIGHUP still reloads, and rejects, an empty file.
+		return
+	}
+	if changed {
+		r.Reload("file change")
 	}
 }
 

@@ -56,18 +56,17 @@ func downConsumerGroupHeartbeat(m *Mapper, _ *kmsg.ConsumerGroupHeartbeatRequest
 }
 
 func downConsumerGroupDescribe(m *Mapper, _ *kmsg.ConsumerGroupDescribeRequest, resp *kmsg.ConsumerGroupDescribeResponse) error {
-	resp.Groups = keepMapped(resp.Groups, func(g *kmsg.ConsumerGroupDescribeResponseGroup) *string { return &g.Group }, m.DownGroup)
-	for i := range resp.Groups {
-		g := &resp.Groups[i]
-		m.DownMessage(g.ErrorMessage)
-		for j := range g.Members {
-			mb := &g.Members[j]
-			mb.SubscribedTopics = downNames(mb.SubscribedTopics, m.DownTopic)
-			downPtr(&mb.SubscribedTopicRegex, func(re string) (string, bool) { return downRegex(m.names.Topic, re) })
-			downAssignment(m, &mb.Assignment)
-			downAssignment(m, &mb.TargetAssignment)
-		}
-	}
+	resp.Groups = downGroups(m, resp.Groups,
+		func(g *kmsg.ConsumerGroupDescribeResponseGroup) (*string, *string) { return &g.Group, g.ErrorMessage },
+		func(g *kmsg.ConsumerGroupDescribeResponseGroup) {
+			for j := range g.Members {
+				mb := &g.Members[j]
+				mb.SubscribedTopics = downNames(mb.SubscribedTopics, m.DownTopic)
+				downPtr(&mb.SubscribedTopicRegex, func(re string) (string, bool) { return downRegex(m.names.Topic, re) })
+				downAssignment(m, &mb.Assignment)
+				downAssignment(m, &mb.TargetAssignment)
+			}
+		})
 	return nil
 }
 

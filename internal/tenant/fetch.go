@@ -11,14 +11,8 @@ func fetchAPI() api {
 	return api{
 		key: key(kmsg.Fetch),
 		request: typedRequestCtx(func(c *mapCtx, r *kmsg.FetchRequest) {
-			for i := range r.Topics {
-				r.Topics[i].Topic = c.m.UpTopic(r.Topics[i].Topic)
-				r.Topics[i].TopicID = c.upID(r.Topics[i].TopicID)
-			}
-			for i := range r.ForgottenTopics {
-				r.ForgottenTopics[i].Topic = c.m.UpTopic(r.ForgottenTopics[i].Topic)
-				r.ForgottenTopics[i].TopicID = c.upID(r.ForgottenTopics[i].TopicID)
-			}
+			upTopicRefs(c, r.Topics, func(t *kmsg.FetchRequestTopic) (*string, *[16]byte) { return &t.Topic, &t.TopicID })
+			upTopicRefs(c, r.ForgottenTopics, func(t *kmsg.FetchRequestForgottenTopic) (*string, *[16]byte) { return &t.Topic, &t.TopicID })
 		}),
 		rawRequest:    rawFetchRequest,
 		rawRequestFor: func(int16) bool { return true },

@@ -47,10 +47,7 @@ func classicGroupAPIs() []api {
 				return nil
 			},
 			func(m *Mapper, _ *kmsg.DeleteGroupsRequest, resp *kmsg.DeleteGroupsResponse) error {
-				resp.Groups = keepMapped(resp.Groups, func(g *kmsg.DeleteGroupsResponseGroup) *string { return &g.Group }, m.DownGroup)
-				for i := range resp.Groups {
-					m.DownMessage(resp.Groups[i].ErrorMessage)
-				}
+				resp.Groups = downGroups(m, resp.Groups, func(g *kmsg.DeleteGroupsResponseGroup) (*string, *string) { return &g.Group, g.ErrorMessage }, nil)
 				return nil
 			},
 			"req.Groups", "resp.Groups.Group"),
@@ -200,23 +197,22 @@ func upDescribeGroups(_ context.Context, m *Mapper, r *kmsg.DescribeGroupsReques
 }
 
 func downDescribeGroups(m *Mapper, _ *kmsg.DescribeGroupsRequest, resp *kmsg.DescribeGroupsResponse) error {
-	resp.Groups = keepMapped(resp.Groups, func(g *kmsg.DescribeGroupsResponseGroup) *string { return &g.Group }, m.DownGroup)
-	for i := range resp.Groups {
-		g := &resp.Groups[i]
-		m.DownMessage(g.ErrorMessage)
-		if g.ProtocolType != protocolConsumer {
-			continue
-		}
-		for j := range g.Members {
-			mb := &g.Members[j]
-			if len(mb.ProtocolMetadata) > 0 {
-				mb.ProtocolMetadata = downConsumerMetadata(m, mb.ProtocolMetadata)
+	resp.Groups = downGroups(m, resp.Groups,
+		func(g *kmsg.DescribeGroupsResponseGroup) (*string, *string) { return &g.Group, g.ErrorMessage },
+		func(g *kmsg.DescribeGroupsResponseGroup) {
+			if g.ProtocolType != protocolConsumer {
+				return
 			}
-			if len(mb.MemberAssignment) > 0 {
-				mb.MemberAssignment = downConsumerAssignment(m, mb.MemberAssignment)
+			for j := range g.Members {
+				mb := &g.Members[j]
+				if len(mb.ProtocolMetadata) > 0 {
+					mb.ProtocolMetadata = downConsumerMetadata(m, mb.ProtocolMetadata)
+				}
+				if len(mb.MemberAssignment) > 0 {
+					mb.MemberAssignment = downConsumerAssignment(m, mb.MemberAssignment)
+				}
 			}
-		}
-	}
+		})
 	return nil
 }
 

@@ -80,6 +80,22 @@ func keepMapped[T any](list []T, name func(*T) *string, down func(string) (strin
 	return kept
 }
 
+// downGroups keeps the tenant's groups of a response, in place and in
+// order, their ids mapped back and their error messages cleaned; each kept
+// group then goes to more, if not nil, for the rest of its fields. fields
+// points at a group's id and error message.
+func downGroups[G any](m *Mapper, groups []G, fields func(*G) (id, errorMessage *string), more func(*G)) []G {
+	groups = keepMapped(groups, func(g *G) *string { id, _ := fields(g); return id }, m.DownGroup)
+	for i := range groups {
+		_, message := fields(&groups[i])
+		m.DownMessage(message)
+		if more != nil {
+			more(&groups[i])
+		}
+	}
+	return groups
+}
+
 // upEach rewrites every name of names to up(name).
 func upEach(names []string, up func(string) string) {
 	for i, n := range names {

@@ -16,6 +16,17 @@ func upTopics[T any](m *Mapper, ts []T, name func(*T) *string) {
 	}
 }
 
+// upTopicRefs prefixes the topic name and checks the topic id of each
+// element of ts: a request names its topics by one or the other, by
+// version.
+func upTopicRefs[T any](c *mapCtx, ts []T, ref func(*T) (*string, *[16]byte)) {
+	for i := range ts {
+		name, id := ref(&ts[i])
+		*name = c.m.UpTopic(*name)
+		*id = c.upID(*id)
+	}
+}
+
 // downTopics maps the topic name of each element of ts back to the
 // tenant's, dropping (in place) the elements that are not the tenant's.
 func downTopics[T any](m *Mapper, ts []T, name func(*T) *string) []T {

@@ -12,10 +12,7 @@ func produceAPI() api {
 		key: key(kmsg.Produce),
 		request: typedRequestCtx(func(c *mapCtx, r *kmsg.ProduceRequest) {
 			r.TransactionID = c.m.upNullableTxnID(r.TransactionID)
-			for i := range r.Topics {
-				r.Topics[i].Topic = c.m.UpTopic(r.Topics[i].Topic)
-				r.Topics[i].TopicID = c.upID(r.Topics[i].TopicID)
-			}
+			upTopicRefs(c, r.Topics, func(t *kmsg.ProduceRequestTopic) (*string, *[16]byte) { return &t.Topic, &t.TopicID })
 		}),
 		rawRequest:    rawProduceRequest,
 		rawRequestFor: func(int16) bool { return true },

@@ -93,19 +93,18 @@ func shareGroupAPIs() []api {
 }
 
 func downShareGroupDescribe(m *Mapper, _ *kmsg.ShareGroupDescribeRequest, resp *kmsg.ShareGroupDescribeResponse) error {
-	resp.Groups = keepMapped(resp.Groups, func(g *kmsg.ShareGroupDescribeResponseGroup) *string { return &g.GroupID }, m.DownGroup)
-	for i := range resp.Groups {
-		g := &resp.Groups[i]
-		m.DownMessage(g.ErrorMessage)
-		for j := range g.Members {
-			mb := &g.Members[j]
-			mb.SubscribedTopicNames = downNames(mb.SubscribedTopicNames, m.DownTopic)
-			mb.Assignment.TopicPartitions = keepTopicRefs(m, mb.Assignment.TopicPartitions,
-				func(t *kmsg.ShareGroupDescribeResponseGroupMemberAssignmentTopicPartition) (*string, *[16]byte) {
-					return &t.Topic, &t.TopicID
-				})
-		}
-	}
+	resp.Groups = downGroups(m, resp.Groups,
+		func(g *kmsg.ShareGroupDescribeResponseGroup) (*string, *string) { return &g.GroupID, g.ErrorMessage },
+		func(g *kmsg.ShareGroupDescribeResponseGroup) {
+			for j := range g.Members {
+				mb := &g.Members[j]
+				mb.SubscribedTopicNames = downNames(mb.SubscribedTopicNames, m.DownTopic)
+				mb.Assignment.TopicPartitions = keepTopicRefs(m, mb.Assignment.TopicPartitions,
+					func(t *kmsg.ShareGroupDescribeResponseGroupMemberAssignmentTopicPartition) (*string, *[16]byte) {
+						return &t.Topic, &t.TopicID
+					})
+			}
+		})
 	return nil
 }
 
@@ -145,18 +144,19 @@ func upDescribeShareGroupOffsets(_ context.Context, m *Mapper, r *kmsg.DescribeS
 // downDescribeShareGroupOffsets also hides, of a group asked for with all
 // its topics, any topic that is not the tenant's.
 func downDescribeShareGroupOffsets(m *Mapper, _ *kmsg.DescribeShareGroupOffsetsRequest, resp *kmsg.DescribeShareGroupOffsetsResponse) error {
-	resp.Groups = keepMapped(resp.Groups, func(g *kmsg.DescribeShareGroupOffsetsResponseGroup) *string { return &g.GroupID }, m.DownGroup)
-	for i := range resp.Groups {
-		g := &resp.Groups[i]
-		m.DownMessage(g.ErrorMessage)
-		g.Topics = keepTopicRefs(m, g.Topics, func(t *kmsg.DescribeShareGroupOffsetsResponseGroupTopic) (*string, *[16]byte) {
-			return &t.Topic, &t.TopicID
-		})
-		for j := range g.Topics {
-			for k := range g.Topics[j].Partitions {
-				m.DownMessage(g.Topics[j].Partitions[k].ErrorMessage)
+	resp.Groups = downGroups(m, resp.Groups,
+		func(g *kmsg.DescribeShareGroupOffsetsResponseGroup) (*string, *string) {
+			return &g.GroupID, g.ErrorMessage
+		},
+		func(g *kmsg.DescribeShareGroupOffsetsResponseGroup) {
+			g.Topics = keepTopicRefs(m, g.Topics, func(t *kmsg.DescribeShareGroupOffsetsResponseGroupTopic) (*string, *[16]byte) {
+				return &t.Topic, &t.TopicID
+			})
+			for j := range g.Topics {
+				for k := range g.Topics[j].Partitions {
+					m.DownMessage(g.Topics[j].Partitions[k].ErrorMessage)
+				}
 			}
-		}
-	}
+		})
 	return nil
 }

@@ -91,23 +91,22 @@ func downStreamsGroupHeartbeat(m *Mapper, _ *kmsg.StreamsGroupHeartbeatRequest, 
 }
 
 func downStreamsGroupDescribe(m *Mapper, _ *kmsg.StreamsGroupDescribeRequest, resp *kmsg.StreamsGroupDescribeResponse) error {
-	resp.Groups = keepMapped(resp.Groups, func(g *kmsg.StreamsGroupDescribeResponseGroup) *string { return &g.Group }, m.DownGroup)
-	for i := range resp.Groups {
-		g := &resp.Groups[i]
-		m.DownMessage(g.ErrorMessage)
-		if g.Topology != nil {
-			for j := range g.Topology.Subtopologies {
-				s := &g.Topology.Subtopologies[j]
-				s.SourceTopics = downNames(s.SourceTopics, m.DownTopic)
-				s.RepartitionSinkTopics = downNames(s.RepartitionSinkTopics, m.DownTopic)
-				s.StateChangelogTopics = downTopics(m, s.StateChangelogTopics, topicInfoName)
-				s.RepartitionSourceTopics = downTopics(m, s.RepartitionSourceTopics, topicInfoName)
+	resp.Groups = downGroups(m, resp.Groups,
+		func(g *kmsg.StreamsGroupDescribeResponseGroup) (*string, *string) { return &g.Group, g.ErrorMessage },
+		func(g *kmsg.StreamsGroupDescribeResponseGroup) {
+			if g.Topology != nil {
+				for j := range g.Topology.Subtopologies {
+					s := &g.Topology.Subtopologies[j]
+					s.SourceTopics = downNames(s.SourceTopics, m.DownTopic)
+					s.RepartitionSinkTopics = downNames(s.RepartitionSinkTopics, m.DownTopic)
+					s.StateChangelogTopics = downTopics(m, s.StateChangelogTopics, topicInfoName)
+					s.RepartitionSourceTopics = downTopics(m, s.RepartitionSourceTopics, topicInfoName)
+				}
 			}
-		}
-		if d := g.TopologyDescription; d != nil {
-			mapTopologyDescription(d.Subtopologies, d.GlobalStores, downNode(m))
-		}
-	}
+			if d := g.TopologyDescription; d != nil {
+				mapTopologyDescription(d.Subtopologies, d.GlobalStores, downNode(m))
+			}
+		})
 	return nil
 }
 

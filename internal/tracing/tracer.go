@@ -15,6 +15,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/proxy"
 )
@@ -28,7 +29,7 @@ type Tracer struct {
 	sampleBound uint64
 	all         bool
 
-	topics   topicNames
+	topics   filter.TopicNames
 	queue    chan proxy.RequestTiming
 	dropped  prometheus.Counter
 	provider *sdktrace.TracerProvider
@@ -128,7 +129,7 @@ func (t *Tracer) export() {
 // response came back; the rest is time inside kproxy.
 func (t *Tracer) record(rt *proxy.RequestTiming) {
 	if rt.Topic == "" && rt.TopicID != [16]byte{} {
-		rt.Topic = t.topics.name(rt.TopicID)
+		rt.Topic, _ = t.topics.Lookup(rt.TopicID)
 	}
 	ctx, span := t.tracer.Start(context.Background(), spanName(rt),
 		trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer),

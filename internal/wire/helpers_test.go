@@ -69,26 +69,26 @@ func kmsgKeys(t testing.TB) []int16 {
 // kmsgMaxVersion is kmsg's highest version of key.
 func kmsgMaxVersion(key int16) int16 { return kmsg.RequestForKey(key).MaxVersion() }
 
-// kmsgRequestFlexible asks kmsg whether version of key is flexible, treating
-// a version above kmsg's max like the max.
+// kmsgFlexible asks kmsg whether msg at version is flexible, treating a
+// version above kmsg's max like the max.
+func kmsgFlexible(msg interface {
+	MaxVersion() int16
+	SetVersion(int16)
+	IsFlexible() bool
+}, version int16) bool {
+	msg.SetVersion(min(version, msg.MaxVersion()))
+	return msg.IsFlexible()
+}
+
+// kmsgRequestFlexible asks kmsg whether version of key is flexible.
 func kmsgRequestFlexible(key, version int16) bool {
-	r := kmsg.RequestForKey(key)
-	if version > r.MaxVersion() {
-		version = r.MaxVersion()
-	}
-	r.SetVersion(version)
-	return r.IsFlexible()
+	return kmsgFlexible(kmsg.RequestForKey(key), version)
 }
 
 // kmsgResponseFlexible asks kmsg whether the response body to version of key
 // is flexible. (The response header is flexible too, except for ApiVersions.)
 func kmsgResponseFlexible(key, version int16) bool {
-	r := kmsg.ResponseForKey(key)
-	if version > r.MaxVersion() {
-		version = r.MaxVersion()
-	}
-	r.SetVersion(version)
-	return r.IsFlexible()
+	return kmsgFlexible(kmsg.ResponseForKey(key), version)
 }
 
 // flexBoundary returns the last non-flexible and the first flexible version

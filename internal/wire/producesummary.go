@@ -182,24 +182,28 @@ func (r *summaryReader) left() int { return len(r.src) - r.off }
 
 func (r *summaryReader) fail() { r.bad, r.off = true, len(r.src) }
 
-func (r *summaryReader) int16() int16 {
-	if r.left() < 2 {
+// take is the next n bytes; nil, and the reader failed, when fewer are left.
+func (r *summaryReader) take(n int) []byte {
+	if r.left() < n {
 		r.fail()
-		return 0
+		return nil
 	}
-	v := int16(binary.BigEndian.Uint16(r.src[r.off:]))
-	r.off += 2
-	return v
+	r.off += n
+	return r.src[r.off-n : r.off]
+}
+
+func (r *summaryReader) int16() int16 {
+	if b := r.take(2); b != nil {
+		return int16(binary.BigEndian.Uint16(b))
+	}
+	return 0
 }
 
 func (r *summaryReader) int32() int32 {
-	if r.left() < 4 {
-		r.fail()
-		return 0
+	if b := r.take(4); b != nil {
+		return int32(binary.BigEndian.Uint32(b))
 	}
-	v := int32(binary.BigEndian.Uint32(r.src[r.off:]))
-	r.off += 4
-	return v
+	return 0
 }
 
 // uvarint reads a 32-bit unsigned varint: at most five bytes, the fifth

@@ -31,27 +31,16 @@ func WalkFetchResponseToTags(version int16, s Stepper) error {
 	}
 	w := stepWalker{s: s}
 	w.skip(4 + 2 + 4) // throttle_time_ms, error_code, session_id
-	topics := w.arrayLen()
-	for t := 0; t < topics && w.err == nil; t++ {
-		if version >= 13 {
-			w.skip(16) // topic_id
-		} else {
-			w.bytes(false) // topic name
-		}
-		partitions := w.arrayLen()
-		for p := 0; p < partitions && w.err == nil; p++ {
-			w.skip(4 + 2 + 8 + 8 + 8) // index, error, high watermark, last stable, log start
-			aborted := w.arrayLen()
-			for a := 0; a < aborted && w.err == nil; a++ {
-				w.skip(8 + 8) // producer_id, first_offset
-				w.tags()
-			}
-			w.skip(4)     // preferred_read_replica
-			w.bytes(true) // records
+	w.topicPartitions(version >= 13, func() {
+		w.skip(4 + 2 + 8 + 8 + 8) // index, error, high watermark, last stable, log start
+		aborted := w.arrayLen()
+		for a := 0; a < aborted && w.err == nil; a++ {
+			w.skip(8 + 8) // producer_id, first_offset
 			w.tags()
 		}
-		w.tags()
-	}
+		w.skip(4)     // preferred_read_replica
+		w.bytes(true) // records
+	})
 	if w.err != nil {
 		return fmt.Errorf("fetch v%d response: %w", version, w.err)
 	}
@@ -65,27 +54,16 @@ func WalkProduceResponseToTags(version int16, s Stepper) error {
 		return fmt.Errorf("produce v%d is not flexible: %w", version, ErrUnsupportedVersion)
 	}
 	w := stepWalker{s: s}
-	topics := w.arrayLen()
-	for t := 0; t < topics && w.err == nil; t++ {
-		if version >= 13 {
-			w.skip(16) // topic_id
-		} else {
-			w.bytes(false) // topic name
-		}
-		partitions := w.arrayLen()
-		for p := 0; p < partitions && w.err == nil; p++ {
-			w.skip(4 + 2 + 8 + 8 + 8) // index, error, base offset, log append time, log start offset
-			recordErrors := w.arrayLen()
-			for e := 0; e < recordErrors && w.err == nil; e++ {
-				w.skip(4)      // batch_index
-				w.bytes(false) // batch_index_error_message
-				w.tags()
-			}
-			w.bytes(false) // error_message
+	w.topicPartitions(version >= 13, func() {
+		w.skip(4 + 2 + 8 + 8 + 8) // index, error, base offset, log append time, log start offset
+		recordErrors := w.arrayLen()
+		for e := 0; e < recordErrors && w.err == nil; e++ {
+			w.skip(4)      // batch_index
+			w.bytes(false) // batch_index_error_message
 			w.tags()
 		}
-		w.tags()
-	}
+		w.bytes(false) // error_message
+	})
 	w.skip(4) // throttle_time_ms
 	if w.err != nil {
 		return fmt.Errorf("produce v%d response: %w", version, w.err)
@@ -132,6 +110,26 @@ func AppendFillerTags(dst []byte, n int) ([]byte, error) {
 type stepWalker struct {
 	s   Stepper
 	err error
+}
+
+// topicPartitions walks the topics array of a flexible Fetch or Produce
+// response: each topic's id (byID: v13 and later) or name, its partitions,
+// each walked by partition up to its tagged fields, and the tags.
+func (w *stepWalker) topicPartitions(byID bool, partition func()) {
+	topics := w.arrayLen()
+	for t := 0; t < topics && w.err == nil; t++ {
+		if byID {
+			w.skip(16) // topic_id
+		} else {
+			w.bytes(false) // topic name
+		}
+		partitions := w.arrayLen()
+		for p := 0; p < partitions && w.err == nil; p++ {
+			partition()
+			w.tags()
+		}
+		w.tags()
+	}
 }
 
 func (w *stepWalker) skip(n int) {
