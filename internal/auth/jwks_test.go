@@ -257,7 +257,9 @@ func TestKeySetCAFile(t *testing.T) {
 	t.Cleanup(func() { p.Close() })
 	token := p.Mint(map[string]any{"sub": "alice"})
 
-	ks, err := NewKeySet(JWKSOptions{URL: p.JWKSURL(), CAFile: pki.CAFile, Timeout: 2 * time.Second})
+	// A TLS handshake under -race on a loaded machine can take seconds;
+	// the timeout is not what this test is about.
+	ks, err := NewKeySet(JWKSOptions{URL: p.JWKSURL(), CAFile: pki.CAFile, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +270,7 @@ func TestKeySetCAFile(t *testing.T) {
 		t.Fatalf("token verified with keys fetched over https: %v", err)
 	}
 
-	roots, err := NewKeySet(JWKSOptions{URL: p.JWKSURL(), Timeout: 2 * time.Second})
+	roots, err := NewKeySet(JWKSOptions{URL: p.JWKSURL(), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
