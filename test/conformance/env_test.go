@@ -412,6 +412,22 @@ func (e *env) checkCommitted(t *testing.T, group, topic string, want int64) {
 	}
 }
 
+// checkGroupType fails unless the broker lists group with type typ.
+func (e *env) checkGroupType(t *testing.T, group, typ string) {
+	t.Helper()
+	ctx, cancel := ctxTimeout(20 * time.Second)
+	defer cancel()
+	lg, err := e.admin(t).ListGroups(ctx)
+	if err != nil {
+		t.Fatalf("list groups: %v", err)
+	}
+	if g, ok := lg[group]; !ok {
+		t.Errorf("group %s is not listed", group)
+	} else if g.GroupType != typ {
+		t.Errorf("group %s has type %q, want %q", group, g.GroupType, typ)
+	}
+}
+
 // proxyAddrs is every address proxy p serves: bootstrap and each node.
 func (e *env) proxyAddrs(p *kproxytest.Kproxy) map[string]bool {
 	// Through the SNI listener every name resolves to its one port.

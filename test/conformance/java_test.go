@@ -395,22 +395,6 @@ func javaKIP848(t *testing.T, c *cellCtx, e *env) {
 	e.checkGroupType(t, cgroup, "consumer")
 }
 
-// checkGroupType fails unless the broker lists group with type typ.
-func (e *env) checkGroupType(t *testing.T, group, typ string) {
-	t.Helper()
-	ctx, cancel := ctxTimeout(20 * time.Second)
-	defer cancel()
-	lg, err := e.admin(t).ListGroups(ctx)
-	if err != nil {
-		t.Fatalf("list groups: %v", err)
-	}
-	if g, ok := lg[group]; !ok {
-		t.Errorf("group %s is not listed", group)
-	} else if g.GroupType != typ {
-		t.Errorf("group %s has type %q, want %q", group, g.GroupType, typ)
-	}
-}
-
 func javaAdmin(t *testing.T, c *cellCtx, e *env) {
 	requireJava(t, c)
 	b := e.bootstrap()
