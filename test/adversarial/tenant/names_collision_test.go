@@ -41,7 +41,7 @@ func TestNamesValidateRefusesCollidingPrefixes(t *testing.T) {
 				}
 			}
 			path := testkit.WriteConfig(t, b.String())
-			out, err := exec.Command(advkit.Binary(t), "validate", "--config", path).CombinedOutput()
+			out, err := exec.Command(testkit.SharedKproxy(t), "validate", "--config", path).CombinedOutput()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 				t.Fatalf("validate: %v, want exit 1; output:\n%s", err, out)
 			}

@@ -65,7 +65,7 @@ type capturedKproxy struct {
 func startCapturedKproxy(t *testing.T, cfg string) *capturedKproxy {
 	t.Helper()
 	out := &logbuf.Buffer{}
-	cmd := exec.Command(advkit.Binary(t), "--config", testkit.WriteConfig(t, cfg))
+	cmd := exec.Command(testkit.SharedKproxy(t), "--config", testkit.WriteConfig(t, cfg))
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start kproxy: %v", err)

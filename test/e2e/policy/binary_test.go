@@ -30,9 +30,7 @@ audit: {output: AUDIT}
 // changes the policy under a connected client: by editing the file, with a
 // broken file (rejected, counted, old policy kept) and with SIGHUP.
 func TestBinaryReloadsPolicy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := testkit.KproxyBinary(t)
 	dir := t.TempDir()
 	auditPath := filepath.Join(dir, "audit.log")
 	cfgPath := filepath.Join(dir, "kproxy.yaml")
@@ -45,7 +43,7 @@ func TestBinaryReloadsPolicy(t *testing.T) {
 	}
 	write(reloadDeny)
 
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	kp := testkit.RunBinary(t, bin, cfgPath)
 	bootstrap, admin := kp.Bootstrap, kp.Admin
 	kp.WaitReady()
 	waitLog, msgIs := kp.WaitLog, testkit.MessagePrefix

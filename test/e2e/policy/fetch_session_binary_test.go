@@ -33,9 +33,7 @@ policy:
 // re-deciding every fetched partition, the consumer's fetch session keeps
 // delivering them.
 func TestBinaryFetchSessionEndsAtAuditToEnforce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := testkit.KproxyBinary(t)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "kproxy.yaml")
 	write := func(mode string) {
@@ -47,7 +45,7 @@ func TestBinaryFetchSessionEndsAtAuditToEnforce(t *testing.T) {
 		}
 	}
 	write("audit")
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	kp := testkit.RunBinary(t, bin, cfgPath)
 	kp.WaitReady()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

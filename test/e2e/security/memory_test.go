@@ -115,7 +115,7 @@ func TestHostileDecodeMemoryBounded(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin := testkit.BuildKproxy(t)
+	bin := testkit.SharedKproxy(t)
 	// Under prlimit --as, an allocation the limit cannot hold kills
 	// kproxy (fatal error: out of memory) instead of the machine swapping.
 	// Without prlimit the RSS watchdog alone enforces the limit.
