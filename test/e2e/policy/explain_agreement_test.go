@@ -290,14 +290,8 @@ func agreeRequest(q agreeQuestion) (kmsg.Request, func(kmsg.Response) int16) {
 func topicRequest(op acl.Operation, topic string) (kmsg.Request, func(kmsg.Response) int16) {
 	switch op {
 	case acl.Read:
-		r := kmsg.NewPtrFetchRequest()
-		r.SetVersion(12)
-		r.ReplicaID, r.MaxWaitMillis, r.MaxBytes, r.SessionEpoch = -1, 0, 1<<20, -1
-		t := kmsg.NewFetchRequestTopic()
-		p := kmsg.NewFetchRequestTopicPartition()
-		p.PartitionMaxBytes = 1 << 20
-		t.Topic, t.Partitions = topic, []kmsg.FetchRequestTopicPartition{p}
-		r.Topics = []kmsg.FetchRequestTopic{t}
+		r := testkit.FetchByName(12, topic)
+		r.MaxWaitMillis = 0
 		return r, func(resp kmsg.Response) int16 {
 			return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode
 		}
