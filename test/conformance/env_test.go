@@ -204,12 +204,7 @@ func (e *env) bootstrap() string { return e.plain.BootstrapAddr() }
 // the test ends.
 func (e *env) kgoClient(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.bootstrap())}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(t, append([]kgo.Opt{kgo.SeedBrokers(e.bootstrap())}, opts...)...)
 }
 
 func (e *env) admin(t testing.TB) *kadm.Client {

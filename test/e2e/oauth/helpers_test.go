@@ -144,10 +144,5 @@ func tokenLogin(p *idp.IdP, clientID string, logins *atomic.Int64) kgo.Opt {
 // client is a franz-go client of kproxy's.
 func (e *env) client(opts ...kgo.Opt) *kgo.Client {
 	e.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.proxy.BootstrapAddr()), kgo.RequestRetries(1), kgo.RetryTimeout(5 * time.Second)}, opts...)...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.proxy.BootstrapAddr()), kgo.RequestRetries(1), kgo.RetryTimeout(5 * time.Second)}, opts...)...)
 }

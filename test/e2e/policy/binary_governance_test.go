@@ -141,10 +141,5 @@ func TestBinaryGovernanceHoldsAgainstAutoCreation(t *testing.T) {
 
 func clientOf(t *testing.T, seed string) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(t, kgo.SeedBrokers(seed))
 }

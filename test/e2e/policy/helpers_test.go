@@ -120,23 +120,14 @@ func (e *env) client(id string, opts ...kgo.Opt) *kgo.Client {
 		kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond }),
 		kgo.RequestRetries(3),
 	}
-	cl, err := kgo.NewClient(append(base, opts...)...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, append(base, opts...)...)
 }
 
 // direct returns an admin client that talks to kfake itself, bypassing
 // kproxy and its policy: the ground truth of what reached the cluster.
 func (e *env) direct() *kadm.Client {
 	e.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.cluster.ListenAddrs()...))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
+	cl := testkit.Client(e.t, kgo.SeedBrokers(e.cluster.ListenAddrs()...))
 	return kadm.NewClient(cl)
 }
 

@@ -53,12 +53,7 @@ func (e *env) client(opts ...kgo.Opt) *kgo.Client {
 			"info": kgo.LogLevelInfo, "debug": kgo.LogLevelDebug}[lvl]
 		base = append(base, kgo.WithLogger(kgo.BasicLogger(tWriter{e.t}, l, nil)))
 	}
-	cl, err := kgo.NewClient(append(base, opts...)...)
-	if err != nil {
-		e.t.Fatalf("kgo client: %v", err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, append(base, opts...)...)
 }
 
 type tWriter struct{ t *testing.T }

@@ -97,24 +97,13 @@ func newEnvOn(t *testing.T, brokers []string, policies ...string) *env {
 // listener.
 func (e *env) client(tenant string, opts ...kgo.Opt) *kgo.Client {
 	e.t.Helper()
-	return newClient(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.kp.VirtualClusterBootstrapAddr(tenant))}, opts...)...)
+	return testkit.Client(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.kp.VirtualClusterBootstrapAddr(tenant))}, opts...)...)
 }
 
 // upstream is a client of the cluster itself, bypassing kproxy.
 func (e *env) upstream() *kgo.Client {
 	e.t.Helper()
-	return newClient(e.t, kgo.SeedBrokers(e.brokers...))
-}
-
-// newClient is a franz-go client closed when the test ends.
-func newClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, kgo.SeedBrokers(e.brokers...))
 }
 
 func (e *env) metrics() string {
