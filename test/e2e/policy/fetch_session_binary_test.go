@@ -84,12 +84,8 @@ func TestBinaryFetchSessionEndsAtAuditToEnforce(t *testing.T) {
 	// consumer has one fetch out at a time: once one is denied, those
 	// have ended.
 	if !testkit.WaitFor(10*time.Second, func() bool {
-		for _, l := range strings.Split(get(t, "http://"+kp.Admin+"/metrics"), "\n") {
-			if v, ok := strings.CutPrefix(l, `kproxy_policy_decisions_total{result="denied"} `); ok && v != "0" {
-				return true
-			}
-		}
-		return false
+		denied, _ := testkit.ScrapeSeries(t, kp.Admin, `kproxy_policy_decisions_total{result="denied"}`)
+		return denied > 0
 	}) {
 		t.Fatal("no fetch denied within 10 s of the reload")
 	}

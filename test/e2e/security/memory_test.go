@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,7 +239,7 @@ func TestHostileDecodeMemoryBounded(t *testing.T) {
 	if produced.Load() < 5 || produceFailures.Load() > 0 {
 		t.Errorf("well-behaved producer: %d ok, %d failed (last: %v)", produced.Load(), produceFailures.Load(), lastProduceErr.Load())
 	}
-	metrics := httpGet(t, "http://"+kp.Admin+"/metrics")
+	_, metrics := testkit.HTTPGet(t, "http://"+kp.Admin+"/metrics")
 	for _, want := range []string{
 		fmt.Sprintf(`kproxy_connections_closed_total{reason="protocol_error"} %d`, len(frames)*hostileRounds),
 		fmt.Sprintf("kproxy_buffered_bytes_limit %s", strconv.FormatFloat(hostileBuffered, 'g', -1, 64)),
@@ -293,20 +292,6 @@ func procStatusBytes(pid int, field string) int64 {
 		}
 	}
 	return 0
-}
-
-func httpGet(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestBufferedBytesBackPressure: limits.max_buffered_bytes is charged for
