@@ -37,23 +37,8 @@ const (
 // reused between runs never hands one run another's data.
 var runID = strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
 
-// realBootstrap is the real cluster's bootstrap list, or nil.
-func realBootstrap() []string {
-	v := strings.TrimSpace(os.Getenv("KPROXY_KAFKA_BOOTSTRAP"))
-	if v == "" {
-		return nil
-	}
-	var out []string
-	for _, a := range strings.Split(v, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 func realDescription() string {
-	if b := realBootstrap(); b != nil {
+	if b := testkit.RealKafkaBootstrap(); b != nil {
 		return "Apache Kafka at " + strings.Join(b, ",")
 	}
 	return "no real cluster (KPROXY_KAFKA_BOOTSTRAP unset: its cells are SKIP)"
@@ -103,7 +88,7 @@ func newEnv(t *testing.T, name string) *env {
 		e.upstream = e.cluster.ListenAddrs()
 	case "kafka":
 		e.real = true
-		e.upstream = realBootstrap()
+		e.upstream = testkit.RealKafkaBootstrap()
 		if e.upstream == nil {
 			e.skip = "no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it)"
 			return e

@@ -100,7 +100,7 @@ func TestQuotas(t *testing.T) {
 		}
 		fn("franz-go", "quota-principals")
 	}
-	if realBootstrap() == nil {
+	if testkit.RealKafkaBootstrap() == nil {
 		cells(func(client, scenario string) {
 			runCell(t, "kafka", client, scenario, false, func(t *testing.T, c *cellCtx) {
 				skipCell(t, c, "no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it)")

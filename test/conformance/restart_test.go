@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -85,7 +86,7 @@ var restartClients = []string{"franz-go", "sarama", "kafka-go", "kcat", "conflue
 // consumed. Real Kafka only; it runs after every other cell so that
 // nothing else sees the restart.
 func TestRollingRestart(t *testing.T) {
-	if realBootstrap() == nil {
+	if testkit.RealKafkaBootstrap() == nil {
 		for _, cl := range restartClients {
 			runCell(t, "kafka", cl, "rolling-restart", false, func(t *testing.T, c *cellCtx) {
 				skipCell(t, c, "no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it)")

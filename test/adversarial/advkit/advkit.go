@@ -10,8 +10,6 @@
 package advkit
 
 import (
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit"
@@ -31,16 +29,4 @@ func Start(t testing.TB, cfg string) *testkit.Binary {
 func Kfake(t testing.TB, n int) []string {
 	t.Helper()
 	return testkit.Cluster(t, n).ListenAddrs()
-}
-
-// RealKafka is the real cluster's bootstrap addresses from
-// KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it; CI sets
-// it); the test skips without it.
-func RealKafka(t testing.TB) []string {
-	t.Helper()
-	v := strings.TrimSpace(os.Getenv("KPROXY_KAFKA_BOOTSTRAP"))
-	if v == "" {
-		t.Skip("no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it; CI sets it)")
-	}
-	return strings.Split(v, ",")
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/test/adversarial/advkit"
 )
 
 // The real cluster: Kafka's own kafka-consumer-perf-test through kproxy
@@ -57,7 +56,7 @@ type perfSample struct {
 // s of warm-up from the first record) come at the quota ±10%, and each
 // reads all its records (nothing lost to the empty throttled answers).
 func TestGreedyJavaPerfTestsOneClientID(t *testing.T) {
-	brokers := advkit.RealKafka(t)
+	brokers := testkit.RealKafka(t)
 	if quotaRaceEnabled {
 		t.Skip("a rate measured with JVMs on a loaded machine: run without -race (go test -count=1 -run TestGreedyJavaPerfTestsOneClientID ./test/adversarial/greedy/)")
 	}

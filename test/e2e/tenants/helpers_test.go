@@ -71,17 +71,6 @@ func newEnv(t *testing.T, brokers int, policies ...string) *env {
 	return newEnvOn(t, testkit.Cluster(t, brokers).ListenAddrs(), policies...)
 }
 
-// realKafka is the real cluster's bootstrap addresses from
-// KPROXY_KAFKA_BOOTSTRAP; the test skips without it.
-func realKafka(t *testing.T) []string {
-	t.Helper()
-	v := strings.TrimSpace(os.Getenv("KPROXY_KAFKA_BOOTSTRAP"))
-	if v == "" {
-		t.Skip("no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it; CI sets it)")
-	}
-	return strings.Split(v, ",")
-}
-
 // newEnvOn starts kproxy serving both tenants with policies in front of
 // the cluster at brokers.
 func newEnvOn(t *testing.T, brokers []string, policies ...string) *env {
