@@ -296,14 +296,8 @@ func topicRequest(op acl.Operation, topic string) (kmsg.Request, func(kmsg.Respo
 			return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode
 		}
 	case acl.Write:
-		r := kmsg.NewPtrProduceRequest()
-		r.SetVersion(9)
-		r.Acks, r.TimeoutMillis = 1, 5000
-		t := kmsg.NewProduceRequestTopic()
-		p := kmsg.NewProduceRequestTopicPartition()
-		p.Records = testkit.RecordBatch("v")
-		t.Topic, t.Partitions = topic, []kmsg.ProduceRequestTopicPartition{p}
-		r.Topics = []kmsg.ProduceRequestTopic{t}
+		r := testkit.ProduceByName(9, 1, testkit.RecordBatch("v"), topic)
+		r.TimeoutMillis = 5000
 		return r, func(resp kmsg.Response) int16 {
 			return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
 		}

@@ -148,17 +148,9 @@ func (e *env) endOffset(ctx context.Context, topic string, partition int32) int6
 // produceRequest builds a v9 Produce (topics by name) of one record to
 // partition 0 of each topic, in the order given.
 func produceRequest(acks int16, topics ...string) *kmsg.ProduceRequest {
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(9)
-	req.Acks = acks
-	req.TimeoutMillis = 10000
-	for _, topic := range topics {
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = testkit.RecordBatch("value for " + topic)
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+	req := testkit.ProduceByName(9, acks, nil, topics...)
+	for i, rt := range req.Topics {
+		req.Topics[i].Partitions[0].Records = testkit.RecordBatch("value for " + rt.Topic)
 	}
 	return req
 }
