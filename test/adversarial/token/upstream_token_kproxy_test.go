@@ -22,13 +22,8 @@ const upstreamTokenClientSecret = "kproxy-client-secret-4f9c2e"
 // upstreamTokenIdP starts the identity provider with kproxy as a client.
 func upstreamTokenIdP(t *testing.T, lifetime time.Duration) *idp.IdP {
 	t.Helper()
-	p, err := idp.Start(idp.Options{Audience: "kafka", TokenLifetime: lifetime,
+	return idp.StartTest(t, idp.Options{Audience: "kafka", TokenLifetime: lifetime,
 		Clients: map[string]idp.Client{"kproxy": {Secret: upstreamTokenClientSecret}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
 }
 
 // upstreamTokenBroker is the upstream that validates kproxy's tokens (kfake

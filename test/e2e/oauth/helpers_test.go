@@ -70,11 +70,7 @@ func newEnv(t *testing.T, tokenLifetime time.Duration, extraOAuth string) *env {
 func newEnvWith(t *testing.T, opts idp.Options, extraOAuth string) *env {
 	t.Helper()
 	opts.Audience, opts.Clients = "kafka", clients
-	p, err := idp.Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := idp.StartTest(t, opts)
 	e := &env{t: t, idp: p, log: &logbuf.Buffer{}, audit: kproxytest.NewAuditFile(t)}
 	e.cluster = testkit.Cluster(t, 1, kfake.SeedTopics(1, "payments", "events"))
 	e.proxy = kproxytest.Start(t, fmt.Sprintf(`
