@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -446,16 +444,6 @@ func (e *env) checkNodeAddr(t *testing.T, p *kproxytest.Kproxy, what string, id 
 	if !ok || addr != want {
 		t.Errorf("%s: node %d at %s, but kproxy serves it at %q", what, id, addr, want)
 	}
-}
-
-// writeFile writes a file under t's temporary directory.
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func ctxTimeout(d time.Duration) (context.Context, context.CancelFunc) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
@@ -122,7 +123,7 @@ func (e *env) javaProps(t *testing.T, px *kproxytest.Kproxy, extra ...string) st
 			"ssl.truststore.type=PEM",
 			"ssl.truststore.location="+e.pki.CAFile)
 	}
-	return writeFile(t, "client.properties", strings.Join(lines, "\n")+"\n")
+	return testkit.WriteFile(t, "client.properties", strings.Join(lines, "\n")+"\n")
 }
 
 // verifiableEvent is one JSON line of kafka-verifiable-producer or

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -67,10 +66,7 @@ func TestGreedyJavaPerfTestsOneClientID(t *testing.T) {
 	topic := fmt.Sprintf("greedy-perf-%d", time.Now().UnixNano())
 	perfSeed(t, brokers, topic)
 	addr := quotaStart(t, quotaConfig(brokers, "greedy-perf", perfQuota)).Bootstrap
-	props := filepath.Join(t.TempDir(), "consumer.properties")
-	if err := os.WriteFile(props, []byte("client.id=greedy-perf\nauto.offset.reset=earliest\nfetch.max.bytes=262144\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	props := testkit.WriteFile(t, "consumer.properties", "client.id=greedy-perf\nauto.offset.reset=earliest\nfetch.max.bytes=262144\n")
 	ctx := testkit.Context(t, 4*time.Minute)
 	traces := make([][]perfSample, perfTools)
 	var wg sync.WaitGroup

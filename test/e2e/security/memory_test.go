@@ -109,18 +109,14 @@ func TestHostileDecodeMemoryBounded(t *testing.T) {
 	}
 	t.Logf("%d hostile frames of %d MiB: %s", len(frames), hostileFrameBytes>>20, strings.Join(apis, ", "))
 
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "kproxy.yaml")
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := testkit.WriteConfig(t, yaml)
 	bin := testkit.SharedKproxy(t)
 	// Under prlimit --as, an allocation the limit cannot hold kills
 	// kproxy (fatal error: out of memory) instead of the machine swapping.
 	// Without prlimit the RSS watchdog alone enforces the limit.
 	wrapper := bin
 	if _, err := exec.LookPath("prlimit"); err == nil {
-		wrapper = filepath.Join(dir, "kproxy-limited")
+		wrapper = filepath.Join(t.TempDir(), "kproxy-limited")
 		script := fmt.Sprintf("#!/bin/sh\nexec prlimit --as=%d -- %s \"$@\"\n", addressLimit, bin)
 		if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
 			t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -40,8 +38,7 @@ func proxyYAML(t *testing.T, p certs.Files, bootstrap []string, clientAuth, sasl
 	if err != nil {
 		t.Fatal(err)
 	}
-	pwFile := filepath.Join(t.TempDir(), "upstream-password")
-	os.WriteFile(pwFile, []byte("upstream-secret\n"), 0o600)
+	pwFile := testkit.WriteFile(t, "upstream-password", "upstream-secret\n")
 	saslBlock := fmt.Sprintf(`
   sasl:
     mode: terminate
