@@ -23,32 +23,6 @@ func overrideFile(t *testing.T, upstream string) string {
 	return testkit.WriteConfig(t, testkit.LocalConfig(upstream))
 }
 
-// freePorts finds n consecutive free TCP ports on host.
-func freePorts(t *testing.T, host string, n int) int {
-	t.Helper()
-	for range 50 {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := ln.Addr().(*net.TCPAddr).Port
-		held := []net.Listener{ln}
-		for i := 1; i < n; i++ {
-			if l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(base+i))); err == nil {
-				held = append(held, l)
-			}
-		}
-		for _, l := range held {
-			l.Close()
-		}
-		if len(held) == n {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive free ports on %s", n, host)
-	return 0
-}
-
 // TestOverridesChangeWhatKproxyBindsAndAdvertises runs kproxy with its
 // bind host and advertised host from the environment and its ports from
 // flags (one of them shadowing a variable), and checks through a real
@@ -56,7 +30,7 @@ func freePorts(t *testing.T, host string, n int) int {
 func TestOverridesChangeWhatKproxyBindsAndAdvertises(t *testing.T) {
 	const bindHost, advertised = "127.0.0.2", "kproxy.test"
 	cluster := testkit.Cluster(t, 3, kfake.SeedTopics(1, "containers"))
-	bootstrapPort, portBase := freePorts(t, bindHost, 1), freePorts(t, bindHost, 3)
+	bootstrapPort, portBase := testkit.FreePortRun(t, bindHost, 1), testkit.FreePortRun(t, bindHost, 3)
 	env := map[string]string{
 		"KPROXY_BIND_HOST":       bindHost,
 		"KPROXY_ADVERTISED_HOST": advertised,

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/testkit/tcppeer"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 	"github.com/kproxy/kproxy/rewrite"
@@ -180,21 +181,11 @@ func TestAPITableRowDrivesRewriterAndSniffer(t *testing.T) {
 	}
 }
 
-// serveFakeLeaders answers, on one connection, a request per response in
-// order.
+// serveFakeLeaders answers, on each connection (the tests make one), a
+// request per response in order.
 func serveFakeLeaders(t *testing.T, responses ...kmsg.Response) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	return tcppeer.Serve(t, func(c net.Conn) {
 		for _, resp := range responses {
 			frame, err := readFrame(c)
 			if err != nil {
@@ -205,8 +196,7 @@ func serveFakeLeaders(t *testing.T, responses ...kmsg.Response) string {
 				return
 			}
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // exchangeFakeLeaders sends n fake requests through the sniffer and reads

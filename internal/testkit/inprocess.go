@@ -3,8 +3,6 @@ package testkit
 import (
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -52,9 +50,5 @@ func LocalConfig(upstream string) string {
 // directory and returns its path.
 func WriteConfig(t testing.TB, text string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "kproxy.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return WriteFile(t, "kproxy.yaml", text)
 }

@@ -70,16 +70,8 @@ func ScrapeMetric(t testing.TB, admin, name string) float64 {
 // /metrics, and reports whether it is there.
 func ScrapeSeries(t testing.TB, admin, series string) (float64, bool) {
 	t.Helper()
-	resp, err := http.Get("http://" + admin + "/metrics")
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	for _, l := range strings.Split(string(body), "\n") {
+	_, body := HTTPGet(t, "http://"+admin+"/metrics")
+	for _, l := range strings.Split(body, "\n") {
 		if v, ok := strings.CutPrefix(l, series+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"net"
+	"strconv"
 	"testing"
 )
 
@@ -18,4 +19,34 @@ func FreePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// FreePortRun is the first of n consecutive TCP ports that were free on
+// host a moment ago: a broker port map (base, base+1, ...) to write into a
+// configuration. Like FreePort, another process may take one meanwhile.
+func FreePortRun(t testing.TB, host string, n int) int {
+	t.Helper()
+	for range 50 {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := ln.Addr().(*net.TCPAddr).Port
+		held := []net.Listener{ln}
+		for i := 1; i < n && base+i <= 65535; i++ {
+			l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(base+i)))
+			if err != nil {
+				break
+			}
+			held = append(held, l)
+		}
+		for _, l := range held {
+			l.Close()
+		}
+		if len(held) == n {
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive free ports on %s", n, host)
+	return 0
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -58,11 +57,8 @@ func start(t testing.TB, yaml string, so startOptions) *Proxy {
 	}
 	out, level := so.log, so.level
 	if out == nil {
-		// Nothing may log to a finished test; this cleanup is registered
-		// first, so it runs after Shutdown.
-		w := &guardedWriter{w: zerolog.NewTestWriter(t)}
-		t.Cleanup(w.stop)
-		out, level = w, zerolog.WarnLevel
+		// Registered first, so the writer outlives Shutdown.
+		out, level = TestWriter(t), zerolog.WarnLevel
 	}
 	reg := prometheus.NewRegistry()
 	log := zerolog.New(out).Level(level).With().Timestamp().Logger()
@@ -86,27 +82,4 @@ func start(t testing.TB, yaml string, so startOptions) *Proxy {
 		}
 	}
 	return &Proxy{Server: srv, Registry: reg, Config: cfg}
-}
-
-// guardedWriter drops writes once stopped: a test writer must not be used
-// after its test ends.
-type guardedWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	stopped bool
-}
-
-func (g *guardedWriter) Write(b []byte) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.stopped {
-		return len(b), nil
-	}
-	return g.w.Write(b)
-}
-
-func (g *guardedWriter) stop() {
-	g.mu.Lock()
-	g.stopped = true
-	g.mu.Unlock()
 }

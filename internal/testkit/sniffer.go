@@ -164,15 +164,7 @@ type sniffConn struct {
 // that the response can never be read before its request is known.
 func (c *sniffConn) Write(b []byte) (int, error) {
 	c.wmu.Lock()
-	c.wbuf = append(c.wbuf, b...)
-	for {
-		frame, rest, ok := nextFrame(c.wbuf)
-		if !ok {
-			break
-		}
-		c.request(frame)
-		c.wbuf = append(c.wbuf[:0], rest...)
-	}
+	splitFrames(&c.wbuf, b, c.request)
 	c.wmu.Unlock()
 	return c.Conn.Write(b)
 }
@@ -182,18 +174,24 @@ func (c *sniffConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.rmu.Lock()
-		c.rbuf = append(c.rbuf, b[:n]...)
-		for {
-			frame, rest, ok := nextFrame(c.rbuf)
-			if !ok {
-				break
-			}
-			c.response(frame)
-			c.rbuf = append(c.rbuf[:0], rest...)
-		}
+		splitFrames(&c.rbuf, b[:n], c.response)
 		c.rmu.Unlock()
 	}
 	return n, err
+}
+
+// splitFrames appends b to *buf and hands each whole frame it completes to
+// handle, keeping an incomplete one in *buf for the next bytes.
+func splitFrames(buf *[]byte, b []byte, handle func(frame []byte)) {
+	*buf = append(*buf, b...)
+	for {
+		frame, rest, ok := nextFrame(*buf)
+		if !ok {
+			return
+		}
+		handle(frame)
+		*buf = append((*buf)[:0], rest...)
+	}
 }
 
 // nextFrame splits one whole frame body (without its size prefix) off b.

@@ -118,17 +118,7 @@ func confluentKIP848(t *testing.T, c *cellCtx, e *env) {
 	group := name(c, "g")
 	e.confluentRoundTrip(t, e.plain, topic, group, "consumer", "kip848", goRecords)
 	// The group the broker knows is a KIP-848 "consumer" group.
-	ctx, cancel := ctxTimeout(20 * time.Second)
-	defer cancel()
-	lg, err := e.admin(t).ListGroups(ctx)
-	if err != nil {
-		t.Fatalf("list groups: %v", err)
-	}
-	if g, ok := lg[group]; !ok {
-		t.Errorf("group %s not listed", group)
-	} else if g.GroupType != "consumer" {
-		t.Errorf("group %s has type %q, want consumer (KIP-848)", group, g.GroupType)
-	}
+	e.checkGroupType(t, group, "consumer")
 }
 
 func confluentAdmin(t *testing.T, c *cellCtx, e *env) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -37,23 +35,8 @@ const (
 // reused between runs never hands one run another's data.
 var runID = strconv.FormatInt(time.Now().UnixMilli()%1e8, 36)
 
-// realBootstrap is the real cluster's bootstrap list, or nil.
-func realBootstrap() []string {
-	v := strings.TrimSpace(os.Getenv("KPROXY_KAFKA_BOOTSTRAP"))
-	if v == "" {
-		return nil
-	}
-	var out []string
-	for _, a := range strings.Split(v, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 func realDescription() string {
-	if b := realBootstrap(); b != nil {
+	if b := testkit.RealKafkaBootstrap(); b != nil {
 		return "Apache Kafka at " + strings.Join(b, ",")
 	}
 	return "no real cluster (KPROXY_KAFKA_BOOTSTRAP unset: its cells are SKIP)"
@@ -103,7 +86,7 @@ func newEnv(t *testing.T, name string) *env {
 		e.upstream = e.cluster.ListenAddrs()
 	case "kafka":
 		e.real = true
-		e.upstream = realBootstrap()
+		e.upstream = testkit.RealKafkaBootstrap()
 		if e.upstream == nil {
 			e.skip = "no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it)"
 			return e
@@ -204,12 +187,7 @@ func (e *env) bootstrap() string { return e.plain.BootstrapAddr() }
 // the test ends.
 func (e *env) kgoClient(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.bootstrap())}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(t, append([]kgo.Opt{kgo.SeedBrokers(e.bootstrap())}, opts...)...)
 }
 
 func (e *env) admin(t testing.TB) *kadm.Client {
@@ -412,6 +390,22 @@ func (e *env) checkCommitted(t *testing.T, group, topic string, want int64) {
 	}
 }
 
+// checkGroupType fails unless the broker lists group with type typ.
+func (e *env) checkGroupType(t *testing.T, group, typ string) {
+	t.Helper()
+	ctx, cancel := ctxTimeout(20 * time.Second)
+	defer cancel()
+	lg, err := e.admin(t).ListGroups(ctx)
+	if err != nil {
+		t.Fatalf("list groups: %v", err)
+	}
+	if g, ok := lg[group]; !ok {
+		t.Errorf("group %s is not listed", group)
+	} else if g.GroupType != typ {
+		t.Errorf("group %s has type %q, want %q", group, g.GroupType, typ)
+	}
+}
+
 // proxyAddrs is every address proxy p serves: bootstrap and each node.
 func (e *env) proxyAddrs(p *kproxytest.Kproxy) map[string]bool {
 	// Through the SNI listener every name resolves to its one port.
@@ -450,16 +444,6 @@ func (e *env) checkNodeAddr(t *testing.T, p *kproxytest.Kproxy, what string, id 
 	if !ok || addr != want {
 		t.Errorf("%s: node %d at %s, but kproxy serves it at %q", what, id, addr, want)
 	}
-}
-
-// writeFile writes a file under t's temporary directory.
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func ctxTimeout(d time.Duration) (context.Context, context.CancelFunc) {

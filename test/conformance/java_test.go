@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
@@ -122,7 +123,7 @@ func (e *env) javaProps(t *testing.T, px *kproxytest.Kproxy, extra ...string) st
 			"ssl.truststore.type=PEM",
 			"ssl.truststore.location="+e.pki.CAFile)
 	}
-	return writeFile(t, "client.properties", strings.Join(lines, "\n")+"\n")
+	return testkit.WriteFile(t, "client.properties", strings.Join(lines, "\n")+"\n")
 }
 
 // verifiableEvent is one JSON line of kafka-verifiable-producer or
@@ -393,22 +394,6 @@ func javaKIP848(t *testing.T, c *cellCtx, e *env) {
 		"--formatter-property", "print.offset=true", "--formatter-property", "key.separator=|")
 	checkRecords(t, "kafka-console-consumer group.protocol=consumer", parseConsole(t, p.stdout.String()), asRecs(acked))
 	e.checkGroupType(t, cgroup, "consumer")
-}
-
-// checkGroupType fails unless the broker lists group with type typ.
-func (e *env) checkGroupType(t *testing.T, group, typ string) {
-	t.Helper()
-	ctx, cancel := ctxTimeout(20 * time.Second)
-	defer cancel()
-	lg, err := e.admin(t).ListGroups(ctx)
-	if err != nil {
-		t.Fatalf("list groups: %v", err)
-	}
-	if g, ok := lg[group]; !ok {
-		t.Errorf("group %s is not listed", group)
-	} else if g.GroupType != typ {
-		t.Errorf("group %s has type %q, want %q", group, g.GroupType, typ)
-	}
 }
 
 func javaAdmin(t *testing.T, c *cellCtx, e *env) {

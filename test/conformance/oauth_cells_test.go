@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
 )
 
@@ -64,12 +65,7 @@ func franzOAuth(t *testing.T, c *cellCtx, e *env) {
 // kgoOAuthClient is a franz-go client of e.oauth, closed when t ends.
 func (e *env) kgoOAuthClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.seed(e.oauth))}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(t, append([]kgo.Opt{kgo.SeedBrokers(e.seed(e.oauth))}, opts...)...)
 }
 
 // checkFranzDenied fails unless every record cl produces to topic fails

@@ -52,7 +52,7 @@ const (
 // OAUTHBEARER with its tokens (e.oauth).
 func (e *env) startOAuth(t *testing.T) {
 	t.Helper()
-	p, err := idp.Start(idp.Options{
+	p := idp.StartTest(t, idp.Options{
 		Audience:      oauthAudience,
 		TokenLifetime: 10 * time.Minute,
 		Clients: map[string]idp.Client{
@@ -60,10 +60,6 @@ func (e *env) startOAuth(t *testing.T) {
 			oauthOtherID:  {Secret: oauthOtherSecret, Subject: oauthOtherSub},
 		},
 	})
-	if err != nil {
-		t.Fatalf("start the identity provider: %v", err)
-	}
-	t.Cleanup(func() { p.Close() })
 	e.idp = p
 	yaml := oauthYAML(e.pki, p, e.upstream)
 	// The scenario's policy is in the file; its audit lines are not checked.

@@ -100,7 +100,7 @@ func TestQuotas(t *testing.T) {
 		}
 		fn("franz-go", "quota-principals")
 	}
-	if realBootstrap() == nil {
+	if testkit.RealKafkaBootstrap() == nil {
 		cells(func(client, scenario string) {
 			runCell(t, "kafka", client, scenario, false, func(t *testing.T, c *cellCtx) {
 				skipCell(t, c, "no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it)")
@@ -251,12 +251,7 @@ func (q *quotaEnv) checkNoBrokerQuotas(t *testing.T) {
 // closed when the test ends.
 func (q *quotaEnv) upstreamClient(t *testing.T) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(q.upstream...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(t, kgo.SeedBrokers(q.upstream...))
 }
 
 // setBrokerQuota sets the broker's own quotas for a client id (0: none),

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -85,7 +86,7 @@ var restartClients = []string{"franz-go", "sarama", "kafka-go", "kcat", "conflue
 // consumed. Real Kafka only; it runs after every other cell so that
 // nothing else sees the restart.
 func TestRollingRestart(t *testing.T) {
-	if realBootstrap() == nil {
+	if testkit.RealKafkaBootstrap() == nil {
 		for _, cl := range restartClients {
 			runCell(t, "kafka", cl, "rolling-restart", false, func(t *testing.T, c *cellCtx) {
 				skipCell(t, c, "no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it)")
@@ -153,26 +154,17 @@ func TestRollingRestart(t *testing.T) {
 func runRestartWindow(t *testing.T, ws map[string]*workload, unavailable map[string]string) time.Duration {
 	e := newEnv(t, "kafka")
 	c := &cellCtx{key: cellKey{"kafka", "restart", "rolling-restart"}}
+	startWorkload := map[string]func(*testing.T, *workload){
+		"franz-go": e.franzWorkload, "sarama": e.saramaWorkload, "kafka-go": e.kafkagoWorkload,
+		"kcat": e.kcatWorkload, "confluent-kafka": e.confluentWorkload, "java": e.javaWorkload,
+	}
 	for _, cl := range restartClients {
 		if unavailable[cl] != "" {
 			continue
 		}
 		w := &workload{client: cl, topic: e.newTopic(t, c, cl, partitions), consumed: map[string]int{}}
 		ws[cl] = w
-		switch cl {
-		case "franz-go":
-			e.franzWorkload(t, w)
-		case "sarama":
-			e.saramaWorkload(t, w)
-		case "kafka-go":
-			e.kafkagoWorkload(t, w)
-		case "kcat":
-			e.kcatWorkload(t, w)
-		case "confluent-kafka":
-			e.confluentWorkload(t, w)
-		case "java":
-			e.javaWorkload(t, w)
-		}
+		startWorkload[cl](t, w)
 	}
 
 	time.Sleep(8 * time.Second)

@@ -50,7 +50,7 @@ func TestCodeBlocksRunAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := testkit.BuildKproxy(t)
+	bin := testkit.SharedKproxy(t)
 
 	var mu sync.Mutex
 	var inventory []blockResult

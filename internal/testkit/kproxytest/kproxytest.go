@@ -10,7 +10,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -95,11 +94,8 @@ func TryStart(t testing.TB, yaml string, opts ...Option) (*Kproxy, error) {
 	}
 	out, level := set.log, set.level
 	if out == nil {
-		// Nothing may log to a finished test; this cleanup is registered
-		// first, so it runs after Run returns.
-		w := &guardedWriter{w: zerolog.NewTestWriter(t)}
-		t.Cleanup(w.stop)
-		out, level = w, zerolog.WarnLevel
+		// Registered first, so the writer outlives Run.
+		out, level = testkit.TestWriter(t), zerolog.WarnLevel
 	}
 	k := &Kproxy{t: t, path: testkit.WriteConfig(t, yaml), reload: make(chan os.Signal, 1), Logs: &logbuf.Buffer{}}
 	log := zerolog.New(io.MultiWriter(out, k.Logs)).Level(level).With().Timestamp().Logger()
@@ -171,26 +167,3 @@ func (k *Kproxy) WaitLog(what string, match func(testkit.LogLine) bool) testkit.
 // Stop cancels Run's context and returns Run's error once kproxy has
 // drained; later calls return the same error.
 func (k *Kproxy) Stop() error { return k.stop() }
-
-// guardedWriter drops writes once stopped: a test writer must not be used
-// after its test ends.
-type guardedWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	stopped bool
-}
-
-func (g *guardedWriter) Write(b []byte) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.stopped {
-		return len(b), nil
-	}
-	return g.w.Write(b)
-}
-
-func (g *guardedWriter) stop() {
-	g.mu.Lock()
-	g.stopped = true
-	g.mu.Unlock()
-}

@@ -26,7 +26,7 @@ func StartWithNoFile(t testing.TB, cfg string, n int) *testkit.Binary {
 	// kproxy in the same process, so the harness's kill and SIGTERM reach
 	// kproxy itself.
 	wrapper := filepath.Join(t.TempDir(), "kproxy-nofile")
-	script := fmt.Sprintf("#!/bin/sh\nexec %q --nofile=%d:%d %q \"$@\"\n", prlimit, n, n, Binary(t))
+	script := fmt.Sprintf("#!/bin/sh\nexec %q --nofile=%d:%d %q \"$@\"\n", prlimit, n, n, testkit.SharedKproxy(t))
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

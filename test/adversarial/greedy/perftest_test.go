@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -19,7 +18,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/test/adversarial/advkit"
 )
 
 // The real cluster: Kafka's own kafka-consumer-perf-test through kproxy
@@ -57,7 +55,7 @@ type perfSample struct {
 // s of warm-up from the first record) come at the quota ±10%, and each
 // reads all its records (nothing lost to the empty throttled answers).
 func TestGreedyJavaPerfTestsOneClientID(t *testing.T) {
-	brokers := advkit.RealKafka(t)
+	brokers := testkit.RealKafka(t)
 	if quotaRaceEnabled {
 		t.Skip("a rate measured with JVMs on a loaded machine: run without -race (go test -count=1 -run TestGreedyJavaPerfTestsOneClientID ./test/adversarial/greedy/)")
 	}
@@ -68,10 +66,7 @@ func TestGreedyJavaPerfTestsOneClientID(t *testing.T) {
 	topic := fmt.Sprintf("greedy-perf-%d", time.Now().UnixNano())
 	perfSeed(t, brokers, topic)
 	addr := quotaStart(t, quotaConfig(brokers, "greedy-perf", perfQuota)).Bootstrap
-	props := filepath.Join(t.TempDir(), "consumer.properties")
-	if err := os.WriteFile(props, []byte("client.id=greedy-perf\nauto.offset.reset=earliest\nfetch.max.bytes=262144\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	props := testkit.WriteFile(t, "consumer.properties", "client.id=greedy-perf\nauto.offset.reset=earliest\nfetch.max.bytes=262144\n")
 	ctx := testkit.Context(t, 4*time.Minute)
 	traces := make([][]perfSample, perfTools)
 	var wg sync.WaitGroup

@@ -151,8 +151,6 @@ func (q *quotaTally) note(t *testing.T, frame []byte, resp *kmsg.FetchResponse) 
 	}
 }
 
-// check fails unless what the attacker got over d is within ±10% of the
-// quota.
 // fetch sends req on c, reads the answer and notes it.
 func (q *quotaTally) fetch(t *testing.T, c *testkit.RawConn, req *kmsg.FetchRequest) error {
 	corr, err := c.Send(req)
@@ -167,6 +165,8 @@ func (q *quotaTally) fetch(t *testing.T, c *testkit.RawConn, req *kmsg.FetchRequ
 	return nil
 }
 
+// check fails unless what the attacker got over d is within ±10% of the
+// quota.
 func (q *quotaTally) check(t *testing.T, what string, d time.Duration) {
 	t.Helper()
 	t.Logf("%s: %d responses with records, %d throttled empty answers", what, q.responses.Load(), q.throttled.Load())

@@ -41,7 +41,7 @@ func TestNamesValidateRefusesCollidingPrefixes(t *testing.T) {
 				}
 			}
 			path := testkit.WriteConfig(t, b.String())
-			out, err := exec.Command(advkit.Binary(t), "validate", "--config", path).CombinedOutput()
+			out, err := exec.Command(testkit.SharedKproxy(t), "validate", "--config", path).CombinedOutput()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 				t.Fatalf("validate: %v, want exit 1; output:\n%s", err, out)
 			}
@@ -125,7 +125,7 @@ func TestNamesCollisionMessageNamesNoForeignTopic(t *testing.T) {
 // The same attack against a real Kafka cluster, whose broker writes the
 // collision message itself.
 func TestNamesCollisionMessageRealKafka(t *testing.T) {
-	addrs := advkit.RealKafka(t)
+	addrs := testkit.RealKafka(t)
 	run := fmt.Sprintf("adv%d", time.Now().UnixNano()%1_000_000_000)
 	kp := advkit.Start(t, fmt.Sprintf(`upstream: {bootstrap_servers: ["%s"]}
 listeners: {bind_host: 127.0.0.1}

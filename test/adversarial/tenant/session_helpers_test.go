@@ -47,11 +47,7 @@ type sessionVictim struct {
 // when the test ends.
 func sessionCreateVictim(t *testing.T, bootstrap, topic string) sessionVictim {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	cl := testkit.Client(t, kgo.SeedBrokers(bootstrap))
 	adm := kadm.NewClient(cl)
 	ctx := testkit.Context(t, 30*time.Second)
 	if _, err := adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {

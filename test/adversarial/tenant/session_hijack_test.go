@@ -56,7 +56,7 @@ func TestSessionHijackBetweenClientsOfOneCluster(t *testing.T) {
 // front of Apache Kafka, whose session ids are random: the attacker scans
 // ids around the victim's and the victim's own, at guessed epochs.
 func TestSessionHijackAcrossTenantsRealKafka(t *testing.T) {
-	upstream := advkit.RealKafka(t)
+	upstream := testkit.RealKafka(t)
 	kp := advkit.Start(t, sessionConfig(upstream, nil))
 	topic := fmt.Sprintf("session-hijack-%d", time.Now().UnixNano())
 	sessionAttack(t, upstream, kp.VirtualClusterBootstrap("team-b"), kp.VirtualClusterBootstrap("team-a"), topic)

@@ -23,11 +23,7 @@ import (
 // (["dev"] then ["payments"]) the token is refused at login.
 func TestClaimPolicyReadsExactNames(t *testing.T) {
 	const topic = "payments.orders"
-	provider, err := idp.Start(idp.Options{Audience: "kafka"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { provider.Close() })
+	provider := idp.StartTest(t, idp.Options{Audience: "kafka"})
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, topic))
 	kp := advkit.Start(t, oauthConfig(cluster.ListenAddrs()[0], testkit.TerminateOAuthBearer(provider.JWKSURL(), provider.Issuer()), `
 policy:

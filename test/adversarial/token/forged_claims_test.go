@@ -19,11 +19,7 @@ import (
 // requiring the scope "kafka".
 func claimsKproxy(t *testing.T) (*idp.IdP, *testkit.Binary) {
 	t.Helper()
-	provider, err := idp.Start(idp.Options{Audience: "kafka"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { provider.Close() })
+	provider := idp.StartTest(t, idp.Options{Audience: "kafka"})
 	kp := advkit.Start(t, oauthConfig(advkit.Kfake(t, 1)[0],
 		testkit.TerminateOAuthBearer(provider.JWKSURL(), provider.Issuer(), "required_scopes: [kafka]"), ""))
 	return provider, kp

@@ -23,12 +23,7 @@ func jwksRedirectKproxy(t *testing.T, jwksURL, issuer string, extra ...string) *
 
 func startJWKSRedirectIdP(t *testing.T, issuer string) *idp.IdP {
 	t.Helper()
-	p, err := idp.Start(idp.Options{Audience: "kafka", Issuer: issuer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
+	return idp.StartTest(t, idp.Options{Audience: "kafka", Issuer: issuer})
 }
 
 // TestJWKSRedirectToAnotherHostIsNotFollowed: the attacker controls the

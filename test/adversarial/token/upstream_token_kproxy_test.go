@@ -22,13 +22,8 @@ const upstreamTokenClientSecret = "kproxy-client-secret-4f9c2e"
 // upstreamTokenIdP starts the identity provider with kproxy as a client.
 func upstreamTokenIdP(t *testing.T, lifetime time.Duration) *idp.IdP {
 	t.Helper()
-	p, err := idp.Start(idp.Options{Audience: "kafka", TokenLifetime: lifetime,
+	return idp.StartTest(t, idp.Options{Audience: "kafka", TokenLifetime: lifetime,
 		Clients: map[string]idp.Client{"kproxy": {Secret: upstreamTokenClientSecret}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
 }
 
 // upstreamTokenBroker is the upstream that validates kproxy's tokens (kfake
@@ -65,7 +60,7 @@ type capturedKproxy struct {
 func startCapturedKproxy(t *testing.T, cfg string) *capturedKproxy {
 	t.Helper()
 	out := &logbuf.Buffer{}
-	cmd := exec.Command(advkit.Binary(t), "--config", testkit.WriteConfig(t, cfg))
+	cmd := exec.Command(testkit.SharedKproxy(t), "--config", testkit.WriteConfig(t, cfg))
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start kproxy: %v", err)

@@ -70,11 +70,7 @@ func newEnv(t *testing.T, tokenLifetime time.Duration, extraOAuth string) *env {
 func newEnvWith(t *testing.T, opts idp.Options, extraOAuth string) *env {
 	t.Helper()
 	opts.Audience, opts.Clients = "kafka", clients
-	p, err := idp.Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := idp.StartTest(t, opts)
 	e := &env{t: t, idp: p, log: &logbuf.Buffer{}, audit: kproxytest.NewAuditFile(t)}
 	e.cluster = testkit.Cluster(t, 1, kfake.SeedTopics(1, "payments", "events"))
 	e.proxy = kproxytest.Start(t, fmt.Sprintf(`
@@ -144,10 +140,5 @@ func tokenLogin(p *idp.IdP, clientID string, logins *atomic.Int64) kgo.Opt {
 // client is a franz-go client of kproxy's.
 func (e *env) client(opts ...kgo.Opt) *kgo.Client {
 	e.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.proxy.BootstrapAddr()), kgo.RequestRetries(1), kgo.RetryTimeout(5 * time.Second)}, opts...)...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.proxy.BootstrapAddr()), kgo.RequestRetries(1), kgo.RetryTimeout(5 * time.Second)}, opts...)...)
 }

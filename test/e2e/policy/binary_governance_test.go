@@ -40,9 +40,7 @@ policy:
 // Metadata); CreatePartitions past max_partitions is refused with
 // POLICY_VIOLATION and leaves the partition count alone.
 func TestBinaryGovernanceHoldsAgainstAutoCreation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := testkit.KproxyBinary(t)
 	cluster := testkit.Cluster(t, 1, kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(3), kfake.SeedTopics(2, "grow.me"))
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "kproxy.yaml")
@@ -53,7 +51,7 @@ func TestBinaryGovernanceHoldsAgainstAutoCreation(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	kp := testkit.RunBinary(t, bin, cfgPath)
 	kp.WaitReady()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -143,10 +141,5 @@ func TestBinaryGovernanceHoldsAgainstAutoCreation(t *testing.T) {
 
 func clientOf(t *testing.T, seed string) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(t, kgo.SeedBrokers(seed))
 }

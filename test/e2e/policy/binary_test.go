@@ -3,8 +3,6 @@ package e2epolicy
 import (
 	"context"
 	"errors"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,9 +28,7 @@ audit: {output: AUDIT}
 // changes the policy under a connected client: by editing the file, with a
 // broken file (rejected, counted, old policy kept) and with SIGHUP.
 func TestBinaryReloadsPolicy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := testkit.KproxyBinary(t)
 	dir := t.TempDir()
 	auditPath := filepath.Join(dir, "audit.log")
 	cfgPath := filepath.Join(dir, "kproxy.yaml")
@@ -45,7 +41,7 @@ func TestBinaryReloadsPolicy(t *testing.T) {
 	}
 	write(reloadDeny)
 
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	kp := testkit.RunBinary(t, bin, cfgPath)
 	bootstrap, admin := kp.Bootstrap, kp.Admin
 	kp.WaitReady()
 	waitLog, msgIs := kp.WaitLog, testkit.MessagePrefix
@@ -84,7 +80,7 @@ func TestBinaryReloadsPolicy(t *testing.T) {
 	if err := produce(); err != nil {
 		t.Fatalf("after a broken file the old policy must stay: %v", err)
 	}
-	if metrics := get(t, "http://"+admin+"/metrics"); !strings.Contains(metrics, `kproxy_policy_reloads_total{result="failure"} 1`) {
+	if _, metrics := testkit.HTTPGet(t, "http://"+admin+"/metrics"); !strings.Contains(metrics, `kproxy_policy_reloads_total{result="failure"} 1`) {
 		t.Errorf("/metrics lacks the reload failure:\n%s", grepLines(metrics, "kproxy_policy"))
 	}
 
@@ -112,17 +108,6 @@ func TestBinaryReloadsPolicy(t *testing.T) {
 	if !strings.Contains(string(audit), `"client_id":"binary-test"`) || !strings.Contains(string(audit), `"decision":"deny"`) {
 		t.Errorf("audit file lacks the denials:\n%s", audit)
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
 }
 
 func grepLines(s, substr string) string {

@@ -290,26 +290,14 @@ func agreeRequest(q agreeQuestion) (kmsg.Request, func(kmsg.Response) int16) {
 func topicRequest(op acl.Operation, topic string) (kmsg.Request, func(kmsg.Response) int16) {
 	switch op {
 	case acl.Read:
-		r := kmsg.NewPtrFetchRequest()
-		r.SetVersion(12)
-		r.ReplicaID, r.MaxWaitMillis, r.MaxBytes, r.SessionEpoch = -1, 0, 1<<20, -1
-		t := kmsg.NewFetchRequestTopic()
-		p := kmsg.NewFetchRequestTopicPartition()
-		p.PartitionMaxBytes = 1 << 20
-		t.Topic, t.Partitions = topic, []kmsg.FetchRequestTopicPartition{p}
-		r.Topics = []kmsg.FetchRequestTopic{t}
+		r := testkit.FetchByName(12, topic)
+		r.MaxWaitMillis = 0
 		return r, func(resp kmsg.Response) int16 {
 			return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode
 		}
 	case acl.Write:
-		r := kmsg.NewPtrProduceRequest()
-		r.SetVersion(9)
-		r.Acks, r.TimeoutMillis = 1, 5000
-		t := kmsg.NewProduceRequestTopic()
-		p := kmsg.NewProduceRequestTopicPartition()
-		p.Records = testkit.RecordBatch("v")
-		t.Topic, t.Partitions = topic, []kmsg.ProduceRequestTopicPartition{p}
-		r.Topics = []kmsg.ProduceRequestTopic{t}
+		r := testkit.ProduceByName(9, 1, testkit.RecordBatch("v"), topic)
+		r.TimeoutMillis = 5000
 		return r, func(resp kmsg.Response) int16 {
 			return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
 		}

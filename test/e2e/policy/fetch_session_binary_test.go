@@ -33,9 +33,7 @@ policy:
 // re-deciding every fetched partition, the consumer's fetch session keeps
 // delivering them.
 func TestBinaryFetchSessionEndsAtAuditToEnforce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := testkit.KproxyBinary(t)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "kproxy.yaml")
 	write := func(mode string) {
@@ -47,7 +45,7 @@ func TestBinaryFetchSessionEndsAtAuditToEnforce(t *testing.T) {
 		}
 	}
 	write("audit")
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	kp := testkit.RunBinary(t, bin, cfgPath)
 	kp.WaitReady()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -86,12 +84,8 @@ func TestBinaryFetchSessionEndsAtAuditToEnforce(t *testing.T) {
 	// consumer has one fetch out at a time: once one is denied, those
 	// have ended.
 	if !testkit.WaitFor(10*time.Second, func() bool {
-		for _, l := range strings.Split(get(t, "http://"+kp.Admin+"/metrics"), "\n") {
-			if v, ok := strings.CutPrefix(l, `kproxy_policy_decisions_total{result="denied"} `); ok && v != "0" {
-				return true
-			}
-		}
-		return false
+		denied, _ := testkit.ScrapeSeries(t, kp.Admin, `kproxy_policy_decisions_total{result="denied"}`)
+		return denied > 0
 	}) {
 		t.Fatal("no fetch denied within 10 s of the reload")
 	}

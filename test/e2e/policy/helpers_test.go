@@ -120,23 +120,14 @@ func (e *env) client(id string, opts ...kgo.Opt) *kgo.Client {
 		kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond }),
 		kgo.RequestRetries(3),
 	}
-	cl, err := kgo.NewClient(append(base, opts...)...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, append(base, opts...)...)
 }
 
 // direct returns an admin client that talks to kfake itself, bypassing
 // kproxy and its policy: the ground truth of what reached the cluster.
 func (e *env) direct() *kadm.Client {
 	e.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.cluster.ListenAddrs()...))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
+	cl := testkit.Client(e.t, kgo.SeedBrokers(e.cluster.ListenAddrs()...))
 	return kadm.NewClient(cl)
 }
 
@@ -157,17 +148,9 @@ func (e *env) endOffset(ctx context.Context, topic string, partition int32) int6
 // produceRequest builds a v9 Produce (topics by name) of one record to
 // partition 0 of each topic, in the order given.
 func produceRequest(acks int16, topics ...string) *kmsg.ProduceRequest {
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(9)
-	req.Acks = acks
-	req.TimeoutMillis = 10000
-	for _, topic := range topics {
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = testkit.RecordBatch("value for " + topic)
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+	req := testkit.ProduceByName(9, acks, nil, topics...)
+	for i, rt := range req.Topics {
+		req.Topics[i].Partitions[0].Records = testkit.RecordBatch("value for " + rt.Topic)
 	}
 	return req
 }

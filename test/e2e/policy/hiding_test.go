@@ -409,12 +409,8 @@ func TestAuthorizedOperationsArePrincipals(t *testing.T) {
 func TestClassicDescribeGroupsHidesTopics(t *testing.T) {
 	e := newEnv(t, 1, hidingTopics, groupHidingPolicy)
 	ctx := testkit.Context(t, 30*time.Second)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.cluster.ListenAddrs()...), kgo.ConsumerGroup("classic"),
+	cl := testkit.Client(t, kgo.SeedBrokers(e.cluster.ListenAddrs()...), kgo.ConsumerGroup("classic"),
 		kgo.ConsumeTopics("t1", "t2.hidden"), kgo.Balancers(kgo.CooperativeStickyBalancer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
 	raw := testkit.DialRaw(t, e.proxy.BootstrapAddr(), "e2e-low")
 	describe := func() kmsg.DescribeGroupsResponseGroup {
 		req := kmsg.NewPtrDescribeGroupsRequest()

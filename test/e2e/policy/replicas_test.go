@@ -49,15 +49,7 @@ func TestReplicasResolveTopicIDs(t *testing.T) {
 		if !ok {
 			t.Fatalf("replica has no listener for node %d", leader)
 		}
-		req := kmsg.NewPtrProduceRequest()
-		req.SetVersion(13)
-		req.Acks, req.TimeoutMillis = -1, 10000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.TopicID = id
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = testkit.RecordBatch("by id")
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := testkit.ProduceByID(13, -1, testkit.RecordBatch("by id"), id)
 		resp := testkit.DialRaw(t, addr, "replicas").MustRoundTrip(t, req).(*kmsg.ProduceResponse)
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}

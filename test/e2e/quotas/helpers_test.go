@@ -80,24 +80,14 @@ func (e *env) client(user string, opts ...kgo.Opt) *kgo.Client {
 		kgo.ClientID("e2e-" + user),
 		kgo.SASL(scram.Auth{User: user, Pass: user + "-secret"}.AsSha512Mechanism()),
 	}
-	cl, err := kgo.NewClient(append(base, opts...)...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, append(base, opts...)...)
 }
 
 // direct returns a client of kfake itself, bypassing kproxy: the ground
 // truth of what reached the cluster, and a way to seed it fast.
 func (e *env) direct(opts ...kgo.Opt) *kgo.Client {
 	e.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.cluster.ListenAddrs()...)}, opts...)...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.cluster.ListenAddrs()...)}, opts...)...)
 }
 
 // records is how many records topic holds, asked of kfake directly.

@@ -55,16 +55,8 @@ func TestThrottleDelaysOldClients(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, []string{"old.t"}, requestPolicy)
 	raw := e.rawAs("erin", "old-client")
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(5)
-	req.Acks = 1
+	req := testkit.ProduceByName(5, 1, testkit.RecordBatch(strings.Repeat("v", 1500)), "old.t")
 	req.TimeoutMillis = 5000
-	topic := kmsg.NewProduceRequestTopic()
-	topic.Topic = "old.t"
-	partition := kmsg.NewProduceRequestTopicPartition()
-	partition.Records = testkit.RecordBatch(strings.Repeat("v", 1500))
-	topic.Partitions = append(topic.Partitions, partition)
-	req.Topics = append(req.Topics, topic)
 	start := time.Now()
 	resp, err := raw.RoundTrip(req)
 	if err != nil {

@@ -24,16 +24,14 @@ import (
 // accepts again within the longest reconnect backoff and a client produces
 // through it.
 func TestBootstrapRefusedWhileClusterUnreachable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := testkit.KproxyBinary(t)
 	t.Parallel()
 	const maxBackoff = time.Second
 	upstreamPort := testkit.FreePort(t)
 	upstream := fmt.Sprintf("127.0.0.1:%d", upstreamPort)
 	cfg := testkit.Config{Upstream: []string{upstream}, DialTimeout: 2 * time.Second, UpstreamKeys: "reconnect_backoff_max: " + maxBackoff.String(),
 		Admin: true, Log: "{level: info, format: json}"}.YAML()
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), testkit.WriteConfig(t, cfg))
+	kp := testkit.RunBinary(t, bin, testkit.WriteConfig(t, cfg))
 
 	// kproxy learns the server is down from its first dial (a probe at
 	// start); from then on every connect is refused.

@@ -31,9 +31,7 @@ import (
 // (so clients back off), log one warning, and, once the node is back,
 // serve it again within the longest backoff and say so once.
 func TestDeadNodeNoDialStorm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := testkit.KproxyBinary(t)
 	t.Parallel()
 	const (
 		stopped    = int32(2)
@@ -45,7 +43,7 @@ func TestDeadNodeNoDialStorm(t *testing.T) {
 	upstreamPort := brokerPort(ctx, t, cluster.ListenAddrs(), stopped)
 
 	cfg := testkit.Config{Upstream: cluster.ListenAddrs(), DialTimeout: 2 * time.Second, Admin: true, Log: "{level: info, format: json}"}.YAML()
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), testkit.WriteConfig(t, cfg))
+	kp := testkit.RunBinary(t, bin, testkit.WriteConfig(t, cfg))
 	kp.WaitReady()
 	logs := tapLogs(t, kp)
 	proxyAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(brokerPort(ctx, t, []string{kp.Bootstrap}, stopped)))

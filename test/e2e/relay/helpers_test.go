@@ -53,12 +53,7 @@ func (e *env) client(opts ...kgo.Opt) *kgo.Client {
 			"info": kgo.LogLevelInfo, "debug": kgo.LogLevelDebug}[lvl]
 		base = append(base, kgo.WithLogger(kgo.BasicLogger(tWriter{e.t}, l, nil)))
 	}
-	cl, err := kgo.NewClient(append(base, opts...)...)
-	if err != nil {
-		e.t.Fatalf("kgo client: %v", err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, append(base, opts...)...)
 }
 
 type tWriter struct{ t *testing.T }
@@ -131,17 +126,8 @@ func metadataRequest(version int16, topic string) *kmsg.MetadataRequest {
 }
 
 func produceRequest(version int16, acks int16, topic string, partition int32, values ...string) *kmsg.ProduceRequest {
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(version)
-	req.Acks = acks
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition = partition
-	rp.Records = testkit.RecordBatch(values...)
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	req := testkit.ProduceByName(version, acks, testkit.RecordBatch(values...), topic)
+	req.Topics[0].Partitions[0].Partition = partition
 	return req
 }
 

@@ -56,16 +56,8 @@ func TestLeaderEndpointsAtEveryVersion(t *testing.T) {
 		}
 	}
 	for fv := int16(4); fv <= v[int16(kmsg.Fetch)]; fv++ {
-		req := kmsg.NewPtrFetchRequest()
-		req.SetVersion(fv)
-		req.MaxWaitMillis = 0
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic, rt.TopicID = topic, topicID
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = 0
-		rp.PartitionMaxBytes = 1 << 20
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := testkit.FetchByName(fv, topic)
+		req.MaxWaitMillis, req.Topics[0].TopicID = 0, topicID // by name below v13, by id from v13
 		resp := c.MustRoundTrip(t, req).(*kmsg.FetchResponse)
 		what := fmt.Sprintf("Fetch v%d", fv)
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {

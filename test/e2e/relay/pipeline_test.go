@@ -12,11 +12,13 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 )
 
-// leaderConn creates a one-partition topic and returns a raw connection to
-// kproxy's listener for its leader, after an ApiVersions exchange, and the
-// versions to use.
-func leaderConn(t *testing.T, e *env, topic string) (*rawConn, map[int16]int16) {
+// leaderConn starts an env with a one-partition topic and returns it, a
+// raw connection to kproxy's listener for the topic's leader, after an
+// ApiVersions exchange, the versions to use and the Produce version among
+// them (produceVersion).
+func leaderConn(t *testing.T, topic string) (e *env, c *rawConn, versions map[int16]int16, produce int16) {
 	t.Helper()
+	e = newEnv(t, "")
 	ctx := testkit.Context(t, 30*time.Second)
 	e.createTopic(ctx, topic, 1)
 	leader := e.cluster.LeaderFor(topic, 0)
@@ -24,8 +26,9 @@ func leaderConn(t *testing.T, e *env, topic string) (*rawConn, map[int16]int16) 
 	if !ok {
 		t.Fatalf("no kproxy listener for leader %d", leader)
 	}
-	c := dialRaw(t, addr)
-	return c, c.Versions(t)
+	c = dialRaw(t, addr)
+	versions = c.Versions(t)
+	return e, c, versions, produceVersion(t, versions)
 }
 
 // produceVersion is the highest negotiated Produce version that still names
@@ -47,9 +50,7 @@ func TestPipelinedRequests(t *testing.T) {
 		topic = "pipelined"
 		n     = 150
 	)
-	e := newEnv(t, "")
-	c, v := leaderConn(t, e, topic)
-	pv := produceVersion(t, v)
+	e, c, v, pv := leaderConn(t, topic)
 
 	type sent struct {
 		req  kmsg.Request
@@ -130,9 +131,7 @@ func TestPipelinedRequests(t *testing.T) {
 func TestAcksZeroInterleaved(t *testing.T) {
 	t.Parallel()
 	const topic = "acks-zero"
-	e := newEnv(t, "")
-	c, v := leaderConn(t, e, topic)
-	pv := produceVersion(t, v)
+	e, c, v, pv := leaderConn(t, topic)
 
 	var (
 		wire     []byte
@@ -216,9 +215,7 @@ func checkInOrder(t *testing.T, got, want []string) {
 func TestPipelinedLargeResponses(t *testing.T) {
 	t.Parallel()
 	const topic = "pipelined-large"
-	e := newEnv(t, "")
-	c, v := leaderConn(t, e, topic)
-	pv := produceVersion(t, v)
+	_, c, v, pv := leaderConn(t, topic)
 
 	big := bytes.Repeat([]byte("0123456789abcdef"), 200<<10/16)
 	pr := produceRequest(pv, 1, topic, 0, string(big), string(big[:len(big)/2]))

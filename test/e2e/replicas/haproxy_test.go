@@ -31,7 +31,7 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	started := time.Now()
 	cluster := testkit.Cluster(t, nodes, kfake.SeedTopics(3, "ha.franz", "ha.kcat"))
 	p, dir := freePorts(t), t.TempDir()
-	replicas := startReplicas(t, testkit.BuildKproxy(t), cluster, p, dir)
+	replicas := startReplicas(t, testkit.SharedKproxy(t), cluster, p, dir)
 	seed := startHAProxy(t, haproxy, p, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()

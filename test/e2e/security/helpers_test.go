@@ -45,13 +45,9 @@ func closedTotal(t testing.TB, g prometheus.Gatherer, reason string) float64 {
 
 func newClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{
+	cl := testkit.Client(t, append([]kgo.Opt{
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
 	}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
 	return cl
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,18 +109,14 @@ func TestHostileDecodeMemoryBounded(t *testing.T) {
 	}
 	t.Logf("%d hostile frames of %d MiB: %s", len(frames), hostileFrameBytes>>20, strings.Join(apis, ", "))
 
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "kproxy.yaml")
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bin := testkit.BuildKproxy(t)
+	cfgPath := testkit.WriteConfig(t, yaml)
+	bin := testkit.SharedKproxy(t)
 	// Under prlimit --as, an allocation the limit cannot hold kills
 	// kproxy (fatal error: out of memory) instead of the machine swapping.
 	// Without prlimit the RSS watchdog alone enforces the limit.
 	wrapper := bin
 	if _, err := exec.LookPath("prlimit"); err == nil {
-		wrapper = filepath.Join(dir, "kproxy-limited")
+		wrapper = filepath.Join(t.TempDir(), "kproxy-limited")
 		script := fmt.Sprintf("#!/bin/sh\nexec prlimit --as=%d -- %s \"$@\"\n", addressLimit, bin)
 		if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
 			t.Fatal(err)
@@ -240,7 +235,7 @@ func TestHostileDecodeMemoryBounded(t *testing.T) {
 	if produced.Load() < 5 || produceFailures.Load() > 0 {
 		t.Errorf("well-behaved producer: %d ok, %d failed (last: %v)", produced.Load(), produceFailures.Load(), lastProduceErr.Load())
 	}
-	metrics := httpGet(t, "http://"+kp.Admin+"/metrics")
+	_, metrics := testkit.HTTPGet(t, "http://"+kp.Admin+"/metrics")
 	for _, want := range []string{
 		fmt.Sprintf(`kproxy_connections_closed_total{reason="protocol_error"} %d`, len(frames)*hostileRounds),
 		fmt.Sprintf("kproxy_buffered_bytes_limit %s", strconv.FormatFloat(hostileBuffered, 'g', -1, 64)),
@@ -293,20 +288,6 @@ func procStatusBytes(pid int, field string) int64 {
 		}
 	}
 	return 0
-}
-
-func httpGet(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestBufferedBytesBackPressure: limits.max_buffered_bytes is charged for

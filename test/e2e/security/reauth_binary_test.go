@@ -112,9 +112,7 @@ func (h *connectsHook) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ 
 //   - franz-go, which re-authenticates in place, produces throughout two
 //     lifetimes without a new connection.
 func TestSessionLifetimeEveryClientVersion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := testkit.KproxyBinary(t)
 	cred256, err := auth.HashPassword(auth.ScramSHA256, "alice-secret", 4096)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +131,7 @@ listeners:
 admin: {listen: "127.0.0.1:0"}
 log: {level: info, format: json}
 `, sessionLifetime, cred256))
-	kp := testkit.RunBinary(t, testkit.BuildKproxy(t), cfgPath)
+	kp := testkit.RunBinary(t, bin, cfgPath)
 	kp.WaitReady()
 
 	// franz-go first, in the background: it must keep producing through

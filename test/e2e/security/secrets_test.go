@@ -351,8 +351,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		// Errors that only starting reveals: the file or variable named.
 		os.Setenv(envName, "")
 		defer os.Unsetenv(envName)
-		empty := filepath.Join(t.TempDir(), "empty")
-		os.WriteFile(empty, []byte("\n"), 0o600)
+		empty := testkit.WriteFile(t, "empty", "\n")
 		for _, sasl := range []string{
 			"password_file: " + filepath.Join(t.TempDir(), "missing"),
 			"password_file: " + empty,

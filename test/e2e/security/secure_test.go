@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -40,8 +38,7 @@ func proxyYAML(t *testing.T, p certs.Files, bootstrap []string, clientAuth, sasl
 	if err != nil {
 		t.Fatal(err)
 	}
-	pwFile := filepath.Join(t.TempDir(), "upstream-password")
-	os.WriteFile(pwFile, []byte("upstream-secret\n"), 0o600)
+	pwFile := testkit.WriteFile(t, "upstream-password", "upstream-secret\n")
 	saslBlock := fmt.Sprintf(`
   sasl:
     mode: terminate
@@ -116,14 +113,23 @@ func roundTrip(t *testing.T, opts ...kgo.Opt) error {
 // SCRAM-SHA-256 to the upstream: produce and consume work, and the client
 // holds no upstream credential.
 func TestTLSAndSCRAMBothWays(t *testing.T) {
-	p := certs.New(t)
-	cluster := secureUpstream(t, p)
-	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
+	px, overTLS := secureKproxy(t, "terminate")
 	alice := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()
-	if err := roundTrip(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(alice)); err != nil {
+	if err := roundTrip(t, append(overTLS, kgo.SASL(alice))...); err != nil {
 		t.Fatal(err)
 	}
 	expectSASLCounted(t, px, "SCRAM-SHA-512", "success")
+}
+
+// secureKproxy starts secureUpstream and kproxy in front of it, without
+// client certificates and with SASL in saslMode, and returns kproxy and
+// the client options that reach it over TLS.
+func secureKproxy(t *testing.T, saslMode string) (*kproxytest.Kproxy, []kgo.Opt) {
+	t.Helper()
+	p := certs.New(t)
+	cluster := secureUpstream(t, p)
+	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", saslMode))
+	return px, []kgo.Opt{kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false))}
 }
 
 // expectSASLCounted checks kproxy_sasl_authentications_total counted at
@@ -136,18 +142,12 @@ func expectSASLCounted(t *testing.T, px *kproxytest.Kproxy, mechanism, result st
 }
 
 func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
-	p := certs.New(t)
-	cluster := secureUpstream(t, p)
-	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "terminate"))
+	px, overTLS := secureKproxy(t, "terminate")
 	wrong := scram.Auth{User: "alice", Pass: "not-it"}.AsSha512Mechanism()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(wrong), kgo.RequestRetries(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := testkit.Client(t, append(overTLS, kgo.SASL(wrong), kgo.RequestRetries(0))...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	_, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
 	if !errors.Is(err, kerr.SaslAuthenticationFailed) {
 		t.Fatalf("wrong password: got %v, want SASL_AUTHENTICATION_FAILED", err)
 	}
@@ -156,11 +156,9 @@ func TestWrongPasswordGetsSASLAuthenticationFailed(t *testing.T) {
 
 // In passthrough mode the client's own SCRAM exchange reaches the upstream.
 func TestSASLPassthrough(t *testing.T) {
-	p := certs.New(t)
-	cluster := secureUpstream(t, p)
-	px := kproxytest.Start(t, proxyYAML(t, p, cluster.ListenAddrs(), "none", "passthrough"))
+	px, overTLS := secureKproxy(t, "passthrough")
 	svc := scram.Auth{User: "kproxy-svc", Pass: "upstream-secret"}.AsSha256Mechanism()
-	if err := roundTrip(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.DialTLSConfig(clientTLS(t, p, false)), kgo.SASL(svc)); err != nil {
+	if err := roundTrip(t, append(overTLS, kgo.SASL(svc))...); err != nil {
 		t.Fatal(err)
 	}
 	expectSASLCounted(t, px, "SCRAM-SHA-256", "success") // the upstream's verdict, watched

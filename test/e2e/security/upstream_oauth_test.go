@@ -30,11 +30,7 @@ const oauthTokenLifetime = 5 * time.Second
 func oauthUpstream(t *testing.T, topic string, opts idp.Options, jwksCAFile string) (*idp.IdP, *kproxytest.Kproxy) {
 	t.Helper()
 	opts.Audience, opts.Clients = "kafka", map[string]idp.Client{"kproxy": {Secret: "kproxy-oauth-secret"}}
-	provider, err := idp.Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { provider.Close() })
+	provider := idp.StartTest(t, opts)
 	t.Setenv("KPROXY_TEST_OAUTH_SECRET", "kproxy-oauth-secret")
 	var caKey []string
 	if jwksCAFile != "" {

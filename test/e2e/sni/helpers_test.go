@@ -120,15 +120,11 @@ func sniClient(t testing.TB, p *kproxytest.Kproxy, tc *tls.Config, sniffer *test
 // (kproxy's SNI port, or a balancer's in front of it).
 func sniClientAt(t testing.TB, port int, tc *tls.Config, sniffer *testkit.Sniffer, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{
+	cl := testkit.Client(t, append([]kgo.Opt{
 		kgo.SeedBrokers(net.JoinHostPort(bootstrapHost, strconv.Itoa(port))),
 		kgo.Dialer(sniDialer(port, tc, sniffer)),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
 	}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
 	return cl
 }
 

@@ -27,12 +27,8 @@ func TestBothListenerKinds(t *testing.T) {
 	px := kproxytest.Start(t, sniYAML(cluster, p, yamlOpts{}))
 
 	plainSniffer, sniSniffer := testkit.NewSniffer(), testkit.NewSniffer()
-	plain, err := kgo.NewClient(kgo.SeedBrokers(px.BootstrapAddr()), kgo.Dialer(plainSniffer.Dial),
+	plain := testkit.Client(t, kgo.SeedBrokers(px.BootstrapAddr()), kgo.Dialer(plainSniffer.Dial),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(plain.Close)
 	overSNI := sniClient(t, px, clientTLS(p), sniSniffer, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 
 	createTopic(ctx, t, plain, topic, 3)
@@ -42,11 +38,7 @@ func TestBothListenerKinds(t *testing.T) {
 		var cl *kgo.Client
 		opts := []kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumerGroup(group), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
 		if group == "g-plain" {
-			cl, err = kgo.NewClient(append(opts, kgo.SeedBrokers(px.BootstrapAddr()), kgo.Dialer(plainSniffer.Dial))...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(cl.Close)
+			cl = testkit.Client(t, append(opts, kgo.SeedBrokers(px.BootstrapAddr()), kgo.Dialer(plainSniffer.Dial))...)
 		} else {
 			cl = sniClient(t, px, clientTLS(p), sniSniffer, opts...)
 		}

@@ -71,17 +71,6 @@ func newEnv(t *testing.T, brokers int, policies ...string) *env {
 	return newEnvOn(t, testkit.Cluster(t, brokers).ListenAddrs(), policies...)
 }
 
-// realKafka is the real cluster's bootstrap addresses from
-// KPROXY_KAFKA_BOOTSTRAP; the test skips without it.
-func realKafka(t *testing.T) []string {
-	t.Helper()
-	v := strings.TrimSpace(os.Getenv("KPROXY_KAFKA_BOOTSTRAP"))
-	if v == "" {
-		t.Skip("no real Kafka cluster: set KPROXY_KAFKA_BOOTSTRAP (test/kafka/cluster.sh start prints it; CI sets it)")
-	}
-	return strings.Split(v, ",")
-}
-
 // newEnvOn starts kproxy serving both tenants with policies in front of
 // the cluster at brokers.
 func newEnvOn(t *testing.T, brokers []string, policies ...string) *env {
@@ -97,24 +86,13 @@ func newEnvOn(t *testing.T, brokers []string, policies ...string) *env {
 // listener.
 func (e *env) client(tenant string, opts ...kgo.Opt) *kgo.Client {
 	e.t.Helper()
-	return newClient(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.kp.VirtualClusterBootstrapAddr(tenant))}, opts...)...)
+	return testkit.Client(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.kp.VirtualClusterBootstrapAddr(tenant))}, opts...)...)
 }
 
 // upstream is a client of the cluster itself, bypassing kproxy.
 func (e *env) upstream() *kgo.Client {
 	e.t.Helper()
-	return newClient(e.t, kgo.SeedBrokers(e.brokers...))
-}
-
-// newClient is a franz-go client closed when the test ends.
-func newClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return testkit.Client(e.t, kgo.SeedBrokers(e.brokers...))
 }
 
 func (e *env) metrics() string {

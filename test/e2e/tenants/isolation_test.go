@@ -35,7 +35,7 @@ func TestTwoTenantsConsumerGroup(t *testing.T) { t.Parallel(); twoTenants(t, new
 // cluster (KPROXY_KAFKA_BOOTSTRAP), classic then KIP-848: the tenants'
 // topics and groups of an earlier run are deleted first.
 func TestTwoTenantsOnKafka(t *testing.T) {
-	brokers := realKafka(t)
+	brokers := testkit.RealKafka(t)
 	for _, kip848 := range []bool{false, true} {
 		t.Run(map[bool]string{false: "classic", true: "kip848"}[kip848], func(t *testing.T) {
 			e := newEnvOn(t, brokers)

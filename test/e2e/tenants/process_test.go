@@ -164,7 +164,7 @@ virtual_clusters:
   - {name: up, listeners: {}, topic_prefix: up.}
   - {name: down, listeners: {}, topic_prefix: down., upstream: {bootstrap_servers: [%q]}}
 `, cluster.ListenAddrs()[0], dead), kproxytest.Unready())
-	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(testkit.Context(t, 10*time.Second), newClient(t, kgo.SeedBrokers(kp.VirtualClusterBootstrapAddr("up")))); err != nil {
+	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(testkit.Context(t, 10*time.Second), testkit.Client(t, kgo.SeedBrokers(kp.VirtualClusterBootstrapAddr("up")))); err != nil {
 		t.Fatalf("the reachable virtual cluster: %v", err)
 	}
 	code, body := testkit.HTTPGet(t, "http://"+kp.AdminAddr()+"/readyz")

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -153,10 +152,7 @@ processors:
 exporters:
   jaeger_storage_exporter: {trace_storage: memstore}
 `, query, ports[3], otlpHTTP, ports[1])
-	path := filepath.Join(t.TempDir(), "jaeger.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.WriteFile(t, "jaeger.yaml", config)
 	cmd := exec.Command(bin, "--config", path)
 	// Jaeger's own spans would go to the default OTLP port.
 	cmd.Env = append(os.Environ(), "OTEL_TRACES_EXPORTER=none", "OTEL_SDK_DISABLED=true")
