@@ -163,6 +163,18 @@ func checkSidecar(t *testing.T, tc chartCase, objs *objects, cfg *config.Config)
 
 func isKproxy(c corev1.Container) bool { return c.Name == "kproxy" }
 
+// configSourceName is the name of the Secret (inSecret) or ConfigMap a
+// volume mounts, "" when it mounts the other kind.
+func configSourceName(v corev1.Volume, inSecret bool) string {
+	switch {
+	case inSecret && v.Secret != nil:
+		return v.Secret.SecretName
+	case !inSecret && v.ConfigMap != nil:
+		return v.ConfigMap.Name
+	}
+	return ""
+}
+
 // checkKproxyContainer checks the kproxy container of any pod against the
 // configuration it will load: ports, probes, mounts, security.
 func checkKproxyContainer(t *testing.T, tc chartCase, pod corev1.PodSpec, kp corev1.Container, cfg *config.Config) {
@@ -203,8 +215,8 @@ func checkKproxyContainer(t *testing.T, tc chartCase, pod corev1.PodSpec, kp cor
 	if m.SubPath != "" {
 		t.Errorf("config mounted with subPath %q: kubelet does not update subPath mounts", m.SubPath)
 	}
-	if v := volume(t, pod, m.Name); v.ConfigMap == nil || v.ConfigMap.Name != fullname {
-		t.Errorf("config volume %s is not the ConfigMap %s: %+v", m.Name, fullname, v.VolumeSource)
+	if v := volume(t, pod, m.Name); configSourceName(v, tc.configSecret) != fullname {
+		t.Errorf("config volume %s is not the rendered configuration %s (in a Secret: %v): %+v", m.Name, fullname, tc.configSecret, v.VolumeSource)
 	}
 	// Every file the configuration names is in the Secret it should be.
 	mounted := map[string]string{}

@@ -51,7 +51,7 @@ func (s *renderedSidecar) render(t *testing.T, layers ...string) (checksum, file
 	t.Helper()
 	objs := render(t, append([]string{s.base}, layers...)...)
 	dep := mustGet(t, objs.deployments, fullname+"-example")
-	return dep.Spec.Template.Annotations["checksum/config"], objs.configMaps[fullname].Data["kproxy.yaml"]
+	return dep.Spec.Template.Annotations["checksum/config"], objs.kproxyYAML(t)
 }
 
 // upgrade applies what a `helm upgrade` to layers renders as kubelet

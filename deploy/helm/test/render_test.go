@@ -96,6 +96,7 @@ func layeredValues(t testing.TB, layers ...string) map[string]any {
 // objects are the decoded objects of one render.
 type objects struct {
 	configMaps      map[string]*corev1.ConfigMap
+	secrets         map[string]*corev1.Secret
 	deployments     map[string]*appsv1.Deployment
 	services        map[string]*corev1.Service
 	pdbs            map[string]*policyv1.PodDisruptionBudget
@@ -120,7 +121,7 @@ func renderChart(t testing.TB, c *chart.Chart, layers ...string) *objects {
 		t.Fatalf("render: %v", err)
 	}
 	objs := &objects{
-		configMaps: map[string]*corev1.ConfigMap{}, deployments: map[string]*appsv1.Deployment{},
+		configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}, deployments: map[string]*appsv1.Deployment{},
 		services: map[string]*corev1.Service{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 		hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, serviceMonitors: map[string]*monitoringv1.ServiceMonitor{},
 	}
@@ -133,6 +134,26 @@ func renderChart(t testing.TB, c *chart.Chart, layers ...string) *objects {
 	}
 	sort.Strings(objs.kinds)
 	return objs
+}
+
+// kproxyYAML is the kproxy.yaml the render holds, from its ConfigMap or,
+// with configSecret, its Secret.
+func (o *objects) kproxyYAML(t testing.TB) string {
+	t.Helper()
+	if cm, ok := o.configMaps[fullname]; ok {
+		if text, ok := cm.Data["kproxy.yaml"]; ok {
+			return text
+		}
+		t.Fatalf("ConfigMap %s has no kproxy.yaml: %v", fullname, cm.Data)
+	}
+	if sec, ok := o.secrets[fullname]; ok {
+		if text, ok := sec.StringData["kproxy.yaml"]; ok {
+			return text
+		}
+		t.Fatalf("Secret %s has no kproxy.yaml: %v", fullname, sec.StringData)
+	}
+	t.Fatalf("no ConfigMap or Secret %s in %v", fullname, o.kinds)
+	return ""
 }
 
 // splitDocuments splits a multi-document YAML file, dropping empty ones.
@@ -172,6 +193,8 @@ func (o *objects) add(doc []byte) error {
 	switch tm.APIVersion + " " + tm.Kind {
 	case "v1 ConfigMap":
 		name, err = decodeInto(doc, o.configMaps)
+	case "v1 Secret":
+		name, err = decodeInto(doc, o.secrets)
 	case "apps/v1 Deployment":
 		name, err = decodeInto(doc, o.deployments)
 	case "v1 Service":
