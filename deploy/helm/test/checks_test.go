@@ -62,9 +62,15 @@ func checkGateway(t *testing.T, tc chartCase, objs *objects, cfg *config.Config)
 
 	// The Service: bootstrap, each broker on kproxy's own port for it,
 	// and admin; each targeting the container port of that name.
-	wantSvc := kafkaPorts(t, tc, cfg)
-	wantSvc["admin"] = adminPort(t, cfg)
-	checkServicePorts(t, svc, kp, wantSvc)
+	checkServicePorts(t, svc, kp, kafkaPorts(t, tc, cfg)) // never admin
+	admin := mustGet(t, objs.services, fullname+"-admin")
+	if admin.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Errorf("admin Service type %s, want ClusterIP: the admin port is unauthenticated", admin.Spec.Type)
+	}
+	checkServicePorts(t, admin, kp, map[string]int{"admin": adminPort(t, cfg)})
+	if !selects(admin.Spec.Selector, pod.Labels) {
+		t.Errorf("admin Service selector %v does not select the pods %v", admin.Spec.Selector, pod.Labels)
+	}
 	if !selects(svc.Spec.Selector, pod.Labels) {
 		t.Errorf("Service selector %v does not select the pods %v", svc.Spec.Selector, pod.Labels)
 	}
@@ -96,9 +102,11 @@ func checkGateway(t *testing.T, tc chartCase, objs *objects, cfg *config.Config)
 	}
 	if tc.monitor {
 		sm := mustGet(t, objs.serviceMonitors, fullname)
-		if !selects(sm.Spec.Selector.MatchLabels, svc.Labels) {
-			t.Errorf("ServiceMonitor selector %v does not select Service labels %v", sm.Spec.Selector.MatchLabels, svc.Labels)
+		if !selects(sm.Spec.Selector.MatchLabels, admin.Labels) || selects(sm.Spec.Selector.MatchLabels, svc.Labels) {
+			t.Errorf("ServiceMonitor selector %v: want the admin Service %v alone, not the client Service %v",
+				sm.Spec.Selector.MatchLabels, admin.Labels, svc.Labels)
 		}
+		checkAlertsMatchJob(t, admin.Labels[sm.Spec.JobLabel])
 		if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "admin" || sm.Spec.Endpoints[0].Path != "/metrics" {
 			t.Errorf("ServiceMonitor endpoints %+v, want the admin port's /metrics", sm.Spec.Endpoints)
 		}

@@ -102,6 +102,7 @@ type objects struct {
 	pdbs            map[string]*policyv1.PodDisruptionBudget
 	hpas            map[string]*autoscalingv2.HorizontalPodAutoscaler
 	serviceMonitors map[string]*monitoringv1.ServiceMonitor
+	prometheusRules map[string]*monitoringv1.PrometheusRule
 	kinds           []string // "Kind/name" of every object, sorted
 }
 
@@ -124,6 +125,7 @@ func renderChart(t testing.TB, c *chart.Chart, layers ...string) *objects {
 		configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}, deployments: map[string]*appsv1.Deployment{},
 		services: map[string]*corev1.Service{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 		hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, serviceMonitors: map[string]*monitoringv1.ServiceMonitor{},
+		prometheusRules: map[string]*monitoringv1.PrometheusRule{},
 	}
 	for name, text := range files {
 		for i, doc := range splitDocuments(text) {
@@ -205,6 +207,8 @@ func (o *objects) add(doc []byte) error {
 		name, err = decodeInto(doc, o.hpas)
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		name, err = decodeInto(doc, o.serviceMonitors)
+	case "monitoring.coreos.com/v1 PrometheusRule":
+		name, err = decodeInto(doc, o.prometheusRules)
 	default:
 		return fmt.Errorf("unexpected object %s %s", tm.APIVersion, tm.Kind)
 	}

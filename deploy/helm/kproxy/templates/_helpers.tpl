@@ -30,6 +30,9 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
+{{/* The Prometheus job of kproxy's scrapes: deploy/prometheus/alerts.yaml matches kproxy.* */}}
+{{- define "kproxy.job" -}}kproxy{{- end -}}
+
 {{- define "kproxy.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
