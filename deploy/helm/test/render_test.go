@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -103,6 +104,7 @@ type objects struct {
 	hpas            map[string]*autoscalingv2.HorizontalPodAutoscaler
 	serviceMonitors map[string]*monitoringv1.ServiceMonitor
 	prometheusRules map[string]*monitoringv1.PrometheusRule
+	networkPolicies map[string]*networkingv1.NetworkPolicy
 	kinds           []string // "Kind/name" of every object, sorted
 }
 
@@ -125,7 +127,7 @@ func renderChart(t testing.TB, c *chart.Chart, layers ...string) *objects {
 		configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}, deployments: map[string]*appsv1.Deployment{},
 		services: map[string]*corev1.Service{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 		hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, serviceMonitors: map[string]*monitoringv1.ServiceMonitor{},
-		prometheusRules: map[string]*monitoringv1.PrometheusRule{},
+		prometheusRules: map[string]*monitoringv1.PrometheusRule{}, networkPolicies: map[string]*networkingv1.NetworkPolicy{},
 	}
 	for name, text := range files {
 		for i, doc := range splitDocuments(text) {
@@ -207,6 +209,8 @@ func (o *objects) add(doc []byte) error {
 		name, err = decodeInto(doc, o.hpas)
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		name, err = decodeInto(doc, o.serviceMonitors)
+	case "networking.k8s.io/v1 NetworkPolicy":
+		name, err = decodeInto(doc, o.networkPolicies)
 	case "monitoring.coreos.com/v1 PrometheusRule":
 		name, err = decodeInto(doc, o.prometheusRules)
 	default:

@@ -49,7 +49,22 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* Where kproxy listens: the pod's loopback in a sidecar, every address in a gateway. */}}
 {{- define "kproxy.bindHost" -}}{{ ternary "127.0.0.1" "0.0.0.0" (eq .Values.mode "sidecar") }}{{- end -}}
-{{- define "kproxy.adminBindHost" -}}0.0.0.0{{- end -}}
+{{- define "kproxy.adminBindHost" -}}{{ include "kproxy.bindHost" . }}{{- end -}}
+
+{{/*
+A probe of an admin path, (list $ path): in a gateway, kubelet's GET on the
+pod address; in a sidecar, whose admin listener is on the pod's loopback
+(its /config shows user names and the policy), kproxy probe run inside
+the container, the image having no shell.
+*/}}
+{{- define "kproxy.probeAction" -}}
+{{- $ := index . 0 -}}
+{{- if eq $.Values.mode "sidecar" -}}
+exec: {command: ["/kproxy", "probe", "http://127.0.0.1:{{ $.Values.ports.admin }}{{ index . 1 }}"]}
+{{- else -}}
+httpGet: {path: {{ index . 1 }}, port: admin}
+{{- end -}}
+{{- end -}}
 
 {{/* The advertised host: 127.0.0.1 in a sidecar, else the value or the Service's cluster DNS name. */}}
 {{- define "kproxy.advertisedHost" -}}
@@ -298,25 +313,39 @@ ports:
   {{- range include "kproxy.kafkaPorts" . | fromJsonArray }}
   - {name: {{ .name }}, containerPort: {{ .port }}, protocol: TCP}
   {{- end }}
+  {{- if eq .Values.mode "gateway" }}
   - {name: admin, containerPort: {{ .Values.ports.admin }}, protocol: TCP}
-{{- with .Values.extraEnv }}
+  {{- end }}
 env:
+  # kproxy sets its Go memory limit to 90% of this (KPROXY_MEMORY_LIMIT_RATIO):
+  # the collector works harder before the kernel's OOM killer would act.
+  - name: KPROXY_MEMORY_LIMIT
+    valueFrom:
+      resourceFieldRef: {containerName: kproxy, resource: limits.memory}
+  {{- with .Values.extraEnv }}
   {{- toYaml . | nindent 2 }}
-{{- end }}
+  {{- end }}
 {{- if eq .Values.mode "sidecar" }}
 startupProbe:
-  httpGet: {path: /readyz, port: admin}
+  {{- include "kproxy.probeAction" (list . "/readyz") | nindent 2 }}
   periodSeconds: 1
   failureThreshold: 120
+{{- else }}
+lifecycle:
+  # Endpoints drop a terminating pod only after kubelet, kube-proxy and
+  # load balancers have seen it: kproxy keeps serving meanwhile, and the
+  # SIGTERM drain starts after.
+  preStop:
+    sleep: {seconds: {{ .Values.preStopSleepSeconds }}}
 {{- end }}
 readinessProbe:
-  httpGet: {path: /readyz, port: admin}
+  {{- include "kproxy.probeAction" (list . "/readyz") | nindent 2 }}
   {{- toYaml .Values.probes.readiness | nindent 2 }}
 livenessProbe:
-  httpGet: {path: /healthz, port: admin}
+  {{- include "kproxy.probeAction" (list . "/healthz") | nindent 2 }}
   {{- toYaml .Values.probes.liveness | nindent 2 }}
 resources:
-  {{- toYaml .Values.resources | nindent 2 }}
+  {{- toYaml (eq .Values.mode "sidecar" | ternary .Values.sidecar.resources .Values.resources) | nindent 2 }}
 securityContext:
   {{- toYaml .Values.securityContext | nindent 2 }}
 volumeMounts:
