@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"net"
+	"strconv"
 	"testing"
 )
 
@@ -18,4 +19,33 @@ func FreePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// FreePortRun is the first of n consecutive TCP ports that were free on
+// 127.0.0.1 a moment ago: a broker port map (base, base+1, ...) written
+// into a configuration before kproxy starts.
+func FreePortRun(t testing.TB, n int) int {
+	t.Helper()
+	for range 50 {
+		base := FreePort(t)
+		if base+n > 65535 {
+			continue
+		}
+		var held []net.Listener
+		for i := range n {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+i)))
+			if err != nil {
+				break
+			}
+			held = append(held, l)
+		}
+		for _, l := range held {
+			l.Close()
+		}
+		if len(held) == n {
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive free ports on 127.0.0.1", n)
+	return 0
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,7 +31,7 @@ func TestQuickStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	start, clients := quickStartBlocks(t, root)
-	bootstrapPort, brokerBase, adminPort := testkit.FreePort(t), consecutiveFreePorts(t, 3), testkit.FreePort(t)
+	bootstrapPort, brokerBase, adminPort := testkit.FreePort(t), testkit.FreePortRun(t, 3), testkit.FreePort(t)
 	bootstrap := "127.0.0.1:" + strconv.Itoa(bootstrapPort)
 	admin := "127.0.0.1:" + strconv.Itoa(adminPort)
 
@@ -163,31 +162,4 @@ func roundTrip(t *testing.T, bootstrap, topic string) {
 			}
 		}
 	}
-}
-
-// consecutiveFreePorts returns the first of n consecutive ports free on
-// 127.0.0.1 a moment ago: kproxy serves node N on the base port + N.
-func consecutiveFreePorts(t *testing.T, n int) int {
-	for range 50 {
-		base := testkit.FreePort(t)
-		if base+n > 65535 {
-			continue
-		}
-		var held []net.Listener
-		for i := range n {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
-			if err != nil {
-				break
-			}
-			held = append(held, l)
-		}
-		for _, l := range held {
-			l.Close()
-		}
-		if len(held) == n {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive free ports on 127.0.0.1", n)
-	return 0
 }

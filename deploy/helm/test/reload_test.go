@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +38,7 @@ mode: sidecar
 upstream: {bootstrapServers: [%q]}
 ports: {bootstrap: %d, brokerPortBase: %d, admin: %d}
 brokers: {nodeIds: [0, 1, 2]}
-`, cluster.ListenAddrs()[0], freePort(t), freePortRun(t, 3), freePort(t))}
+`, cluster.ListenAddrs()[0], testkit.FreePort(t), testkit.FreePortRun(t, 3), testkit.FreePort(t))}
 	_, file := s.render(t, layers...)
 	s.mount = newConfigMapMount(t, map[string]string{"kproxy.yaml": file})
 	s.kp = testkit.RunBinary(t, bin, filepath.Join(s.mount.dir, "kproxy.yaml"))
@@ -191,39 +190,4 @@ func (m *configMapMount) update(t *testing.T, files map[string]string) {
 	if old != "" {
 		os.RemoveAll(filepath.Join(m.dir, old))
 	}
-}
-
-// freePort is a TCP port free on 127.0.0.1 a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	return freePortRun(t, 1)
-}
-
-// freePortRun finds n consecutive ports free on 127.0.0.1 (a broker port
-// map: base, base+1, ...) and returns the first.
-func freePortRun(t *testing.T, n int) int {
-	t.Helper()
-	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := ln.Addr().(*net.TCPAddr).Port
-		held := []net.Listener{ln}
-		for i := 1; i < n; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				break
-			}
-			held = append(held, l)
-		}
-		for _, l := range held {
-			l.Close()
-		}
-		if len(held) == n {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return 0
 }
