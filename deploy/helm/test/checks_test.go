@@ -315,7 +315,8 @@ func checkKproxyContainer(t *testing.T, tc chartCase, pod corev1.PodSpec, kp cor
 	// The Go runtime's soft limit follows the container's memory limit.
 	if !slices.ContainsFunc(kp.Env, func(e corev1.EnvVar) bool {
 		return e.Name == "KPROXY_MEMORY_LIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil &&
-			e.ValueFrom.ResourceFieldRef.Resource == "limits.memory" && e.ValueFrom.ResourceFieldRef.ContainerName == kp.Name
+			e.ValueFrom.ResourceFieldRef.Resource == "limits.memory" &&
+			(e.ValueFrom.ResourceFieldRef.ContainerName == "" || e.ValueFrom.ResourceFieldRef.ContainerName == kp.Name)
 	}) {
 		t.Errorf("env %+v lacks KPROXY_MEMORY_LIMIT from the container's limits.memory", kp.Env)
 	}

@@ -321,7 +321,7 @@ env:
   # the collector works harder before the kernel's OOM killer would act.
   - name: KPROXY_MEMORY_LIMIT
     valueFrom:
-      resourceFieldRef: {containerName: kproxy, resource: limits.memory}
+      resourceFieldRef: {resource: limits.memory}
   {{- with .Values.extraEnv }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
