@@ -28,16 +28,7 @@ func TestChartMonitoringFilesMatchSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *update {
-			if err := os.WriteFile(dst, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(dst)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s (%v); run go test -run TestChartMonitoringFilesMatchSources -update", dst, src, err)
-		}
+		checkGenerated(t, dst, want, "TestChartMonitoringFilesMatchSources")
 	}
 }
 

@@ -55,18 +55,22 @@ func TestValuesSchemaEmbedsConfigSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkGenerated(t, valuesSchemaPath, got, "TestValuesSchemaEmbedsConfigSchema")
+}
+
+// checkGenerated fails unless the file at path holds want; with -update it
+// writes want there instead. test names the test that regenerates it.
+func checkGenerated(t *testing.T, path string, want []byte, test string) {
+	t.Helper()
 	if *update {
-		if err := os.WriteFile(valuesSchemaPath, got, 0o644); err != nil {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	current, err := os.ReadFile(valuesSchemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(current, got) {
-		t.Errorf("%s differs from kproxy's schema in a passthrough section; run go test -run TestValuesSchemaEmbedsConfigSchema -update", valuesSchemaPath)
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s is not what it is generated from (%v); run go test -run %s -update", path, err, test)
 	}
 }
 
