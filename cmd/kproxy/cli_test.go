@@ -34,6 +34,7 @@ func TestHelpListsEveryCommandAndFlag(t *testing.T) {
 		"policy explain": {"--claim NAME=VALUE", "--client-id ID", "--cluster", "--cn NAME", "--config FILE", "--group NAME", "--host IP",
 			"--listener NAME", "--operation OP", "--output FORMAT", "--principal User:NAME", "--topic NAME", "--transactional-id ID", "--virtual-cluster NAME"},
 		"policy diff": {"--output FORMAT"},
+		"probe":       {"--timeout DURATION"},
 	}
 	envs := []string{"KPROXY_BIND_HOST", "KPROXY_ADVERTISED_HOST", "KPROXY_BOOTSTRAP_PORT", "KPROXY_BROKER_PORT_BASE", "KPROXY_ADMIN_LISTEN"}
 	for _, arg := range []string{"--help", "-h", "help"} {

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 )
@@ -23,6 +24,12 @@ func main() {
 	// Always handled: without a handler SIGHUP would kill the process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	if limit, ok, err := memoryLimit(os.Getenv); err != nil {
+		fmt.Fprintf(os.Stderr, "kproxy: %v\n", err)
+		os.Exit(2)
+	} else if ok {
+		debug.SetMemoryLimit(limit)
+	}
 	code := run(ctx, os.Args[1:], cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, reload: hup})
 	stop()
 	os.Exit(code)
@@ -47,7 +54,7 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{runCommand(), validateCommand(), versionCommand(), hashPasswordCommand(), configDocCommand(), policyExplainCommand(), policyDiffCommand()}
+	return []command{runCommand(), validateCommand(), versionCommand(), hashPasswordCommand(), configDocCommand(), policyExplainCommand(), policyDiffCommand(), probeCommand()}
 }
 
 // run runs the subcommand args name (run when args start with a flag)

@@ -13,6 +13,7 @@ import (
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/testkit"
+	corev1 "k8s.io/api/core/v1"
 )
 
 const fullname = releaseName + "-kproxy"
@@ -36,6 +37,10 @@ type chartCase struct {
 	// secrets: volume name -> Secret name the pod must mount.
 	secrets map[string]string
 	policy  bool
+	// configSecret: kproxy.yaml is rendered into a Secret, not a ConfigMap.
+	configSecret bool
+	// check, when set, checks what else the case's values should render.
+	check func(t *testing.T, objs *objects, cfg *config.Config)
 	// listenerKey, when set, is a listeners key the case needs kproxy's
 	// configuration to know; the case is skipped on a kproxy without it.
 	listenerKey string
@@ -105,6 +110,111 @@ listeners:
 `},
 		{name: "sidecar-plain-container", mode: "sidecar", nodeIDs: []int32{0, 1, 2},
 			values: "mode: sidecar\nsidecar: {native: false}\n"},
+		{name: "gateway-sni", mode: "gateway", replicas: 2, nodeIDs: []int32{0, 1, 2}, lb: true,
+			secrets: map[string]string{"sni-tls": "kafka-sni-tls", "sni-certificate-0": "kafka-other-tls"},
+			values: `
+advertisedHost: kafka.example.com
+loadBalancer: {enabled: true}
+listeners:
+  portPerBroker: false
+  sni:
+    enabled: true
+    port: 9093
+    bootstrapHost: kafka.example.com
+    brokerHostPattern: broker-$(node_id).kafka.example.com
+    secretName: kafka-sni-tls
+    certificateSecrets: [kafka-other-tls]
+`},
+		{name: "gateway-oauthbearer-both-ways", mode: "gateway", replicas: 2, nodeIDs: []int32{0, 1, 2},
+			secrets: map[string]string{"upstream-tls": "kafka-ca", "upstream-oauth": "kproxy-oauth", "token-endpoint-ca": "idp-ca"},
+			values: `
+listeners:
+  sasl:
+    enabled: true
+    mechanisms: [OAUTHBEARER]
+    oauthbearer: {jwks_url: "https://idp.example.com/keys", issuer: "https://idp.example.com", audience: kafka}
+upstream:
+  tls: {enabled: true, secretName: kafka-ca}
+  sasl:
+    enabled: true
+    mechanism: OAUTHBEARER
+    tokenEndpoint: https://idp.example.com/token
+    clientId: kproxy
+    clientSecretSecret: {name: kproxy-oauth, key: secret}
+    scope: kafka
+    tokenEndpointCASecret: idp-ca
+`,
+			check: func(t *testing.T, _ *objects, cfg *config.Config) {
+				if cfg.Listeners.SASL == nil || cfg.Listeners.SASL.OAuthBearer == nil || cfg.Listeners.SASL.OAuthBearer.Issuer != "https://idp.example.com" {
+					t.Errorf("listeners.sasl %+v: want OAUTHBEARER verified against the issuer", cfg.Listeners.SASL)
+				}
+				if s := cfg.Upstream.SASL; s == nil || s.Mechanism != "OAUTHBEARER" || s.ClientID != "kproxy" || s.Scope != "kafka" {
+					t.Errorf("upstream.sasl %+v: want kproxy's OAUTHBEARER client login", cfg.Upstream.SASL)
+				}
+			}},
+		{name: "gateway-two-virtual-clusters", mode: "gateway", replicas: 2, nodeIDs: []int32{0, 1, 2},
+			values: `
+virtualClusters:
+  - name: team-a
+    topic_prefix: "a."
+    group_prefix: "a."
+    transactional_id_prefix: "a."
+    listeners: {bootstrap_port: 19092, broker_port_base: 19100}
+  - name: team-b
+    topic_prefix: "b."
+    group_prefix: "b."
+    transactional_id_prefix: "b."
+    listeners: {bootstrap_port: 29092, broker_port_base: 29100}
+    policy: {default: deny}
+`,
+			check: func(t *testing.T, _ *objects, cfg *config.Config) {
+				if len(cfg.VirtualClusters) != 2 || cfg.VirtualClusters[1].Name != "team-b" {
+					t.Errorf("virtual clusters %+v, want team-a and team-b", cfg.VirtualClusters)
+				}
+			}},
+		{name: "gateway-tracing-metrics-node-count", mode: "gateway", replicas: 2, nodeIDs: []int32{0, 1, 2, 3},
+			values: `
+brokers: {nodeIds: 4}
+tracing: {enabled: true, endpoint: "http://otel-collector.observability:4318", ratio: 0.1}
+metrics: {principal_limit: 100}
+admin: {pprof: true}
+upstream: {metadataRefresh: 1m, reconnectBackoff: 200ms, reconnectBackoffMax: 5s}
+`,
+			check: func(t *testing.T, _ *objects, cfg *config.Config) {
+				if !cfg.Tracing.Enabled || cfg.Tracing.Endpoint != "http://otel-collector.observability:4318" {
+					t.Errorf("tracing %+v, want enabled towards the collector", cfg.Tracing)
+				}
+				if cfg.Metrics.PrincipalLimit != 100 || !cfg.Admin.Pprof {
+					t.Errorf("metrics %+v admin %+v, want principal_limit 100 and pprof", cfg.Metrics, cfg.Admin)
+				}
+			}},
+		{name: "gateway-config-secret-escape-hatches", mode: "gateway", replicas: 2, nodeIDs: []int32{0, 1, 2},
+			configSecret: true, policy: true,
+			values: `
+configSecret: true
+extraConfig:
+  limits: {max_connections: 5000}
+  policy: {default: allow}
+extraEnv: [{name: TZ, value: UTC}]
+extraVolumes: [{name: extra-ca, secret: {secretName: corp-ca}}]
+extraVolumeMounts: [{name: extra-ca, mountPath: /etc/kproxy/extra-ca, readOnly: true}]
+`,
+			check: func(t *testing.T, objs *objects, cfg *config.Config) {
+				if cfg.Limits.MaxConnections != 5000 {
+					t.Errorf("limits.max_connections %d, want extraConfig's 5000", cfg.Limits.MaxConnections)
+				}
+				if len(objs.configMaps) != 0 {
+					t.Errorf("configSecret rendered a ConfigMap too: %v", objs.kinds)
+				}
+				spec := mustGet(t, objs.deployments, fullname).Spec.Template.Spec
+				kp := spec.Containers[0]
+				if m := mountOf(t, kp, "/etc/kproxy/extra-ca/ca.crt"); volume(t, spec, m.Name).Secret.SecretName != "corp-ca" {
+					t.Errorf("extra volume mount %+v is not the Secret corp-ca", m)
+				}
+				if !slices.ContainsFunc(kp.Env, func(e corev1.EnvVar) bool { return e.Name == "TZ" && e.Value == "UTC" }) {
+					t.Errorf("env %v lacks extraEnv TZ", kp.Env)
+				}
+			}},
 	}
 }
 
@@ -125,22 +235,18 @@ func TestChartMatrix(t *testing.T) {
 			} else {
 				checkSidecar(t, tc, objs, cfg)
 			}
+			if tc.check != nil {
+				tc.check(t, objs, cfg)
+			}
 		})
 	}
 }
 
-// loadRenderedConfig writes the ConfigMap's kproxy.yaml to a file, runs
+// loadRenderedConfig writes the rendered kproxy.yaml to a file, runs
 // `kproxy validate` on it and loads it with internal/config.
 func loadRenderedConfig(t *testing.T, bin string, objs *objects) *config.Config {
 	t.Helper()
-	cm, ok := objs.configMaps[fullname]
-	if !ok {
-		t.Fatalf("no ConfigMap %s in %v", fullname, objs.kinds)
-	}
-	text, ok := cm.Data["kproxy.yaml"]
-	if !ok {
-		t.Fatalf("ConfigMap %s has no kproxy.yaml: %v", fullname, cm.Data)
-	}
+	text := objs.kproxyYAML(t)
 	path := filepath.Join(t.TempDir(), "kproxy.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)

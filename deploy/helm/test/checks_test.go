@@ -3,8 +3,11 @@ package helmtest
 import (
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,6 +23,9 @@ func checkGateway(t *testing.T, tc chartCase, objs *objects, cfg *config.Config)
 	svc := mustGet(t, objs.services, fullname)
 	if cfg.Listeners.BindHost != "0.0.0.0" {
 		t.Errorf("listeners.bind_host %q: a gateway pod must accept connections on its pod address", cfg.Listeners.BindHost)
+	}
+	if host, _, _ := net.SplitHostPort(cfg.Admin.Listen); host != "0.0.0.0" {
+		t.Errorf("admin.listen %q: Prometheus scrapes a gateway pod's address", cfg.Admin.Listen)
 	}
 	wantHost := fmt.Sprintf("%s.%s.svc.cluster.local", fullname, namespace)
 	if tc.lb {
@@ -59,12 +65,19 @@ func checkGateway(t *testing.T, tc chartCase, objs *objects, cfg *config.Config)
 	}
 	kp := pod.Spec.Containers[0]
 	checkKproxyContainer(t, tc, pod.Spec, kp, cfg)
+	checkSpread(t, pod)
 
 	// The Service: bootstrap, each broker on kproxy's own port for it,
 	// and admin; each targeting the container port of that name.
-	wantSvc := kafkaPorts(t, tc, cfg)
-	wantSvc["admin"] = adminPort(t, cfg)
-	checkServicePorts(t, svc, kp, wantSvc)
+	checkServicePorts(t, svc, kp, kafkaPorts(t, tc, cfg)) // never admin
+	admin := mustGet(t, objs.services, fullname+"-admin")
+	if admin.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Errorf("admin Service type %s, want ClusterIP: the admin port is unauthenticated", admin.Spec.Type)
+	}
+	checkServicePorts(t, admin, kp, map[string]int{"admin": adminPort(t, cfg)})
+	if !selects(admin.Spec.Selector, pod.Labels) {
+		t.Errorf("admin Service selector %v does not select the pods %v", admin.Spec.Selector, pod.Labels)
+	}
 	if !selects(svc.Spec.Selector, pod.Labels) {
 		t.Errorf("Service selector %v does not select the pods %v", svc.Spec.Selector, pod.Labels)
 	}
@@ -96,9 +109,11 @@ func checkGateway(t *testing.T, tc chartCase, objs *objects, cfg *config.Config)
 	}
 	if tc.monitor {
 		sm := mustGet(t, objs.serviceMonitors, fullname)
-		if !selects(sm.Spec.Selector.MatchLabels, svc.Labels) {
-			t.Errorf("ServiceMonitor selector %v does not select Service labels %v", sm.Spec.Selector.MatchLabels, svc.Labels)
+		if !selects(sm.Spec.Selector.MatchLabels, admin.Labels) || selects(sm.Spec.Selector.MatchLabels, svc.Labels) {
+			t.Errorf("ServiceMonitor selector %v: want the admin Service %v alone, not the client Service %v",
+				sm.Spec.Selector.MatchLabels, admin.Labels, svc.Labels)
 		}
+		checkAlertsMatchJob(t, admin.Labels[sm.Spec.JobLabel])
 		if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "admin" || sm.Spec.Endpoints[0].Path != "/metrics" {
 			t.Errorf("ServiceMonitor endpoints %+v, want the admin port's /metrics", sm.Spec.Endpoints)
 		}
@@ -144,15 +159,19 @@ func checkSidecar(t *testing.T, tc chartCase, objs *objects, cfg *config.Config)
 	}
 	checkKproxyContainer(t, tc, spec, *kp, cfg)
 
+	// The admin listener (its /config shows user names and the policy) is
+	// on the pod's loopback, not the pod's address.
+	if host, _, _ := net.SplitHostPort(cfg.Admin.Listen); host != "127.0.0.1" {
+		t.Errorf("sidecar admin.listen %q, want 127.0.0.1", cfg.Admin.Listen)
+	}
 	// kubelet starts the app only after kproxy's startup probe passes.
-	if p := kp.StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
+	if got := probeTarget(kp.StartupProbe, *kp); got != (target{"127.0.0.1", adminPort(t, cfg), "/readyz"}) {
 		t.Errorf("kproxy sidecar startup probe %+v, want /readyz", kp.StartupProbe)
 	}
 	// The app is ready only while kproxy is: its readiness probe is
-	// kproxy's /readyz on the shared pod address.
-	rp := app.ReadinessProbe
-	if rp == nil || rp.HTTPGet == nil || rp.HTTPGet.Path != "/readyz" || rp.HTTPGet.Port.IntValue() != adminPort(t, cfg) {
-		t.Errorf("app readiness probe %+v, want kproxy's /readyz on port %d", rp, adminPort(t, cfg))
+	// kproxy's /readyz on the loopback the two share.
+	if got := probeTarget(app.ReadinessProbe, *app); got != (target{"127.0.0.1", adminPort(t, cfg), "/readyz"}) {
+		t.Errorf("app readiness probe %+v, want kproxy's /readyz on 127.0.0.1:%d", app.ReadinessProbe, adminPort(t, cfg))
 	}
 	wantBootstrap := fmt.Sprintf("localhost:%d", cfg.Listeners.BootstrapPort)
 	if !slices.ContainsFunc(app.Env, func(e corev1.EnvVar) bool { return e.Value == wantBootstrap }) ||
@@ -162,6 +181,45 @@ func checkSidecar(t *testing.T, tc chartCase, objs *objects, cfg *config.Config)
 }
 
 func isKproxy(c corev1.Container) bool { return c.Name == "kproxy" }
+
+// target is what a probe reaches: host ("" the pod address), port, path.
+type target struct {
+	host string
+	port int
+	path string
+}
+
+// probeTarget is where a probe of container c goes: an httpGet on the
+// pod address, or an exec of a command whose last argument is the URL
+// (kproxy probe URL, wget URL).
+func probeTarget(p *corev1.Probe, c corev1.Container) target {
+	switch {
+	case p == nil:
+		return target{}
+	case p.HTTPGet != nil:
+		return target{p.HTTPGet.Host, resolvePort(p.HTTPGet.Port, c), p.HTTPGet.Path}
+	case p.Exec != nil && len(p.Exec.Command) > 0:
+		u, err := url.Parse(p.Exec.Command[len(p.Exec.Command)-1])
+		if err != nil {
+			return target{}
+		}
+		port, _ := strconv.Atoi(u.Port())
+		return target{u.Hostname(), port, u.Path}
+	}
+	return target{}
+}
+
+// configSourceName is the name of the Secret (inSecret) or ConfigMap a
+// volume mounts, "" when it mounts the other kind.
+func configSourceName(v corev1.Volume, inSecret bool) string {
+	switch {
+	case inSecret && v.Secret != nil:
+		return v.Secret.SecretName
+	case !inSecret && v.ConfigMap != nil:
+		return v.ConfigMap.Name
+	}
+	return ""
+}
 
 // checkKproxyContainer checks the kproxy container of any pod against the
 // configuration it will load: ports, probes, mounts, security.
@@ -175,7 +233,12 @@ func checkKproxyContainer(t *testing.T, tc chartCase, pod corev1.PodSpec, kp cor
 		ports[p.Name] = int(p.ContainerPort)
 	}
 	want := kafkaPorts(t, tc, cfg)
-	want["admin"] = adminPort(t, cfg)
+	// A sidecar's admin listener is on loopback: no port to declare.
+	wantHost := "127.0.0.1"
+	if tc.mode == "gateway" {
+		want["admin"] = adminPort(t, cfg)
+		wantHost = ""
+	}
 	if !maps.Equal(ports, want) {
 		t.Errorf("container ports %v, want what kproxy listens on %v", ports, want)
 	}
@@ -184,13 +247,8 @@ func checkKproxyContainer(t *testing.T, tc chartCase, pod corev1.PodSpec, kp cor
 		p    *corev1.Probe
 		path string
 	}{{"readiness", kp.ReadinessProbe, "/readyz"}, {"liveness", kp.LivenessProbe, "/healthz"}} {
-		if probe.p == nil || probe.p.HTTPGet == nil {
-			t.Errorf("%s probe missing", probe.name)
-			continue
-		}
-		if probe.p.HTTPGet.Path != probe.path || resolvePort(probe.p.HTTPGet.Port, kp) != adminPort(t, cfg) {
-			t.Errorf("%s probe %s on port %s, want %s on the admin port %d",
-				probe.name, probe.p.HTTPGet.Path, probe.p.HTTPGet.Port.String(), probe.path, adminPort(t, cfg))
+		if got, want := probeTarget(probe.p, kp), (target{wantHost, adminPort(t, cfg), probe.path}); got != want {
+			t.Errorf("%s probe %+v reaches %+v, want %+v (the admin port)", probe.name, probe.p, got, want)
 		}
 	}
 
@@ -203,8 +261,8 @@ func checkKproxyContainer(t *testing.T, tc chartCase, pod corev1.PodSpec, kp cor
 	if m.SubPath != "" {
 		t.Errorf("config mounted with subPath %q: kubelet does not update subPath mounts", m.SubPath)
 	}
-	if v := volume(t, pod, m.Name); v.ConfigMap == nil || v.ConfigMap.Name != fullname {
-		t.Errorf("config volume %s is not the ConfigMap %s: %+v", m.Name, fullname, v.VolumeSource)
+	if v := volume(t, pod, m.Name); configSourceName(v, tc.configSecret) != fullname {
+		t.Errorf("config volume %s is not the rendered configuration %s (in a Secret: %v): %+v", m.Name, fullname, tc.configSecret, v.VolumeSource)
 	}
 	// Every file the configuration names is in the Secret it should be.
 	mounted := map[string]string{}
@@ -239,10 +297,28 @@ func checkKproxyContainer(t *testing.T, tc chartCase, pod corev1.PodSpec, kp cor
 		sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
 		t.Errorf("container security context %+v, want read-only, no escalation, all capabilities dropped", sc)
 	}
+	// A gateway keeps serving through a preStop sleep while endpoints
+	// drop it; the grace period covers that and the drain after.
+	preStop := 0
+	if tc.mode == "gateway" {
+		if kp.Lifecycle == nil || kp.Lifecycle.PreStop == nil || kp.Lifecycle.PreStop.Sleep == nil || kp.Lifecycle.PreStop.Sleep.Seconds < 5 {
+			t.Errorf("gateway kproxy lifecycle %+v, want a preStop sleep of at least 5s for endpoint propagation", kp.Lifecycle)
+		} else {
+			preStop = int(kp.Lifecycle.PreStop.Sleep.Seconds)
+		}
+	}
 	if pod.TerminationGracePeriodSeconds == nil ||
-		float64(*pod.TerminationGracePeriodSeconds) <= cfg.Limits.ShutdownTimeout.Seconds() {
-		t.Errorf("terminationGracePeriodSeconds %v, want more than limits.shutdown_timeout %s so SIGTERM can drain",
-			pod.TerminationGracePeriodSeconds, cfg.Limits.ShutdownTimeout)
+		float64(*pod.TerminationGracePeriodSeconds) <= float64(preStop)+cfg.Limits.ShutdownTimeout.Seconds() {
+		t.Errorf("terminationGracePeriodSeconds %v, want more than the preStop sleep %ds + limits.shutdown_timeout %s so SIGTERM can drain",
+			pod.TerminationGracePeriodSeconds, preStop, cfg.Limits.ShutdownTimeout)
+	}
+	// The Go runtime's soft limit follows the container's memory limit.
+	if !slices.ContainsFunc(kp.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "KPROXY_MEMORY_LIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil &&
+			e.ValueFrom.ResourceFieldRef.Resource == "limits.memory" &&
+			(e.ValueFrom.ResourceFieldRef.ContainerName == "" || e.ValueFrom.ResourceFieldRef.ContainerName == kp.Name)
+	}) {
+		t.Errorf("env %+v lacks KPROXY_MEMORY_LIMIT from the container's limits.memory", kp.Env)
 	}
 	// The memory limit leaves room for what kproxy may buffer
 	// (limits.max_buffered_bytes) twice over: decoding and GC headroom.
@@ -250,5 +326,20 @@ func checkKproxyContainer(t *testing.T, tc chartCase, pod corev1.PodSpec, kp cor
 	if mem.IsZero() || mem.Value() < 2*cfg.Limits.MaxBufferedBytes || kp.Resources.Requests.Cpu().IsZero() {
 		t.Errorf("resources %+v: want a CPU request and a memory limit of at least 2 x limits.max_buffered_bytes (%d)",
 			kp.Resources, cfg.Limits.MaxBufferedBytes)
+	}
+}
+
+// checkSpread checks the gateway's replicas are spread across nodes and
+// zones, each constraint counting the Deployment's own pods.
+func checkSpread(t *testing.T, pod corev1.PodTemplateSpec) {
+	t.Helper()
+	keys := map[string]bool{}
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.LabelSelector != nil && selects(c.LabelSelector.MatchLabels, pod.Labels) && c.MaxSkew == 1 {
+			keys[c.TopologyKey] = true
+		}
+	}
+	if !keys["kubernetes.io/hostname"] || !keys["topology.kubernetes.io/zone"] {
+		t.Errorf("topology spread %+v, want the pods spread across nodes and zones", pod.Spec.TopologySpreadConstraints)
 	}
 }

@@ -53,6 +53,12 @@ func TestValuesRejected(t *testing.T) {
 		{"broker port beyond 65535", "brokers: {nodeIds: [60000]}", "brokers.nodeIds"},
 		{"sasl without its secret", "upstream: {sasl: {enabled: true, username: u}}", "upstream.sasl.passwordSecret.name"},
 		{"listener tls without its secret", "listeners: {tls: {enabled: true}}", "listeners.tls.secretName"},
+		{"oauthbearer without its secret", "upstream: {sasl: {enabled: true, mechanism: OAUTHBEARER, clientId: c}}", "upstream.sasl.clientSecretSecret.name"},
+		{"sni without its secret", "listeners: {sni: {enabled: true}}", "listeners.sni.secretName"},
+		{"two existing configurations", "existingConfigMap: a\nexistingSecret: b", "existingConfigMap"},
+		{"unknown tracing key", "tracing: {enable: true}", "enable"},
+		{"unknown extraConfig key", "extraConfig: {limits: {max_conections: 1}}", "max_conections"},
+		{"node count zero", "brokers: {nodeIds: 0}", "nodeIds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderValues(t, upstreamValues, tc.values)
@@ -130,4 +136,25 @@ func yamlKeys(typ reflect.Type) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// TestExistingConfiguration: with existingConfigMap or existingSecret the
+// chart renders no configuration of its own and mounts the named object.
+func TestExistingConfiguration(t *testing.T) {
+	for _, tc := range []struct{ values, want string }{
+		{"existingConfigMap: my-kproxy", "ConfigMap"},
+		{"existingSecret: my-kproxy", "Secret"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			objs := render(t, upstreamValues, tc.values)
+			if len(objs.configMaps)+len(objs.secrets) != 0 {
+				t.Errorf("rendered a configuration beside %s: %v", tc.values, objs.kinds)
+			}
+			spec := mustGet(t, objs.deployments, fullname).Spec.Template.Spec
+			v := volume(t, spec, "config")
+			if got := configSourceName(v, tc.want == "Secret"); got != "my-kproxy" {
+				t.Errorf("config volume %+v, want the %s my-kproxy", v.VolumeSource, tc.want)
+			}
+		})
+	}
 }

@@ -13,13 +13,37 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// kafkaPorts is what kproxy listens on for clients, by port name: the
-// bootstrap port and each node's port from kproxy's own port map.
+// kafkaPorts is what kproxy listens on for clients, by port name, from
+// kproxy's own port map: the bootstrap port, each node's port and the SNI
+// port; with virtual clusters, each one's (prefixed vcN-) instead.
 func kafkaPorts(t *testing.T, tc chartCase, cfg *config.Config) map[string]int {
 	t.Helper()
-	ports := map[string]int{"bootstrap": cfg.Listeners.BootstrapPort}
-	for _, id := range tc.nodeIDs {
-		ports[fmt.Sprintf("broker-%d", id)] = cfg.Listeners.BrokerPort(id)
+	ports := map[string]int{}
+	if len(cfg.VirtualClusters) == 0 {
+		l := cfg.Listeners
+		if l.PortPerBrokerEnabled() {
+			ports["bootstrap"] = l.BootstrapPort
+			for _, id := range tc.nodeIDs {
+				ports[fmt.Sprintf("broker-%d", id)] = l.BrokerPort(id)
+			}
+		}
+		if l.SNI != nil {
+			ports["sni"] = l.SNI.Port
+		}
+	}
+	for i, vc := range cfg.VirtualClusters {
+		l := vc.Listeners
+		if l.BootstrapPort != 0 {
+			ports[fmt.Sprintf("vc%d-bootstrap", i)] = l.BootstrapPort
+		}
+		if l.BrokerPortBase != 0 {
+			for _, id := range tc.nodeIDs {
+				ports[fmt.Sprintf("vc%d-%d", i, id)] = l.BrokerPort(id)
+			}
+		}
+		if l.SNI != nil && l.SNI.Port != 0 {
+			ports[fmt.Sprintf("vc%d-sni", i)] = l.SNI.Port
+		}
 	}
 	return ports
 }
@@ -76,11 +100,19 @@ func configFiles(cfg *config.Config) []string {
 	if t := cfg.Listeners.TLS; t != nil {
 		add(t.CertFile, t.KeyFile, t.ClientCAFile)
 	}
+	if sni := cfg.Listeners.SNI; sni != nil {
+		if t := sni.TLS; t != nil {
+			add(t.CertFile, t.KeyFile, t.ClientCAFile)
+		}
+		for _, kp := range sni.Certificates {
+			add(kp.CertFile, kp.KeyFile)
+		}
+	}
 	if t := cfg.Upstream.TLS; t != nil {
 		add(t.CAFile, t.CertFile, t.KeyFile)
 	}
 	if s := cfg.Upstream.SASL; s != nil {
-		add(s.PasswordFile)
+		add(s.PasswordFile, s.ClientSecretFile, s.TokenEndpointCAFile)
 	}
 	return files
 }

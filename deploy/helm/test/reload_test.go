@@ -21,6 +21,7 @@ import (
 // chart renders, in front of a kfake cluster, with the file laid out as
 // kubelet mounts a ConfigMap.
 type renderedSidecar struct {
+	bin   string // the kproxy binary kp runs
 	kp    *testkit.Binary
 	mount *configMapMount
 	// base are the values of the running file: the sidecar's own ports
@@ -32,7 +33,7 @@ func startRenderedSidecar(t *testing.T, topic string, layers ...string) *rendere
 	t.Helper()
 	bin := testkit.BuildKproxy(t)
 	cluster := testkit.Cluster(t, 3, kfake.SeedTopics(3, topic))
-	s := &renderedSidecar{base: fmt.Sprintf(`
+	s := &renderedSidecar{bin: bin, base: fmt.Sprintf(`
 mode: sidecar
 upstream: {bootstrapServers: [%q]}
 ports: {bootstrap: %d, brokerPortBase: %d, admin: %d}
@@ -50,7 +51,7 @@ func (s *renderedSidecar) render(t *testing.T, layers ...string) (checksum, file
 	t.Helper()
 	objs := render(t, append([]string{s.base}, layers...)...)
 	dep := mustGet(t, objs.deployments, fullname+"-example")
-	return dep.Spec.Template.Annotations["checksum/config"], objs.configMaps[fullname].Data["kproxy.yaml"]
+	return dep.Spec.Template.Annotations["checksum/config"], objs.kproxyYAML(t)
 }
 
 // upgrade applies what a `helm upgrade` to layers renders as kubelet

@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -96,11 +97,14 @@ func layeredValues(t testing.TB, layers ...string) map[string]any {
 // objects are the decoded objects of one render.
 type objects struct {
 	configMaps      map[string]*corev1.ConfigMap
+	secrets         map[string]*corev1.Secret
 	deployments     map[string]*appsv1.Deployment
 	services        map[string]*corev1.Service
 	pdbs            map[string]*policyv1.PodDisruptionBudget
 	hpas            map[string]*autoscalingv2.HorizontalPodAutoscaler
 	serviceMonitors map[string]*monitoringv1.ServiceMonitor
+	prometheusRules map[string]*monitoringv1.PrometheusRule
+	networkPolicies map[string]*networkingv1.NetworkPolicy
 	kinds           []string // "Kind/name" of every object, sorted
 }
 
@@ -120,9 +124,10 @@ func renderChart(t testing.TB, c *chart.Chart, layers ...string) *objects {
 		t.Fatalf("render: %v", err)
 	}
 	objs := &objects{
-		configMaps: map[string]*corev1.ConfigMap{}, deployments: map[string]*appsv1.Deployment{},
+		configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}, deployments: map[string]*appsv1.Deployment{},
 		services: map[string]*corev1.Service{}, pdbs: map[string]*policyv1.PodDisruptionBudget{},
 		hpas: map[string]*autoscalingv2.HorizontalPodAutoscaler{}, serviceMonitors: map[string]*monitoringv1.ServiceMonitor{},
+		prometheusRules: map[string]*monitoringv1.PrometheusRule{}, networkPolicies: map[string]*networkingv1.NetworkPolicy{},
 	}
 	for name, text := range files {
 		for i, doc := range splitDocuments(text) {
@@ -133,6 +138,26 @@ func renderChart(t testing.TB, c *chart.Chart, layers ...string) *objects {
 	}
 	sort.Strings(objs.kinds)
 	return objs
+}
+
+// kproxyYAML is the kproxy.yaml the render holds, from its ConfigMap or,
+// with configSecret, its Secret.
+func (o *objects) kproxyYAML(t testing.TB) string {
+	t.Helper()
+	if cm, ok := o.configMaps[fullname]; ok {
+		if text, ok := cm.Data["kproxy.yaml"]; ok {
+			return text
+		}
+		t.Fatalf("ConfigMap %s has no kproxy.yaml: %v", fullname, cm.Data)
+	}
+	if sec, ok := o.secrets[fullname]; ok {
+		if text, ok := sec.StringData["kproxy.yaml"]; ok {
+			return text
+		}
+		t.Fatalf("Secret %s has no kproxy.yaml: %v", fullname, sec.StringData)
+	}
+	t.Fatalf("no ConfigMap or Secret %s in %v", fullname, o.kinds)
+	return ""
 }
 
 // splitDocuments splits a multi-document YAML file, dropping empty ones.
@@ -172,6 +197,8 @@ func (o *objects) add(doc []byte) error {
 	switch tm.APIVersion + " " + tm.Kind {
 	case "v1 ConfigMap":
 		name, err = decodeInto(doc, o.configMaps)
+	case "v1 Secret":
+		name, err = decodeInto(doc, o.secrets)
 	case "apps/v1 Deployment":
 		name, err = decodeInto(doc, o.deployments)
 	case "v1 Service":
@@ -182,6 +209,10 @@ func (o *objects) add(doc []byte) error {
 		name, err = decodeInto(doc, o.hpas)
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		name, err = decodeInto(doc, o.serviceMonitors)
+	case "networking.k8s.io/v1 NetworkPolicy":
+		name, err = decodeInto(doc, o.networkPolicies)
+	case "monitoring.coreos.com/v1 PrometheusRule":
+		name, err = decodeInto(doc, o.prometheusRules)
 	default:
 		return fmt.Errorf("unexpected object %s %s", tm.APIVersion, tm.Kind)
 	}

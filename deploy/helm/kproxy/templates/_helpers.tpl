@@ -30,6 +30,9 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
+{{/* The Prometheus job of kproxy's scrapes: deploy/prometheus/alerts.yaml matches kproxy.* */}}
+{{- define "kproxy.job" -}}kproxy{{- end -}}
+
 {{- define "kproxy.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
@@ -39,6 +42,29 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "kproxy.listenerTLSDir" -}}/etc/kproxy/tls/listener{{- end -}}
 {{- define "kproxy.upstreamTLSDir" -}}/etc/kproxy/tls/upstream{{- end -}}
 {{- define "kproxy.upstreamSASLDir" -}}/etc/kproxy/sasl/upstream{{- end -}}
+{{- define "kproxy.upstreamOAuthDir" -}}/etc/kproxy/oauth/upstream{{- end -}}
+{{- define "kproxy.tokenEndpointCADir" -}}/etc/kproxy/tls/token-endpoint{{- end -}}
+{{- define "kproxy.sniTLSDir" -}}/etc/kproxy/tls/sni{{- end -}}
+{{- define "kproxy.sniCertificatesDir" -}}/etc/kproxy/tls/sni-certificates{{- end -}}
+
+{{/* Where kproxy listens: the pod's loopback in a sidecar, every address in a gateway. */}}
+{{- define "kproxy.bindHost" -}}{{ ternary "127.0.0.1" "0.0.0.0" (eq .Values.mode "sidecar") }}{{- end -}}
+{{- define "kproxy.adminBindHost" -}}{{ include "kproxy.bindHost" . }}{{- end -}}
+
+{{/*
+A probe of an admin path, (list $ path): in a gateway, kubelet's GET on the
+pod address; in a sidecar, whose admin listener is on the pod's loopback
+(its /config shows user names and the policy), kproxy probe run inside
+the container, the image having no shell.
+*/}}
+{{- define "kproxy.probeAction" -}}
+{{- $ := index . 0 -}}
+{{- if eq $.Values.mode "sidecar" -}}
+exec: {command: ["/kproxy", "probe", "http://127.0.0.1:{{ $.Values.ports.admin }}{{ index . 1 }}"]}
+{{- else -}}
+httpGet: {path: {{ index . 1 }}, port: admin}
+{{- end -}}
+{{- end -}}
 
 {{/* The advertised host: 127.0.0.1 in a sidecar, else the value or the Service's cluster DNS name. */}}
 {{- define "kproxy.advertisedHost" -}}
@@ -59,23 +85,80 @@ characters, which leaves node ids of up to 8 digits.
 {{- $name -}}
 {{- end -}}
 
+{{/* The upstream's node ids as a JSON list: brokers.nodeIds, or 0..N-1 when it is a count N. */}}
+{{- define "kproxy.nodeIds" -}}
+{{- $ids := .Values.brokers.nodeIds -}}
+{{- if kindIs "slice" $ids -}}{{ toJson $ids }}{{- else -}}{{ toJson (untilStep 0 (int $ids) 1) }}{{- end -}}
+{{- end -}}
+
+{{/*
+Every port kproxy serves Kafka clients on, as a JSON list of {name, port}:
+bootstrap and one per broker (listeners.brokers[].port overriding
+brokerPortBase + id), the SNI port, and each virtual cluster's.
+*/}}
+{{- define "kproxy.kafkaPorts" -}}
+{{- $v := .Values -}}
+{{- $ids := include "kproxy.nodeIds" . | fromJsonArray -}}
+{{- $ports := list -}}
+{{- $served := empty $v.virtualClusters -}}
+{{- if and $served $v.listeners.portPerBroker -}}
+{{- $ports = append $ports (dict "name" "bootstrap" "port" (int $v.ports.bootstrap)) -}}
+{{- $override := dict -}}
+{{- range $v.listeners.brokers }}{{ if .port }}{{ $_ := set $override (toString (int .node_id)) (int .port) }}{{ end }}{{ end -}}
+{{- range $ids -}}
+{{- $port := get $override (toString (int .)) | default (add $v.ports.brokerPortBase .) -}}
+{{- $ports = append $ports (dict "name" (include "kproxy.brokerPortName" .) "port" (int $port)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $served $v.listeners.sni.enabled -}}
+{{- $ports = append $ports (dict "name" "sni" "port" (int $v.listeners.sni.port)) -}}
+{{- end -}}
+{{- range $i, $vc := $v.virtualClusters -}}
+{{- $l := default dict $vc.listeners -}}
+{{- with $l.bootstrap_port }}{{ $ports = append $ports (dict "name" (printf "vc%d-bootstrap" $i) "port" (int .)) }}{{ end -}}
+{{- with $l.broker_port_base -}}
+{{- $base := . -}}
+{{- range $ids }}{{ $ports = append $ports (dict "name" (printf "vc%d-%d" $i (int .)) "port" (add $base . | int)) }}{{ end -}}
+{{- end -}}
+{{- with $l.sni }}{{ with .port }}{{ $ports = append $ports (dict "name" (printf "vc%d-sni" $i) "port" (int .)) }}{{ end }}{{ end -}}
+{{- end -}}
+{{- range $ports -}}
+{{- if gt (len .name) 15 }}{{ fail (printf "brokers.nodeIds: port name %s is longer than Kubernetes allows (15)" .name) }}{{ end -}}
+{{- if gt (int .port) 65535 }}{{ fail (printf "brokers.nodeIds: %s maps to port %d, beyond 65535" .name (int .port)) }}{{ end -}}
+{{- end -}}
+{{- toJson $ports -}}
+{{- end -}}
+
 {{/* Checks of values that would otherwise render a kproxy that cannot start. */}}
 {{- define "kproxy.validate" -}}
 {{- if not (has .Values.mode (list "gateway" "sidecar")) -}}
 {{- fail (printf "mode: %q must be gateway or sidecar" .Values.mode) -}}
 {{- end -}}
-{{- if empty .Values.upstream.bootstrapServers -}}
+{{- $userConfig := or .Values.existingConfigMap .Values.existingSecret -}}
+{{- if and .Values.existingConfigMap .Values.existingSecret -}}
+{{- fail "existingConfigMap, existingSecret: name one object holding kproxy.yaml, not both" -}}
+{{- end -}}
+{{- if and (empty .Values.upstream.bootstrapServers) (empty .Values.upstream.embedded) (not $userConfig) -}}
 {{- fail "upstream.bootstrapServers: list the upstream cluster's host:port addresses" -}}
 {{- end -}}
-{{- if empty .Values.brokers.nodeIds -}}
-{{- fail "brokers.nodeIds: list the upstream cluster's broker node ids" -}}
+{{- if empty (include "kproxy.nodeIds" . | fromJsonArray) -}}
+{{- fail "brokers.nodeIds: list the upstream cluster's broker node ids, or give their count" -}}
 {{- end -}}
-{{- range .Values.brokers.nodeIds -}}
+{{- range include "kproxy.nodeIds" . | fromJsonArray -}}
 {{- if gt (add $.Values.ports.brokerPortBase .) 65535 -}}
 {{- fail (printf "brokers.nodeIds: node %d maps to port %d (ports.brokerPortBase + id), beyond 65535" (int .) (add $.Values.ports.brokerPortBase . | int)) -}}
 {{- end -}}
 {{- end -}}
-{{- if and .Values.upstream.sasl.enabled (not .Values.upstream.sasl.passwordSecret.name) -}}
+{{- $_ := include "kproxy.kafkaPorts" . -}}
+{{- with .Values.upstream.sasl -}}
+{{- if and .enabled (eq .mechanism "OAUTHBEARER") (not .clientSecretSecret.name) -}}
+{{- fail "upstream.sasl.clientSecretSecret.name: name the Secret holding kproxy's OAuth client secret" -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.listeners.sni.enabled (not .Values.listeners.sni.secretName) -}}
+{{- fail "listeners.sni.secretName: name the kubernetes.io/tls Secret the SNI listener serves" -}}
+{{- end -}}
+{{- if and .Values.upstream.sasl.enabled (ne .Values.upstream.sasl.mechanism "OAUTHBEARER") (not .Values.upstream.sasl.passwordSecret.name) -}}
 {{- fail "upstream.sasl.passwordSecret.name: name the Secret holding kproxy's upstream SASL password" -}}
 {{- end -}}
 {{- if and .Values.listeners.tls.enabled (not .Values.listeners.tls.secretName) -}}
@@ -91,45 +174,109 @@ and changing the policy does not.
 */}}
 {{- define "kproxy.restartConfig" -}}
 {{- $v := .Values -}}
-{{- $up := dict "bootstrap_servers" $v.upstream.bootstrapServers -}}
-{{- with $v.upstream.dialTimeout }}{{ $_ := set $up "dial_timeout" . }}{{ end -}}
-{{- if $v.upstream.tls.enabled -}}
+{{- $cfg := dict "upstream" (include "kproxy.upstreamConfig" . | fromYaml) "listeners" (include "kproxy.listenersConfig" . | fromYaml) "log" $v.log -}}
+{{- $admin := dict "listen" (printf "%s:%d" (include "kproxy.adminBindHost" .) (int $v.ports.admin)) -}}
+{{- if $v.admin.pprof }}{{ $_ := set $admin "pprof" true }}{{ end -}}
+{{- $_ := set $cfg "admin" $admin -}}
+{{- range $key := list "limits" "tracing" "metrics" -}}
+{{- with (get $v $key) }}{{ $_ := set $cfg $key . }}{{ end -}}
+{{- end -}}
+{{- with $v.virtualClusters }}{{ $_ := set $cfg "virtual_clusters" . }}{{ end -}}
+{{- with (omit $v.audit "log_allowed") }}{{ $_ := set $cfg "audit" . }}{{ end -}}
+{{- $cfg = mergeOverwrite $cfg (omit (deepCopy $v.extraConfig) "policy") -}}
+{{- toYaml $cfg -}}
+{{- end -}}
+
+{{/* upstream: the cluster, TLS and kproxy's own SASL login. */}}
+{{- define "kproxy.upstreamConfig" -}}
+{{- $u := .Values.upstream -}}
+{{- $up := dict -}}
+{{- with $u.bootstrapServers }}{{ $_ := set $up "bootstrap_servers" . }}{{ end -}}
+{{- with $u.dialTimeout }}{{ $_ := set $up "dial_timeout" . }}{{ end -}}
+{{- with $u.metadataRefresh }}{{ $_ := set $up "metadata_refresh" . }}{{ end -}}
+{{- with $u.reconnectBackoff }}{{ $_ := set $up "reconnect_backoff" . }}{{ end -}}
+{{- with $u.reconnectBackoffMax }}{{ $_ := set $up "reconnect_backoff_max" . }}{{ end -}}
+{{- with $u.embedded }}{{ $_ := set $up "embedded" . }}{{ end -}}
+{{- if $u.tls.enabled -}}
 {{- $tls := dict -}}
-{{- if $v.upstream.tls.secretName }}{{ $_ := set $tls "ca_file" (printf "%s/ca.crt" (include "kproxy.upstreamTLSDir" .)) }}{{ end -}}
-{{- if $v.upstream.tls.clientCertificate -}}
+{{- if $u.tls.secretName }}{{ $_ := set $tls "ca_file" (printf "%s/ca.crt" (include "kproxy.upstreamTLSDir" .)) }}{{ end -}}
+{{- if $u.tls.clientCertificate -}}
 {{- $_ := set $tls "cert_file" (printf "%s/tls.crt" (include "kproxy.upstreamTLSDir" .)) -}}
 {{- $_ := set $tls "key_file" (printf "%s/tls.key" (include "kproxy.upstreamTLSDir" .)) -}}
 {{- end -}}
-{{- with $v.upstream.tls.serverName }}{{ $_ := set $tls "server_name" . }}{{ end -}}
+{{- with $u.tls.serverName }}{{ $_ := set $tls "server_name" . }}{{ end -}}
+{{- if $u.tls.insecureSkipVerify }}{{ $_ := set $tls "insecure_skip_verify" true }}{{ end -}}
 {{- $_ := set $up "tls" $tls -}}
 {{- end -}}
-{{- if $v.upstream.sasl.enabled -}}
-{{- $_ := set $up "sasl" (dict "mechanism" $v.upstream.sasl.mechanism "username" $v.upstream.sasl.username "password_file" (printf "%s/%s" (include "kproxy.upstreamSASLDir" .) $v.upstream.sasl.passwordSecret.key)) -}}
+{{- if $u.sasl.enabled -}}
+{{- $s := $u.sasl -}}
+{{- $sasl := dict "mechanism" $s.mechanism -}}
+{{- if eq $s.mechanism "OAUTHBEARER" -}}
+{{- $_ := set $sasl "token_endpoint" $s.tokenEndpoint -}}
+{{- $_ := set $sasl "client_id" $s.clientId -}}
+{{- $_ := set $sasl "client_secret_file" (printf "%s/%s" (include "kproxy.upstreamOAuthDir" .) $s.clientSecretSecret.key) -}}
+{{- with $s.scope }}{{ $_ := set $sasl "scope" . }}{{ end -}}
+{{- with $s.tokenTimeout }}{{ $_ := set $sasl "token_timeout" . }}{{ end -}}
+{{- if $s.tokenEndpointCASecret }}{{ $_ := set $sasl "token_endpoint_ca_file" (printf "%s/ca.crt" (include "kproxy.tokenEndpointCADir" .)) }}{{ end -}}
+{{- else -}}
+{{- $_ := set $sasl "username" $s.username -}}
+{{- $_ := set $sasl "password_file" (printf "%s/%s" (include "kproxy.upstreamSASLDir" .) $s.passwordSecret.key) -}}
 {{- end -}}
-{{- $bind := ternary "127.0.0.1" "0.0.0.0" (eq $v.mode "sidecar") -}}
-{{- $ln := dict "bind_host" $bind "advertised_host" (include "kproxy.advertisedHost" .) "bootstrap_port" $v.ports.bootstrap "broker_port_base" $v.ports.brokerPortBase -}}
-{{- if $v.listeners.tls.enabled -}}
-{{- $tls := dict "cert_file" (printf "%s/tls.crt" (include "kproxy.listenerTLSDir" .)) "key_file" (printf "%s/tls.key" (include "kproxy.listenerTLSDir" .)) "client_auth" $v.listeners.tls.clientAuth -}}
-{{- if ne $v.listeners.tls.clientAuth "none" }}{{ $_ := set $tls "client_ca_file" (printf "%s/ca.crt" (include "kproxy.listenerTLSDir" .)) }}{{ end -}}
-{{- with $v.listeners.tls.principalFrom }}{{ $_ := set $tls "principal_from" . }}{{ end -}}
-{{- $_ := set $ln "tls" $tls -}}
+{{- $_ := set $up "sasl" $sasl -}}
 {{- end -}}
-{{- if $v.listeners.sasl.enabled -}}
-{{- $sasl := dict "mode" $v.listeners.sasl.mode -}}
-{{- with $v.listeners.sasl.mechanisms }}{{ $_ := set $sasl "mechanisms" . }}{{ end -}}
-{{- with $v.listeners.sasl.sessionLifetime }}{{ $_ := set $sasl "session_lifetime" . }}{{ end -}}
-{{- with $v.listeners.sasl.users }}{{ $_ := set $sasl "users" . }}{{ end -}}
+{{- toYaml $up -}}
+{{- end -}}
+
+{{/* listeners: ports, TLS, SASL, PROXY protocol and SNI for clients. */}}
+{{- define "kproxy.listenersConfig" -}}
+{{- $l := .Values.listeners -}}
+{{- $ln := dict "bind_host" (include "kproxy.bindHost" .) "advertised_host" (include "kproxy.advertisedHost" .) -}}
+{{- /* With virtual clusters each serves its own ports; the top level only lends them settings. */ -}}
+{{- $served := empty .Values.virtualClusters -}}
+{{- if $served -}}
+{{- $_ := set $ln "bootstrap_port" .Values.ports.bootstrap -}}
+{{- $_ := set $ln "broker_port_base" .Values.ports.brokerPortBase -}}
+{{- end -}}
+{{- if $l.tls.enabled -}}
+{{- $_ := set $ln "tls" (include "kproxy.listenerTLS" (dict "dir" (include "kproxy.listenerTLSDir" .) "tls" $l.tls) | fromYaml) -}}
+{{- end -}}
+{{- if $l.sasl.enabled -}}
+{{- $sasl := dict "mode" $l.sasl.mode -}}
+{{- with $l.sasl.mechanisms }}{{ $_ := set $sasl "mechanisms" . }}{{ end -}}
+{{- with $l.sasl.sessionLifetime }}{{ $_ := set $sasl "session_lifetime" . }}{{ end -}}
+{{- with $l.sasl.users }}{{ $_ := set $sasl "users" . }}{{ end -}}
+{{- with $l.sasl.oauthbearer }}{{ $_ := set $sasl "oauthbearer" . }}{{ end -}}
 {{- $_ := set $ln "sasl" $sasl -}}
 {{- end -}}
-{{- with $v.listeners.proxyProtocol -}}
+{{- with $l.proxyProtocol -}}
 {{- if and .mode (ne .mode "off") -}}
 {{- $_ := set $ln "proxy_protocol" (dict "mode" .mode "trusted_cidrs" (default list .trustedCidrs)) -}}
 {{- end -}}
 {{- end -}}
-{{- $cfg := dict "upstream" $up "listeners" $ln "admin" (dict "listen" (printf "0.0.0.0:%d" (int $v.ports.admin))) "log" $v.log -}}
-{{- with $v.limits }}{{ $_ := set $cfg "limits" . }}{{ end -}}
-{{- with (omit $v.audit "log_allowed") }}{{ $_ := set $cfg "audit" . }}{{ end -}}
-{{- toYaml $cfg -}}
+{{- if $served }}{{ with $l.brokers }}{{ $_ := set $ln "brokers" . }}{{ end }}{{ end -}}
+{{- if not $l.portPerBroker }}{{ $_ := set $ln "port_per_broker" false }}{{ end -}}
+{{- if and $served $l.sni.enabled -}}
+{{- $sni := dict "port" $l.sni.port "bootstrap_host" $l.sni.bootstrapHost "broker_host_pattern" $l.sni.brokerHostPattern -}}
+{{- with $l.sni.advertisedPort }}{{ $_ := set $sni "advertised_port" . }}{{ end -}}
+{{- $_ := set $sni "tls" (include "kproxy.listenerTLS" (dict "dir" (include "kproxy.sniTLSDir" .) "tls" $l.sni) | fromYaml) -}}
+{{- $certs := list -}}
+{{- range $l.sni.certificateSecrets -}}
+{{- $dir := printf "%s/%s" (include "kproxy.sniCertificatesDir" $) . -}}
+{{- $certs = append $certs (dict "cert_file" (printf "%s/tls.crt" $dir) "key_file" (printf "%s/tls.key" $dir)) -}}
+{{- end -}}
+{{- with $certs }}{{ $_ := set $sni "certificates" . }}{{ end -}}
+{{- $_ := set $ln "sni" $sni -}}
+{{- end -}}
+{{- toYaml $ln -}}
+{{- end -}}
+
+{{/* A listener's tls section from a kubernetes.io/tls Secret mounted at dir. */}}
+{{- define "kproxy.listenerTLS" -}}
+{{- $t := .tls -}}
+{{- $tls := dict "cert_file" (printf "%s/tls.crt" .dir) "key_file" (printf "%s/tls.key" .dir) "client_auth" $t.clientAuth -}}
+{{- if ne $t.clientAuth "none" }}{{ $_ := set $tls "client_ca_file" (printf "%s/ca.crt" .dir) }}{{ end -}}
+{{- with $t.principalFrom }}{{ $_ := set $tls "principal_from" . }}{{ end -}}
+{{- toYaml $tls -}}
 {{- end -}}
 
 {{/* kproxy.config: the whole kproxy.yaml, the restart keys plus what kproxy reloads. */}}
@@ -141,6 +288,7 @@ and changing the policy does not.
 {{- $_ := set $audit "log_allowed" .Values.audit.log_allowed -}}
 {{- $_ := set $cfg "audit" $audit -}}
 {{- end -}}
+{{- with .Values.extraConfig.policy }}{{ $_ := set $cfg "policy" (mergeOverwrite (default dict (get $cfg "policy")) (deepCopy .)) }}{{ end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 
@@ -162,74 +310,116 @@ args: ["--config", "{{ include "kproxy.configDir" . }}/kproxy.yaml"]
 restartPolicy: Always
 {{- end }}
 ports:
-  - {name: bootstrap, containerPort: {{ .Values.ports.bootstrap }}, protocol: TCP}
-  {{- range .Values.brokers.nodeIds }}
-  - {name: {{ include "kproxy.brokerPortName" . }}, containerPort: {{ add $.Values.ports.brokerPortBase . }}, protocol: TCP}
+  {{- range include "kproxy.kafkaPorts" . | fromJsonArray }}
+  - {name: {{ .name }}, containerPort: {{ .port }}, protocol: TCP}
   {{- end }}
+  {{- if eq .Values.mode "gateway" }}
   - {name: admin, containerPort: {{ .Values.ports.admin }}, protocol: TCP}
-{{- with .Values.extraEnv }}
+  {{- end }}
 env:
+  # kproxy sets its Go memory limit to 90% of this (KPROXY_MEMORY_LIMIT_RATIO):
+  # the collector works harder before the kernel's OOM killer would act.
+  - name: KPROXY_MEMORY_LIMIT
+    valueFrom:
+      resourceFieldRef: {resource: limits.memory}
+  {{- with .Values.extraEnv }}
   {{- toYaml . | nindent 2 }}
-{{- end }}
+  {{- end }}
 {{- if eq .Values.mode "sidecar" }}
 startupProbe:
-  httpGet: {path: /readyz, port: admin}
+  {{- include "kproxy.probeAction" (list . "/readyz") | nindent 2 }}
   periodSeconds: 1
   failureThreshold: 120
+{{- else }}
+lifecycle:
+  # Endpoints drop a terminating pod only after kubelet, kube-proxy and
+  # load balancers have seen it: kproxy keeps serving meanwhile, and the
+  # SIGTERM drain starts after.
+  preStop:
+    sleep: {seconds: {{ .Values.preStopSleepSeconds }}}
 {{- end }}
 readinessProbe:
-  httpGet: {path: /readyz, port: admin}
+  {{- include "kproxy.probeAction" (list . "/readyz") | nindent 2 }}
   {{- toYaml .Values.probes.readiness | nindent 2 }}
 livenessProbe:
-  httpGet: {path: /healthz, port: admin}
+  {{- include "kproxy.probeAction" (list . "/healthz") | nindent 2 }}
   {{- toYaml .Values.probes.liveness | nindent 2 }}
 resources:
-  {{- toYaml .Values.resources | nindent 2 }}
+  {{- toYaml (eq .Values.mode "sidecar" | ternary .Values.sidecar.resources .Values.resources) | nindent 2 }}
 securityContext:
   {{- toYaml .Values.securityContext | nindent 2 }}
 volumeMounts:
-  # The whole ConfigMap as a directory (never subPath): kubelet swaps the
-  # file on an update and kproxy, polling it, reloads the policy.
+  # The whole ConfigMap (or Secret) as a directory (never subPath): kubelet
+  # swaps the file on an update and kproxy, polling it, reloads the policy.
   - {name: config, mountPath: {{ include "kproxy.configDir" . }}, readOnly: true}
-  {{- if .Values.listeners.tls.enabled }}
-  - {name: listener-tls, mountPath: {{ include "kproxy.listenerTLSDir" . }}, readOnly: true}
+  {{- range include "kproxy.secretMounts" . | fromJsonArray }}
+  - {name: {{ .volume }}, mountPath: {{ .dir }}, readOnly: true}
   {{- end }}
-  {{- if and .Values.upstream.tls.enabled .Values.upstream.tls.secretName }}
-  - {name: upstream-tls, mountPath: {{ include "kproxy.upstreamTLSDir" . }}, readOnly: true}
+  {{- with .Values.extraVolumeMounts }}
+  {{- toYaml . | nindent 2 }}
   {{- end }}
-  {{- if .Values.upstream.sasl.enabled }}
-  - {name: upstream-sasl, mountPath: {{ include "kproxy.upstreamSASLDir" . }}, readOnly: true}
-  {{- end }}
+{{- end -}}
+
+{{/*
+The Secrets the configuration reads files from, as a JSON list of {volume,
+secret, dir, key}: key, when set, is the only key projected.
+*/}}
+{{- define "kproxy.secretMounts" -}}
+{{- $v := .Values -}}
+{{- $m := list -}}
+{{- if $v.listeners.tls.enabled -}}
+{{- $m = append $m (dict "volume" "listener-tls" "secret" $v.listeners.tls.secretName "dir" (include "kproxy.listenerTLSDir" .)) -}}
+{{- end -}}
+{{- if and $v.listeners.sni.enabled (empty $v.virtualClusters) -}}
+{{- $m = append $m (dict "volume" "sni-tls" "secret" $v.listeners.sni.secretName "dir" (include "kproxy.sniTLSDir" .)) -}}
+{{- range $i, $name := $v.listeners.sni.certificateSecrets -}}
+{{- $m = append $m (dict "volume" (printf "sni-certificate-%d" $i) "secret" $name "dir" (printf "%s/%s" (include "kproxy.sniCertificatesDir" $) $name)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.upstream.tls.enabled $v.upstream.tls.secretName -}}
+{{- $m = append $m (dict "volume" "upstream-tls" "secret" $v.upstream.tls.secretName "dir" (include "kproxy.upstreamTLSDir" .)) -}}
+{{- end -}}
+{{- with $v.upstream.sasl -}}
+{{- if and .enabled (eq .mechanism "OAUTHBEARER") -}}
+{{- $m = append $m (dict "volume" "upstream-oauth" "secret" .clientSecretSecret.name "dir" (include "kproxy.upstreamOAuthDir" $) "key" .clientSecretSecret.key) -}}
+{{- with .tokenEndpointCASecret }}{{ $m = append $m (dict "volume" "token-endpoint-ca" "secret" . "dir" (include "kproxy.tokenEndpointCADir" $)) }}{{ end -}}
+{{- else if .enabled -}}
+{{- $m = append $m (dict "volume" "upstream-sasl" "secret" .passwordSecret.name "dir" (include "kproxy.upstreamSASLDir" $) "key" .passwordSecret.key) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $m -}}
 {{- end -}}
 
 {{/* The volumes the kproxy container mounts. */}}
 {{- define "kproxy.volumes" -}}
 - name: config
+  {{- if .Values.existingConfigMap }}
+  configMap:
+    name: {{ .Values.existingConfigMap }}
+  {{- else if or .Values.existingSecret .Values.configSecret }}
+  secret:
+    secretName: {{ default (include "kproxy.fullname" .) .Values.existingSecret }}
+  {{- else }}
   configMap:
     name: {{ include "kproxy.fullname" . }}
-{{- if .Values.listeners.tls.enabled }}
-- name: listener-tls
+  {{- end }}
+{{- range include "kproxy.secretMounts" . | fromJsonArray }}
+- name: {{ .volume }}
   secret:
-    secretName: {{ .Values.listeners.tls.secretName }}
-{{- end }}
-{{- if and .Values.upstream.tls.enabled .Values.upstream.tls.secretName }}
-- name: upstream-tls
-  secret:
-    secretName: {{ .Values.upstream.tls.secretName }}
-{{- end }}
-{{- if .Values.upstream.sasl.enabled }}
-- name: upstream-sasl
-  secret:
-    secretName: {{ .Values.upstream.sasl.passwordSecret.name }}
+    secretName: {{ .secret }}
+    {{- with .key }}
     items:
-      - {key: {{ .Values.upstream.sasl.passwordSecret.key }}, path: {{ .Values.upstream.sasl.passwordSecret.key }}}
+      - {key: {{ . }}, path: {{ . }}}
+    {{- end }}
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}
 
 {{/* Service ports: bootstrap and one per broker, the container's numbers. */}}
 {{- define "kproxy.servicePorts" -}}
-- {name: bootstrap, port: {{ .Values.ports.bootstrap }}, targetPort: bootstrap, protocol: TCP}
-{{- range .Values.brokers.nodeIds }}
-- {name: {{ include "kproxy.brokerPortName" . }}, port: {{ add $.Values.ports.brokerPortBase . }}, targetPort: {{ include "kproxy.brokerPortName" . }}, protocol: TCP}
+{{- range include "kproxy.kafkaPorts" . | fromJsonArray }}
+- {name: {{ .name }}, port: {{ .port }}, targetPort: {{ .name }}, protocol: TCP}
 {{- end }}
 {{- end -}}
