@@ -11,7 +11,6 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // clusterFilters are what each cluster's engine is built with besides the
@@ -69,12 +68,11 @@ type builtFilter struct {
 	filter filter.Filter
 }
 
-// engineStage is a filter that brings the engine a stage of its own (the
-// policy's quotas): it puts in the chain what chained returns (nil:
-// nothing) and gives the engine engineOptions.
-type engineStage interface {
-	chained() filter.Filter
-	engineOptions() []proxy.Option
+// chaining is a built filter that puts other filters in the chain in its
+// place, each in its own phase: the policy's puts its enforcer, if any,
+// and its quota engine, which the engine runs as its quota stage.
+type chaining interface {
+	chained() []filter.Filter
 }
 
 // buildSectionFilters builds, for each cluster, a filter from each
@@ -113,13 +111,14 @@ func (s *sectionFilters) filters(i int, program []filter.Filter) []filter.Filter
 	}
 	var all []phased
 	for _, b := range s.byCluster[i] {
-		f := b.filter
-		if st, ok := f.(engineStage); ok {
-			if f = st.chained(); f == nil {
-				continue
-			}
+		c, ok := b.filter.(chaining)
+		if !ok {
+			all = append(all, phased{b.plugin.FilterPhase(), b.filter})
+			continue
 		}
-		all = append(all, phased{b.plugin.FilterPhase(), f})
+		for _, f := range c.chained() {
+			all = append(all, phased{filter.PhaseOf(f), f})
+		}
 	}
 	for _, f := range program {
 		all = append(all, phased{filter.PhaseProgram, f})
@@ -130,17 +129,6 @@ func (s *sectionFilters) filters(i int, program []filter.Filter) []filter.Filter
 		out[j] = p.f
 	}
 	return out
-}
-
-// engineOptions are the engine stages cluster i's filters bring.
-func (s *sectionFilters) engineOptions(i int) []proxy.Option {
-	var opts []proxy.Option
-	for _, b := range s.byCluster[i] {
-		if st, ok := b.filter.(engineStage); ok {
-			opts = append(opts, st.engineOptions()...)
-		}
-	}
-	return opts
 }
 
 // reloader is cluster i's applier of reloaded sections.

@@ -10,7 +10,6 @@ import (
 	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/policy"
 	"github.com/kproxy/kproxy/policy/policyconfig"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // policyFactory is the policy's section (policyconfig.PolicySection)
@@ -36,25 +35,21 @@ type policyStage struct {
 	applier config.Applier // reloads enf, logging what changed
 }
 
-// Register registers the enforcer's handlers; the quotas are a stage of
-// the engine (engineOptions).
+// Register registers the enforcer's handlers; the chain runs the
+// enforcer and the quota engine in their own phases (chained).
 func (s *policyStage) Register(r *filter.Registry) {
 	if s.enf != nil {
 		s.enf.Register(r)
 	}
 }
 
-// chained is what the chain lists: the enforcer, if any.
-func (s *policyStage) chained() filter.Filter {
+// chained is what the stage puts in the chain: the enforcer, if any, and
+// the quota engine, which the engine runs as its quota stage.
+func (s *policyStage) chained() []filter.Filter {
 	if s.enf == nil {
-		return nil
+		return []filter.Filter{s.quotas}
 	}
-	return s.enf
-}
-
-// engineOptions puts the quotas in the engine's quota stage.
-func (s *policyStage) engineOptions() []proxy.Option {
-	return []proxy.Option{proxy.WithQuotas(s.quotas)}
+	return []filter.Filter{s.enf, s.quotas}
 }
 
 // reload applies a reloaded policy and its quotas: both change, or

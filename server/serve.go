@@ -190,7 +190,7 @@ func startClusters(ctx context.Context, cfg *config.Config, pol *reloads, built 
 	connIDs := new(atomic.Uint64)
 	var servers []*proxy.Server
 	for i, cl := range clusters {
-		proxyOpts := append(append(built.sections.engineOptions(i), tracer.options()...), proxy.WithFilters(built.sections.filters(i, opts.Filters)...),
+		proxyOpts := append(tracer.options(), proxy.WithFilters(built.sections.filters(i, opts.Filters)...),
 			proxy.WithRunningConfig(pol.inForce))
 		naming, err := nameMapping(built.upstreams.names[i], cl)
 		if err != nil {
