@@ -1,10 +1,13 @@
 package filter
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Factory builds a filter from its own section of the configuration file,
@@ -41,8 +44,16 @@ type Factory[C any] struct {
 	// new section (valid, as Validate checked it). It runs while the
 	// filter's handlers serve requests, so it must swap what they read
 	// atomically. An error keeps what was in force. Without Reload a
-	// changed section is logged as needing a restart.
-	Reload func(f Filter, cfg *C) error
+	// changed section is logged as needing a restart. log carries the
+	// reload's trigger, file and virtual cluster, for what Reload logs of
+	// the change.
+	Reload func(f Filter, cfg *C, log zerolog.Logger) error
+	// WithoutSection builds the filter in every cluster, New getting nil
+	// where the cluster has no section, and hands Reload nil when a reload
+	// removes it: a section added or removed by a reload then applies
+	// without a restart, as the policy's does (its quotas and audit lines
+	// run without a policy). It needs Reload.
+	WithoutSection bool
 }
 
 // Env is what a filter is built in.
@@ -52,6 +63,23 @@ type Env struct {
 	VirtualCluster string
 	// Log is kproxy's logger, with the virtual cluster's name in it.
 	Log zerolog.Logger
+	// Metrics registers the filter's series, labelled with the virtual
+	// cluster's name (virtual_cluster) when there is one, so that the
+	// virtual clusters of one process share a registry without colliding.
+	Metrics prometheus.Registerer
+	// Upstream asks the cluster the virtual cluster fronts with kproxy's
+	// own connection (upstream.sasl, upstream.tls), its answers in the
+	// virtual cluster's names (a topic id of another tenant's topic is not
+	// named); nil where kproxy has no way in of its own (SASL passthrough
+	// without upstream.sasl) and in a cluster that sets none of the
+	// filters' sections.
+	Upstream Requester
+}
+
+// Requester sends a request to the upstream cluster and returns its
+// response, as a franz-go client's Request does.
+type Requester interface {
+	Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
 }
 
 // Problems collects what is wrong with a section, each under its key.
@@ -95,8 +123,12 @@ type Plugin interface {
 	// Reloadable reports whether a changed section applies without a
 	// restart.
 	Reloadable() bool
-	// ReloadFilter hands f, built by NewFilter, its new section.
-	ReloadFilter(f Filter, cfg any) error
+	// ReloadFilter hands f, built by NewFilter, its new section (nil:
+	// removed, for a plugin built without a section).
+	ReloadFilter(f Filter, cfg any, log zerolog.Logger) error
+	// BuiltWithoutSection reports whether the filter is built, and
+	// reloaded, where its section is not set (Factory.WithoutSection).
+	BuiltWithoutSection() bool
 }
 
 // SectionName is f.Section.
@@ -129,7 +161,7 @@ func (f Factory[C]) DecodeSection(decode func(into any) error) (any, []Problem, 
 	return cfg, problems.list, nil
 }
 
-// NewFilter calls New with the section DecodeSection returned.
+// NewFilter calls New with the section DecodeSection returned (nil: none).
 func (f Factory[C]) NewFilter(cfg any, env Env) (Filter, error) {
 	c, err := f.typed(cfg)
 	if err != nil {
@@ -142,7 +174,7 @@ func (f Factory[C]) NewFilter(cfg any, env Env) (Filter, error) {
 func (f Factory[C]) Reloadable() bool { return f.Reload != nil }
 
 // ReloadFilter calls Reload; without it, it does nothing.
-func (f Factory[C]) ReloadFilter(flt Filter, cfg any) error {
+func (f Factory[C]) ReloadFilter(flt Filter, cfg any, log zerolog.Logger) error {
 	if f.Reload == nil {
 		return nil
 	}
@@ -150,10 +182,17 @@ func (f Factory[C]) ReloadFilter(flt Filter, cfg any) error {
 	if err != nil {
 		return err
 	}
-	return f.Reload(flt, c)
+	return f.Reload(flt, c, log)
 }
 
+// BuiltWithoutSection is f.WithoutSection.
+func (f Factory[C]) BuiltWithoutSection() bool { return f.WithoutSection }
+
+// typed is cfg as New and Reload take it: nil for no section.
 func (f Factory[C]) typed(cfg any) (*C, error) {
+	if cfg == nil {
+		return nil, nil
+	}
 	c, ok := cfg.(*C)
 	if !ok {
 		return nil, fmt.Errorf("%s: section decoded as %T, not %T", f.Section, cfg, c)

@@ -10,8 +10,8 @@ import (
 // Chain lists the server's filters in the order a request passes them,
 // each with its phase; a response passes them in reverse. It is complete
 // once Start has registered them, and includes the engine's stages: the
-// session guards, quotas (WithQuotas) and the virtual cluster's name
-// boundary (WithNameMapper).
+// session guards, quotas and the virtual cluster's name boundary (the
+// quota engine and name mapper WithFilters was given: stages.go).
 func (s *Server) Chain() []filter.Link {
 	chain := append([]filter.Link(nil), s.chain...)
 	if s.holder != nil {

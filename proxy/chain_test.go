@@ -126,7 +126,7 @@ listeners:
   sasl: {mode: terminate, mechanisms: [PLAIN], users: [{name: alice, credentials: [%q]}]}
 log: {level: warn}
 `, testkit.Cluster(t, 1).ListenAddrs()[0], cred), Options: []proxy.Option{proxy.WithFilters(&metadataNames{}, newEnforcer(t, describeOnly)),
-		proxy.WithQuotas(newQuotas(t)), proxy.WithNameMapper(tenant.New(tenant.Names{Topic: "team-a."}))}})
+		proxy.WithFilters(newQuotas(t), tenant.New(tenant.Names{Topic: "team-a."}))}})
 	var got []string
 	for _, link := range px.Chain() {
 		got = append(got, link.String())
@@ -156,7 +156,7 @@ func TestProgramFilterSeesThePolicysRequestInTheTenantsNames(t *testing.T) {
 	seen := &metadataNames{}
 	px := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{
 		proxy.WithFilters(seen, newEnforcer(t, describeOnly)),
-		proxy.WithNameMapper(tenant.New(tenant.Names{Topic: "team-a."}))}})
+		proxy.WithFilters(tenant.New(tenant.Names{Topic: "team-a."}))}})
 	raw := testkit.DialRaw(t, px.BootstrapAddr(), "chain-order")
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(12)

@@ -13,9 +13,16 @@ type Option func(*Server)
 // in its phase (filter.PhaseOf: PhaseProgram unless it says otherwise),
 // after the filters of that phase added earlier. Requests pass the phases
 // from the client's side to the cluster's, responses back (Server.Chain
-// lists the order).
+// lists the order). kproxy's quota engine and a virtual cluster's name
+// mapper, among them, become the engine's own stages (stages.go).
 func WithFilters(fs ...filter.Filter) Option {
-	return func(s *Server) { s.filters = append(s.filters, fs...) }
+	return func(s *Server) {
+		for _, f := range fs {
+			if !s.asStage(f) {
+				s.filters = append(s.filters, f)
+			}
+		}
+	}
 }
 
 // handlerTable indexes handlers by their API key, keeping their order, so

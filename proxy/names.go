@@ -12,26 +12,6 @@ import (
 	"github.com/kproxy/kproxy/protocol"
 )
 
-// WithNameMapper puts m at the name boundary of every connection: a
-// virtual cluster's clients use its names, the upstream the prefixed ones.
-//
-// The boundary is where the client's side ends (filter.PhaseNames). A
-// request is mapped after every request filter (so filters, the policy
-// included, see the client's names), just before it is encoded for the
-// upstream; a response is mapped right after it is decoded, before any
-// Verdict.OnResponse hook and any response filter. Keys and versions m
-// needs nothing of stay streamed; those it maps raw (Produce's names,
-// Fetch v0-12 responses) are buffered and rewritten without decoding; the
-// rest are decoded once, for m and the filters together.
-func WithNameMapper(m *tenant.Mapper) Option {
-	return func(s *Server) {
-		s.boundary = nil
-		if m != nil {
-			s.boundary = nameBoundary{m: m}
-		}
-	}
-}
-
 // WithClusterOperators says which connections are the virtual cluster's
 // cluster operators, whose requests to the APIs acting on the whole
 // upstream cluster the name mapper lets through (everyone else's it

@@ -15,17 +15,6 @@ import (
 // connection_creation_rate) refused the connection.
 const reasonQuota = "quota_refused"
 
-// WithQuotas enforces e's quota rules (docs/quotas.md) on every
-// connection. Without it no quota applies.
-func WithQuotas(e *quota.Engine) Option {
-	return func(s *Server) {
-		s.quotas, s.holder = e, nil
-		if e != nil {
-			s.holder = quotaHolder{}
-		}
-	}
-}
-
 // quotaHolder holds requests to the connection's quotas in the chain's
 // quota phase (responseHolder). Its hold on a request: ref is the
 // connection's *quota.Binding when the request was read, delay the

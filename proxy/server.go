@@ -52,8 +52,8 @@ type Server struct {
 	// (in Start); none means the frame is streamed. Each listener holds
 	// its own response table the same way.
 	filters []filter.Filter
-	// boundary is the chain's stage next to the cluster (WithNameMapper);
-	// nil: none.
+	// boundary is the chain's stage next to the cluster (a name mapper
+	// among the filters: stages.go); nil: none.
 	boundary boundary
 	// clusterOperator reports whether a connection's principal is one of
 	// the virtual cluster's cluster operators (WithClusterOperators).
@@ -70,7 +70,8 @@ type Server struct {
 	proxyHeaders *proxyHeaders
 
 	sec security
-	// quotas enforces policy.quotas (quota.go); nil: none.
+	// quotas enforces policy.quotas (quota.go; a quota engine among the
+	// filters: stages.go); nil: none.
 	quotas *quota.Engine
 	// holder holds requests to a budget across both loops (quotas); nil:
 	// none.

@@ -6,14 +6,58 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
 )
 
-// sectionFilters are the filters built from the program's factories
-// (Options.Plugins), for each cluster the file serves.
+// clusterFilters are what each cluster's engine is built with besides the
+// file: the filters of its sections, kproxy's own (the policy's) and the
+// program's, and what they share.
+type clusterFilters struct {
+	upstreams *upstreams
+	policy    *policyShared
+	sections  *sectionFilters
+	plugins   []filter.Plugin // kproxy's own sections, then the program's
+}
+
+// buildClusterFilters builds, for each cluster of cfg, the filters of its
+// sections: the policy's and those of the program's plugins.
+func buildClusterFilters(cfg *config.Config, programPlugins []filter.Plugin, log zerolog.Logger, reg prometheus.Registerer) (_ *clusterFilters, err error) {
+	// c, not the named result: an early "return nil, err" sets the result
+	// to nil before this deferred close runs.
+	c := &clusterFilters{policy: newPolicyShared(cfg.Audit)}
+	c.plugins = append([]filter.Plugin{policyFactory(c.policy)}, programPlugins...)
+	defer func() {
+		if err != nil {
+			c.close()
+		}
+	}()
+	if c.upstreams, err = newUpstreams(cfg); err != nil {
+		return nil, err
+	}
+	env := func(i int, cl config.Cluster) filter.Env {
+		return filter.Env{VirtualCluster: cl.Name, Log: clusterLogger(log, cl.Name),
+			Metrics: clusterRegisterer(reg, cl.Name), Upstream: c.upstreams.requester(i)}
+	}
+	if c.sections, err = buildSectionFilters(cfg, c.plugins, env); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// close flushes the policy's audit logs, then closes the upstream clients.
+func (c *clusterFilters) close() {
+	c.policy.close()
+	if c.upstreams != nil {
+		c.upstreams.close()
+	}
+}
+
+// sectionFilters are the filters built from the sections' factories, for
+// each cluster the file serves.
 type sectionFilters struct {
 	byCluster [][]builtFilter // as cfg.Clusters() lists the clusters
 }
@@ -24,18 +68,26 @@ type builtFilter struct {
 	filter filter.Filter
 }
 
+// chaining is a built filter that puts other filters in the chain in its
+// place, each in its own phase: the policy's puts its enforcer, if any,
+// and its quota engine, which the engine runs as its quota stage.
+type chaining interface {
+	chained() []filter.Filter
+}
+
 // buildSectionFilters builds, for each cluster, a filter from each
-// plugin's section that the cluster has (its own, or the top level's).
-func buildSectionFilters(cfg *config.Config, plugins []filter.Plugin, log zerolog.Logger) (*sectionFilters, error) {
+// plugin's section that the cluster has (its own, or the top level's),
+// and from those built without one; env is what cluster i's are built in.
+func buildSectionFilters(cfg *config.Config, plugins []filter.Plugin, env func(i int, cl config.Cluster) filter.Env) (*sectionFilters, error) {
 	clusters := cfg.Clusters()
 	out := &sectionFilters{byCluster: make([][]builtFilter, len(clusters))}
 	for i, cl := range clusters {
 		for _, p := range plugins {
 			section, ok := cl.Config.Filters[p.SectionName()]
-			if !ok {
+			if !ok && !p.BuiltWithoutSection() {
 				continue
 			}
-			f, err := p.NewFilter(section, filter.Env{VirtualCluster: cl.Name, Log: clusterLogger(log, cl.Name)})
+			f, err := p.NewFilter(section, env(i, cl))
 			if err != nil {
 				err = fmt.Errorf("%s: %w", p.SectionName(), err)
 				if cl.Name != "" {
@@ -50,8 +102,8 @@ func buildSectionFilters(cfg *config.Config, plugins []filter.Plugin, log zerolo
 }
 
 // filters are cluster i's filters from sections and program's own, in
-// phase order; within a phase, those of Options.Plugins in their order,
-// then Options.Filters.
+// phase order; within a phase, kproxy's own, those of Options.Plugins in
+// their order, then Options.Filters.
 func (s *sectionFilters) filters(i int, program []filter.Filter) []filter.Filter {
 	type phased struct {
 		phase filter.Phase
@@ -59,7 +111,14 @@ func (s *sectionFilters) filters(i int, program []filter.Filter) []filter.Filter
 	}
 	var all []phased
 	for _, b := range s.byCluster[i] {
-		all = append(all, phased{b.plugin.FilterPhase(), b.filter})
+		c, ok := b.filter.(chaining)
+		if !ok {
+			all = append(all, phased{b.plugin.FilterPhase(), b.filter})
+			continue
+		}
+		for _, f := range c.chained() {
+			all = append(all, phased{filter.PhaseOf(f), f})
+		}
 	}
 	for _, f := range program {
 		all = append(all, phased{filter.PhaseProgram, f})
@@ -72,27 +131,20 @@ func (s *sectionFilters) filters(i int, program []filter.Filter) []filter.Filter
 	return out
 }
 
-// reloader is cluster i's applier of reloaded sections, after inner (the
-// policy's) accepted the file.
-func (s *sectionFilters) reloader(i int, inner config.Applier) config.Applier {
-	if s == nil || len(s.byCluster[i]) == 0 {
-		return inner
-	}
-	return sectionReloader{Applier: inner, built: s.byCluster[i]}
+// reloader is cluster i's applier of reloaded sections.
+func (s *sectionFilters) reloader(i int) config.Applier {
+	return sectionReloader{built: s.byCluster[i]}
 }
 
 // sectionReloader hands each reloadable filter of one cluster its
-// reloaded section. A section added or removed needs a restart: the
-// filter's place in the chain is fixed at start.
+// reloaded section. A section added or removed needs a restart, unless
+// its filter is built without one: the filter's place in the chain is
+// fixed at start.
 type sectionReloader struct {
-	config.Applier
 	built []builtFilter
 }
 
 func (r sectionReloader) ApplyConfig(cfg *config.Config, log zerolog.Logger) error {
-	if err := r.Applier.ApplyConfig(cfg, log); err != nil {
-		return err
-	}
 	var errs []error
 	for _, b := range r.built {
 		name := b.plugin.SectionName()
@@ -100,11 +152,11 @@ func (r sectionReloader) ApplyConfig(cfg *config.Config, log zerolog.Logger) err
 			continue // RestartNeeded logged a change
 		}
 		section, ok := cfg.Filters[name]
-		if !ok {
+		if !ok && !b.plugin.BuiltWithoutSection() {
 			log.Warn().Str("section", name).Msg("configuration section removed; the filter stays until a restart")
 			continue
 		}
-		if err := b.plugin.ReloadFilter(b.filter, section); err != nil {
+		if err := b.plugin.ReloadFilter(b.filter, section, log); err != nil {
 			log.Error().Err(err).Str("section", name).Msg("section reload rejected; what was in force stays")
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			continue
@@ -113,3 +165,6 @@ func (r sectionReloader) ApplyConfig(cfg *config.Config, log zerolog.Logger) err
 	}
 	return errors.Join(errs...)
 }
+
+// ConfigRejected: the filters keep what they run with.
+func (sectionReloader) ConfigRejected(error) {}

@@ -12,11 +12,11 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 )
 
-// startPolicy returns, rather than panics on, an error met after its
-// wiring began: its clean-up must close the wiring it built, not the nil
-// result. Run's file checks now find an audit.output that cannot be
-// opened first, so this calls startPolicy itself, as for an output that
-// became unwritable between the check and the open.
+// buildClusterFilters returns, rather than panics on, an error met after
+// its wiring began: its clean-up must close the wiring it built, not the
+// nil result. Run's file checks now find an audit.output that cannot be
+// opened first, so this calls buildClusterFilters itself, as for an
+// output that became unwritable between the check and the open.
 func TestStartPolicyErrorIsReturnedNotAPanic(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "absent", "audit.log")
 	for name, text := range map[string]string{
@@ -29,20 +29,20 @@ func TestStartPolicyErrorIsReturnedNotAPanic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var w *policyWiring
+			var w *clusterFilters
 			func() {
 				defer func() {
 					if p := recover(); p != nil {
-						t.Fatalf("startPolicy panicked: %v", p)
+						t.Fatalf("buildClusterFilters panicked: %v", p)
 					}
 				}()
-				w, err = startPolicy(cfg, cfg, policySource{}, nil, zerolog.Nop(), prometheus.NewRegistry())
+				w, err = buildClusterFilters(cfg, nil, zerolog.Nop(), prometheus.NewRegistry())
 			}()
 			if err == nil || !strings.Contains(err.Error(), "audit.output") || !strings.Contains(err.Error(), missing) {
 				if w != nil {
 					w.close()
 				}
-				t.Fatalf("startPolicy returned %v, want an error naming audit.output and %s", err, missing)
+				t.Fatalf("buildClusterFilters returned %v, want an error naming audit.output and %s", err, missing)
 			}
 		})
 	}

@@ -70,15 +70,12 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	sections, err := buildSectionFilters(cfg, opts.Plugins, log)
+	built, err := buildClusterFilters(cfg, opts.Plugins, log, reg)
 	if err != nil {
 		return err
 	}
-	pol, err := startPolicy(cfg, &running, policySource{opts.ConfigPath, overrides, opts.Reload, opts.Plugins}, sections, log, reg)
-	if err != nil {
-		return err
-	}
-	defer pol.close()
+	defer built.close()
+	pol := startReloads(cfg, &running, policySource{opts.ConfigPath, overrides, opts.Reload, built.plugins}, built, log, reg)
 	tracer, err := startTracing(cfg.Tracing, reg, log)
 	if err != nil {
 		return err
@@ -86,7 +83,7 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 	defer tracer.stop()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	servers, err := startClusters(ctx, cfg, pol, sections, opts, tracer, log, reg)
+	servers, err := startClusters(ctx, cfg, pol, built, opts, tracer, log, reg)
 	if err != nil {
 		return err
 	}
@@ -185,17 +182,17 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger, retry func
 // startClusters builds and starts one engine per cluster cfg serves (the
 // file, or each virtual cluster), each with its own policy, listeners and
 // upstream, sharing the tracer, the program's filters and the registry;
-// sections are the filters built from the clusters' sections.
-func startClusters(ctx context.Context, cfg *config.Config, pol *policyWiring, sections *sectionFilters, opts Options, tracer *requestTracing,
+// built are the filters built from the clusters' sections.
+func startClusters(ctx context.Context, cfg *config.Config, pol *reloads, built *clusterFilters, opts Options, tracer *requestTracing,
 	log zerolog.Logger, reg prometheus.Registerer) ([]*proxy.Server, error) {
 	clusters := cfg.Clusters()
 	registerBuildInfo(reg, opts.Version, opts.Commit) // once, unlabelled
 	connIDs := new(atomic.Uint64)
 	var servers []*proxy.Server
 	for i, cl := range clusters {
-		proxyOpts := append(append(pol.options(i), tracer.options()...), proxy.WithFilters(sections.filters(i, opts.Filters)...),
+		proxyOpts := append(tracer.options(), proxy.WithFilters(built.sections.filters(i, opts.Filters)...),
 			proxy.WithRunningConfig(pol.inForce))
-		naming, err := nameMapping(pol.names[i], cl)
+		naming, err := nameMapping(built.upstreams.names[i], cl)
 		if err != nil {
 			shutdownAll(context.Background(), servers)
 			return nil, err

@@ -39,7 +39,7 @@ func nameMapping(m *tenant.Mapper, cl config.Cluster) ([]proxy.Option, error) {
 	if err != nil {
 		return nil, fmt.Errorf("virtual cluster %s: cluster_operators: %w", cl.Name, err)
 	}
-	return []proxy.Option{proxy.WithNameMapper(m), proxy.WithClusterOperators(isOperator)}, nil
+	return []proxy.Option{proxy.WithFilters(m), proxy.WithClusterOperators(isOperator)}, nil
 }
 
 // tenantRequester asks the upstream as kproxy does and answers in the

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
@@ -40,7 +41,7 @@ func Plugin() filter.Plugin {
 			f.apply(s)
 			return f, nil
 		},
-		Reload: func(f filter.Filter, s *Section) error {
+		Reload: func(f filter.Filter, s *Section, _ zerolog.Logger) error {
 			f.(*reloadable).apply(s)
 			return nil
 		},

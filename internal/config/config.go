@@ -24,9 +24,12 @@ type Config struct {
 	Log       Log       `yaml:"log"`
 	Limits    Limits    `yaml:"limits"`
 	// Policy, when set, authorizes and governs every request (see
-	// docs/policy.md); Audit says where its decisions are logged.
-	Policy *policyconfig.Policy `yaml:"policy"`
-	Audit  *policyconfig.Audit  `yaml:"audit"`
+	// docs/policy.md). It is a filter's section (policyconfig.PolicySection),
+	// decoded and validated as a program's are (sections.go), here for
+	// the code that reads it.
+	Policy *policyconfig.Policy `yaml:"-" section:"policy"`
+	// Audit says where the policy's decisions are logged.
+	Audit *policyconfig.Audit `yaml:"audit"`
 	// Tracing exports OpenTelemetry request spans (off by default).
 	Tracing Tracing `yaml:"tracing"`
 	// VirtualClusters, when set, are what kproxy serves, each on its own

@@ -19,8 +19,13 @@ type fileKey struct {
 var durationType = reflect.TypeFor[time.Duration]()
 
 // yamlName is the key a struct field is written as; inline reports a
-// field whose keys sit directly in its parent, skip one never written.
+// field whose keys sit directly in its parent, skip one never written. A
+// field tagged section:"NAME" holds a filter's section the core decoder
+// leaves to the section's factory (sections.go): it is written NAME.
 func yamlName(f reflect.StructField) (name string, inline, skip bool) {
+	if section := f.Tag.Get("section"); section != "" {
+		return section, false, false
+	}
 	tag := f.Tag.Get("yaml")
 	name, opts, _ := strings.Cut(tag, ",")
 	if name == "-" || !f.IsExported() {

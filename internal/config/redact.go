@@ -1,5 +1,10 @@
 package config
 
+import (
+	"github.com/kproxy/kproxy/policy/policyconfig"
+	"gopkg.in/yaml.v3"
+)
+
 // RedactedValue replaces secret values in Redacted's copy.
 const RedactedValue = "[redacted]"
 
@@ -16,11 +21,13 @@ func (c *Config) Redacted() *Config {
 		return nil
 	}
 	r := *c
+	r.Unclaimed = policyNode(c.Policy)
 	r.Upstream.SASL = c.Upstream.SASL.redacted()
 	r.Listeners.SASL = c.Listeners.SASL.redacted()
 	if len(c.VirtualClusters) > 0 {
 		r.VirtualClusters = make([]VirtualCluster, len(c.VirtualClusters))
 		for i, vc := range c.VirtualClusters {
+			vc.Unclaimed = policyNode(vc.Policy)
 			if vc.Upstream != nil {
 				u := *vc.Upstream
 				u.SASL = u.SASL.redacted()
@@ -68,4 +75,18 @@ func (l *ListenerSASL) redacted() *ListenerSASL {
 		cp.Users[i] = SASLUser{Name: u.Name, Credentials: creds}
 	}
 	return &cp
+}
+
+// policyNode is p as the file writes it, under its key, for printing: the
+// policy is a filter's section, which the Config type leaves to its
+// factory (yaml:"-"), so it is written with the sections no core key has.
+func policyNode(p *policyconfig.Policy) map[string]yaml.Node {
+	if p == nil {
+		return nil
+	}
+	var n yaml.Node
+	if err := n.Encode(p); err != nil {
+		return nil // a struct of plain fields always encodes
+	}
+	return map[string]yaml.Node{policySection: n}
 }

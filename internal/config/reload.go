@@ -83,11 +83,7 @@ func (r *Reloader) Reload(trigger string) error {
 		log.Error().Err(err).Msg("configuration reload rejected; the policy in force stays")
 		return err
 	}
-	reloadable := map[string]bool{}
-	for _, p := range r.plugins {
-		reloadable[p.SectionName()] = p.Reloadable()
-	}
-	for _, key := range restartNeeded(r.running, cfg, reloadable) {
+	for _, key := range restartNeeded(r.running, cfg, r.plugins) {
 		log.Warn().Str("section", key).Msg("configuration section changed; it takes effect only after a restart")
 	}
 	return r.apply.ApplyConfig(cfg, log)

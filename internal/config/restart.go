@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
@@ -15,9 +16,10 @@ import (
 // sections added later need a restart unless they are listed here.
 func RestartNeeded(old, cur *Config) []string { return restartNeeded(old, cur, nil) }
 
-// restartNeeded is RestartNeeded where the filters' sections named in
-// reloadable apply without a restart too.
-func restartNeeded(old, cur *Config, reloadable map[string]bool) []string {
+// restartNeeded is RestartNeeded where the sections of plugins apply as
+// their factories say (sectionReloads).
+func restartNeeded(old, cur *Config, plugins []filter.Plugin) []string {
+	reloadable := sectionReloads(plugins)
 	var keys []string
 	ov, cv := reflect.ValueOf(*old), reflect.ValueOf(*cur)
 	for i := 0; i < ov.NumField(); i++ {
@@ -30,7 +32,6 @@ func restartNeeded(old, cur *Config, reloadable map[string]bool) []string {
 			key = f.Name
 		}
 		switch key {
-		case "policy":
 		case "-":
 			if f.Name == "Filters" {
 				keys = append(keys, changedSections(old.Filters, cur.Filters, reloadable)...)
@@ -69,15 +70,48 @@ func auditBuffer(a *policyconfig.Audit) int {
 	return a.BufferSize
 }
 
+// sectionReload is how a reload applies a filter's section.
+type sectionReload uint8
+
+const (
+	// reloadRestarts: a change needs a restart (the zero value, for a
+	// section no plugin declares).
+	reloadRestarts sectionReload = iota
+	// reloadChanges: a change applies; adding or removing the section
+	// needs a restart, as the filter's place in the chain is fixed.
+	reloadChanges
+	// reloadAlways: the filter is in the chain without its section
+	// (filter.Factory.WithoutSection), so adding and removing it apply too.
+	reloadAlways
+)
+
+// sectionReloads says, by section name, how a reload applies the
+// sections of plugins and kproxy's own.
+func sectionReloads(plugins []filter.Plugin) map[string]sectionReload {
+	out := map[string]sectionReload{}
+	for name, p := range sectionPlugins(plugins) {
+		switch {
+		case p.BuiltWithoutSection():
+			out[name] = reloadAlways
+		case p.Reloadable():
+			out[name] = reloadChanges
+		}
+	}
+	return out
+}
+
 // withoutReloaded is vcs with what a reload applies left out: their
-// policies and the filters' sections named in reloadable.
-func withoutReloaded(vcs []VirtualCluster, reloadable map[string]bool) []VirtualCluster {
+// policies and the filters' sections reloadable applies.
+func withoutReloaded(vcs []VirtualCluster, reloadable map[string]sectionReload) []VirtualCluster {
 	out := make([]VirtualCluster, len(vcs))
 	for i, vc := range vcs {
 		vc.Policy = nil
 		kept := FilterSections{}
 		for name, cfg := range vc.Filters {
-			if reloadable[name] {
+			switch reloadable[name] {
+			case reloadAlways:
+				continue
+			case reloadChanges:
 				cfg = struct{}{} // only adding or removing it needs a restart
 			}
 			kept[name] = cfg
@@ -89,9 +123,9 @@ func withoutReloaded(vcs []VirtualCluster, reloadable map[string]bool) []Virtual
 }
 
 // changedSections names the filters' sections that differ between old
-// and cur, other than those named in reloadable that both have: a filter
-// is added to the chain, or taken out, only at start.
-func changedSections(old, cur FilterSections, reloadable map[string]bool) []string {
+// and cur, other than those reloadable applies: a filter is added to the
+// chain, or taken out, only at start.
+func changedSections(old, cur FilterSections, reloadable map[string]sectionReload) []string {
 	names := map[string]bool{}
 	for name := range old {
 		names[name] = true
@@ -103,7 +137,8 @@ func changedSections(old, cur FilterSections, reloadable map[string]bool) []stri
 	for name := range names {
 		_, inOld := old[name]
 		_, inCur := cur[name]
-		if (!reloadable[name] || inOld != inCur) && !reflect.DeepEqual(old[name], cur[name]) {
+		applies := reloadable[name] == reloadAlways || reloadable[name] == reloadChanges && inOld == inCur
+		if !applies && !reflect.DeepEqual(old[name], cur[name]) {
 			changed = append(changed, name)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
 // FilterSections are the sections of the file that filters declare
@@ -24,10 +25,7 @@ type FilterSections map[string]any
 // plugins' Validate found is returned to be reported with the rest of the
 // file's problems. data is the file, for naming the keys of type errors.
 func (c *Config) claimSections(data []byte, plugins []filter.Plugin) (problems []error, err error) {
-	byName := map[string]filter.Plugin{}
-	for _, p := range plugins {
-		byName[p.SectionName()] = p
-	}
+	byName := sectionPlugins(plugins)
 	var errs []error
 	c.Filters, errs, problems = decodeSections(data, "", c.Unclaimed, byName)
 	c.Unclaimed = nil
@@ -38,8 +36,41 @@ func (c *Config) claimSections(data []byte, plugins []filter.Plugin) (problems [
 		vc.Unclaimed = nil
 		errs, problems = append(errs, vcErrs...), append(problems, vcProblems...)
 	}
+	c.attachBuiltinSections()
 	return problems, errors.Join(errs...)
 }
+
+// builtinSections are the sections of kproxy's own filters: the policy's
+// (with its quotas). The loader decodes and validates them as it does a
+// program's.
+func builtinSections() []filter.Plugin {
+	return []filter.Plugin{policyconfig.PolicySection()}
+}
+
+// sectionPlugins are the plugins that decode the file's sections, by
+// section name: the built-in ones, where plugins has none of the same
+// name (the server passes the built-in factories completed with what
+// builds the filter), and plugins.
+func sectionPlugins(plugins []filter.Plugin) map[string]filter.Plugin {
+	byName := map[string]filter.Plugin{}
+	for _, p := range append(builtinSections(), plugins...) {
+		byName[p.SectionName()] = p
+	}
+	return byName
+}
+
+// attachBuiltinSections sets the fields that give the code typed access
+// to the built-in sections (Policy) from the decoded sections.
+func (c *Config) attachBuiltinSections() {
+	c.Policy, _ = c.Filters[policySection].(*policyconfig.Policy)
+	for i := range c.VirtualClusters {
+		vc := &c.VirtualClusters[i]
+		vc.Policy, _ = vc.Filters[policySection].(*policyconfig.Policy)
+	}
+}
+
+// policySection is the policy's section name.
+const policySection = "policy"
 
 // decodeSections decodes raw's sections under prefix (the path of the
 // mapping holding them) with the plugins that claim them: the decoding

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/rs/zerolog"
 )
 
 // limitsSection is a filter's section with a nested list, as a test
@@ -35,7 +36,7 @@ func limitsPlugin(reloadable bool) filter.Factory[limitsSection] {
 		New: func(*limitsSection, filter.Env) (filter.Filter, error) { return nil, errors.New("not built here") },
 	}
 	if reloadable {
-		f.Reload = func(filter.Filter, *limitsSection) error { return nil }
+		f.Reload = func(filter.Filter, *limitsSection, zerolog.Logger) error { return nil }
 	}
 	return f
 }
@@ -157,17 +158,18 @@ func TestRestartNeededForFilterSections(t *testing.T) {
 	old := load("limits_filter: {max_bytes: 1}")
 	changed := load("limits_filter: {max_bytes: 2}")
 	none := load("")
-	reloadable := map[string]bool{"limits_filter": true}
+	reloadable := []filter.Plugin{limitsPlugin(true)}
 	for _, tc := range []struct {
 		name       string
 		cur        *Config
-		reloadable map[string]bool
+		reloadable []filter.Plugin
 		want       []string
 	}{
 		{"changed, not reloadable", changed, nil, []string{"limits_filter"}},
 		{"changed, reloadable", changed, reloadable, nil},
 		{"removed, reloadable", none, reloadable, []string{"limits_filter"}},
 		{"unchanged", old, nil, nil},
+		{"policy added, built without its section", load("limits_filter: {max_bytes: 1}\npolicy: {default: allow}"), nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := restartNeeded(old, tc.cur, tc.reloadable); !slices.Equal(got, tc.want) {

@@ -137,8 +137,9 @@ func (c *Config) validateSections(named func(string) string) []error {
 	} else if !l.PortPerBrokerEnabled() && len(c.VirtualClusters) == 0 {
 		bad("listeners.port_per_broker", "false leaves no listener: set listeners.sni too")
 	}
+	// The policy is checked as it is decoded, as every filter's section is
+	// (sections.go).
 	validateSection(policyconfig.AuditSection(), c.Audit, bad)
-	validateSection(policyconfig.PolicySection(), c.Policy, bad)
 	return append(errs, c.security().validate()...)
 }
 

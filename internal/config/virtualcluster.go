@@ -35,7 +35,7 @@ type VirtualCluster struct {
 	// gets the API's authorization error.
 	ClusterOperators []string             `yaml:"cluster_operators"`
 	Upstream         *Upstream            `yaml:"upstream"`
-	Policy           *policyconfig.Policy `yaml:"policy"`
+	Policy           *policyconfig.Policy `yaml:"-" section:"policy"` // as Config.Policy
 	// Filters are the filters' sections this virtual cluster sets itself;
 	// Unclaimed holds them while loading (see Config).
 	Filters   FilterSections       `yaml:"-"`

@@ -25,7 +25,7 @@ import (
 func tenantProxy(t *testing.T, c interface{ ListenAddrs() []string }, opts ...tenant.Option) *testkit.Proxy {
 	t.Helper()
 	names := tenant.Names{Topic: "team-a.", Group: "team-a.", TransactionalID: "team-a."}
-	return testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithNameMapper(tenant.New(names, append([]tenant.Option{tenant.WithClusterID("vc-a")}, opts...)...))}})
+	return testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(tenant.New(names, append([]tenant.Option{tenant.WithClusterID("vc-a")}, opts...)...))}})
 }
 
 func client(t *testing.T, seeds []string, opts ...kgo.Opt) *kgo.Client {
@@ -238,7 +238,7 @@ func TestFiltersSeeTheTenantsNames(t *testing.T) {
 	c := testkit.Cluster(t, 1)
 	seen := &seenNames{}
 	names := tenant.Names{Topic: "team-a."}
-	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(seen), proxy.WithNameMapper(tenant.New(names))}})
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(seen), proxy.WithFilters(tenant.New(names))}})
 	ctx := testkit.Context(t, 30*time.Second)
 	if _, err := kadm.NewClient(client(t, []string{p.BootstrapAddr()})).CreateTopic(ctx, 1, 1, nil, "orders"); err != nil {
 		t.Fatal(err)

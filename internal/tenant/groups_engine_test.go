@@ -20,7 +20,7 @@ import (
 func prefixedProxy(t *testing.T, c interface{ ListenAddrs() []string }, prefix string) *testkit.Proxy {
 	t.Helper()
 	names := tenant.Names{Topic: prefix, Group: prefix, TransactionalID: prefix}
-	return testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithNameMapper(tenant.New(names))}})
+	return testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(tenant.New(names))}})
 }
 
 // produceInTxn writes values to orders in one committed transaction of

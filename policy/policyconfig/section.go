@@ -8,15 +8,18 @@ import (
 
 // PolicySection declares the policy section as a filter declares its own
 // (filter.Factory): its name, reference rows and checks. kproxy's loader
-// holds it at policy and virtual_clusters[].policy (a virtual cluster
-// without one inherits the top level's); the server builds the enforcer
-// from it, with the upstream clients and audit log it needs, and reloads
-// it on SIGHUP or a change to the file.
+// decodes it at policy and virtual_clusters[].policy (a virtual cluster
+// without one inherits the top level's) as it does a program's sections;
+// the server completes it with New and Reload, which build and reload the
+// enforcer and the quotas. It is built without a section too: the quotas
+// and the audit log are in every cluster's chain, and a reload may add or
+// remove the policy.
 func PolicySection() filter.Factory[Policy] {
 	return filter.Factory[Policy]{
-		Section: "policy",
-		Phase:   filter.PhaseAuthorize,
-		Keys:    policyRows(),
+		Section:        "policy",
+		Phase:          filter.PhaseAuthorize,
+		WithoutSection: true,
+		Keys:           policyRows(),
 		Validate: func(p *Policy, problems *filter.Problems) {
 			p.Validate(relativeTo("policy", problems))
 		},
