@@ -18,7 +18,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/embedded"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/engine"
 )
 
 // logger is Options.Logger, or one built from the file's log section.
@@ -93,7 +93,7 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 	if len(cfg.VirtualClusters) == 0 {
 		handler = servers[0].AdminHandler(reg)
 	} else {
-		handler = proxy.VirtualClustersAdminHandler(reg, pol.inForce, servers)
+		handler = engine.VirtualClustersAdminHandler(reg, pol.inForce, servers)
 	}
 	handler = withPolicyExplain(handler, pol.inForce)
 	// The admin endpoint's accept errors are counted and logged as the
@@ -131,7 +131,7 @@ func serve(ctx context.Context, cfg *config.Config, overrides []config.Override,
 
 // startFailure waits until ctx ends (nil) or a server's start-up fails
 // after it began serving (that error, naming the virtual cluster).
-func startFailure(ctx context.Context, cfg *config.Config, servers []*proxy.Server) error {
+func startFailure(ctx context.Context, cfg *config.Config, servers []*engine.Server) error {
 	failed := make(chan error, len(servers))
 	clusters := cfg.Clusters()
 	for i, srv := range servers {
@@ -155,7 +155,7 @@ func startFailure(ctx context.Context, cfg *config.Config, servers []*proxy.Serv
 	}
 }
 
-// serveAdmin serves the admin endpoint (proxy.Server.AdminHandler) when admin.listen is
+// serveAdmin serves the admin endpoint (engine.Server.AdminHandler) when admin.listen is
 // set; the caller shuts the server down. retry wraps its listener so that
 // accept errors (file descriptors used up) are retried, counted and logged
 // instead of ending the endpoint.
@@ -184,14 +184,14 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger, retry func
 // upstream, sharing the tracer, the program's filters and the registry;
 // built are the filters built from the clusters' sections.
 func startClusters(ctx context.Context, cfg *config.Config, pol *reloads, built *clusterFilters, opts Options, tracer *requestTracing,
-	log zerolog.Logger, reg prometheus.Registerer) ([]*proxy.Server, error) {
+	log zerolog.Logger, reg prometheus.Registerer) ([]*engine.Server, error) {
 	clusters := cfg.Clusters()
 	registerBuildInfo(reg, opts.Version, opts.Commit) // once, unlabelled
 	connIDs := new(atomic.Uint64)
-	var servers []*proxy.Server
+	var servers []*engine.Server
 	for i, cl := range clusters {
-		proxyOpts := append(tracer.options(), proxy.WithFilters(built.sections.filters(i, opts.Filters)...),
-			proxy.WithRunningConfig(pol.inForce))
+		proxyOpts := append(tracer.options(), engine.WithFilters(built.sections.filters(i, opts.Filters)...),
+			engine.WithRunningConfig(pol.inForce))
 		naming, err := nameMapping(built.upstreams.names[i], cl)
 		if err != nil {
 			shutdownAll(context.Background(), servers)
@@ -199,9 +199,9 @@ func startClusters(ctx context.Context, cfg *config.Config, pol *reloads, built 
 		}
 		proxyOpts = append(proxyOpts, naming...)
 		if cl.Name != "" {
-			proxyOpts = append(proxyOpts, proxy.WithVirtualCluster(cl.Name, connIDs))
+			proxyOpts = append(proxyOpts, engine.WithVirtualCluster(cl.Name, connIDs))
 		}
-		srv := proxy.New(cl.Config, clusterLogger(log, cl.Name), clusterRegisterer(reg, cl.Name), proxyOpts...)
+		srv := engine.New(cl.Config, clusterLogger(log, cl.Name), clusterRegisterer(reg, cl.Name), proxyOpts...)
 		if err := srv.Start(ctx); err != nil {
 			shutdownAll(context.Background(), servers)
 			if cl.Name != "" {
@@ -239,7 +239,7 @@ func clusterRegisterer(reg prometheus.Registerer, name string) prometheus.Regist
 }
 
 // shutdownAll drains every server at once, within ctx.
-func shutdownAll(ctx context.Context, servers []*proxy.Server) error {
+func shutdownAll(ctx context.Context, servers []*engine.Server) error {
 	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
 	for i, srv := range servers {

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/engine"
 )
 
 // Started describes a kproxy that Run has started: every listener and
@@ -17,13 +17,13 @@ import (
 // Options.Started receives it; its methods may be called until Run
 // returns.
 type Started struct {
-	servers []*proxy.Server
+	servers []*engine.Server
 	names   []string // each server's virtual cluster, "" without virtual_clusters
 	admin   string
 	metrics prometheus.Gatherer
 }
 
-func newStarted(cfg *config.Config, servers []*proxy.Server, admin string, metrics prometheus.Gatherer) Started {
+func newStarted(cfg *config.Config, servers []*engine.Server, admin string, metrics prometheus.Gatherer) Started {
 	clusters := cfg.Clusters()
 	names := make([]string, len(clusters))
 	for i, cl := range clusters {

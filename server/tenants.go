@@ -8,10 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/topicids"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // newNameMapper is a virtual cluster's name mapper: its prefixes and
@@ -31,7 +31,7 @@ func newNameMapper(cl config.Cluster, upstream *kgo.Client) *tenant.Mapper {
 
 // nameMapping puts m (nil: none) at the engine's name boundary, with
 // cl's cluster operators.
-func nameMapping(m *tenant.Mapper, cl config.Cluster) ([]proxy.Option, error) {
+func nameMapping(m *tenant.Mapper, cl config.Cluster) ([]engine.Option, error) {
 	if m == nil {
 		return nil, nil
 	}
@@ -39,7 +39,7 @@ func nameMapping(m *tenant.Mapper, cl config.Cluster) ([]proxy.Option, error) {
 	if err != nil {
 		return nil, fmt.Errorf("virtual cluster %s: cluster_operators: %w", cl.Name, err)
 	}
-	return []proxy.Option{proxy.WithFilters(m), proxy.WithClusterOperators(isOperator)}, nil
+	return []engine.Option{engine.WithFilters(m), engine.WithClusterOperators(isOperator)}, nil
 }
 
 // tenantRequester asks the upstream as kproxy does and answers in the

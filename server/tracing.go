@@ -8,8 +8,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/tracing"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // tracingFlushTimeout bounds exporting the last spans at shutdown.
@@ -35,11 +35,11 @@ func startTracing(cfg config.Tracing, reg prometheus.Registerer, log zerolog.Log
 
 // options is what the proxy needs to trace requests: the observer, and
 // the filter that learns topic names from Metadata responses.
-func (t *requestTracing) options() []proxy.Option {
+func (t *requestTracing) options() []engine.Option {
 	if t == nil {
 		return nil
 	}
-	return []proxy.Option{proxy.WithRequestObservers(t.tracer), proxy.WithFilters(t.tracer)}
+	return []engine.Option{engine.WithRequestObservers(t.tracer), engine.WithFilters(t.tracer)}
 }
 
 // stop flushes the spans still queued, after the proxy stopped.

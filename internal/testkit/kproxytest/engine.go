@@ -7,10 +7,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // StartUnresolving starts the engine alone (testkit.StartEngine) from yaml
@@ -30,5 +30,5 @@ func StartUnresolving(t testing.TB, yaml string) *testkit.Proxy {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
-	return testkit.StartEngine(t, testkit.Engine{YAML: yaml, Options: []proxy.Option{proxy.WithFilters(enf)}})
+	return testkit.StartEngine(t, testkit.Engine{YAML: yaml, Options: []engine.Option{engine.WithFilters(enf)}})
 }
