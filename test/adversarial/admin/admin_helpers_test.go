@@ -1,8 +1,6 @@
 package admin
 
 import (
-	"errors"
-	"io"
 	"net"
 	"net/http"
 	"testing"
@@ -31,16 +29,6 @@ func dialAdmin(t *testing.T, kp *testkit.Binary) net.Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// closedWithin reports whether the peer closes c within d: a read that
-// ends in EOF or a reset rather than the deadline. Whatever kproxy still
-// sends is read and dropped.
-func closedWithin(c net.Conn, d time.Duration) bool {
-	c.SetReadDeadline(time.Now().Add(d))
-	_, err := io.Copy(io.Discard, c)
-	var ne net.Error
-	return !(errors.As(err, &ne) && ne.Timeout())
 }
 
 // stillServes checks the probes and the Kafka data path answer: what an

@@ -2,13 +2,14 @@ package admin
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kproxy/kproxy/test/adversarial/advkit"
 )
 
 // A peer opens 50 connections to the admin endpoint, asks /healthz once on
@@ -33,7 +34,7 @@ func TestIdleKeepAliveConnectionsClosed(t *testing.T) {
 	}
 	stillServes(t, kp)
 	for i, c := range held {
-		if !closedWithin(c, 30*time.Second) {
+		if !advkit.ClosedWithin(c, 30*time.Second) {
 			t.Fatalf("idle keep-alive connection %d still open 30s after its answer", i)
 		}
 	}
@@ -48,7 +49,7 @@ func TestTricklingBodyClosed(t *testing.T) {
 	kp := startKproxy(t, "")
 	c := dialAdmin(t, kp)
 	fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: admin\r\nContent-Length: 100000\r\n\r\nabc")
-	if !closedWithin(c, 30*time.Second) {
+	if !advkit.ClosedWithin(c, 30*time.Second) {
 		t.Fatal("a connection trickling its request body still open after 30s")
 	}
 	stillServes(t, kp)
@@ -71,8 +72,7 @@ func TestNonReadingPeerClosed(t *testing.T) {
 		}
 		c.SetWriteDeadline(time.Now().Add(time.Second)) // blocked: kproxy has stopped reading too
 		_, err := c.Write(req)
-		var ne net.Error
-		if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+		if err != nil && !advkit.IsTimeout(err) {
 			break // closed by kproxy
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kproxy/kproxy/internal/wire"
+	"github.com/kproxy/kproxy/test/adversarial/advkit"
 )
 
 // A client makes the program's session block in Step (it waits on
@@ -88,7 +89,7 @@ func TestOversizedAuthenticateClosed(t *testing.T) {
 	kp := startHostile(t, "handshake_timeout: 30s")
 	c := handshake(t, kp.Bootstrap, "mechanism-oversized")
 	_, err := authenticate(c, make([]byte, 600<<10))
-	if err == nil || isTimeout(err) {
+	if err == nil || advkit.IsTimeout(err) {
 		t.Fatalf("a 600 KiB SaslAuthenticate: %v, want the connection closed", err)
 	}
 	if cause := closedBecause(t, kp, "mechanism-oversized"); !strings.Contains(cause, "frame size 614434 > 525312") {

@@ -2,10 +2,8 @@ package mechanism
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/sasl"
 	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/test/adversarial/advkit"
 )
 
 // hostileMechanism is the program's mechanism under attack. Its one
@@ -141,19 +140,12 @@ func mustLogIn(t *testing.T, addr, user string) {
 }
 
 // waitClosed waits up to 30 seconds (far beyond any handshake timeout the
-// tests set) for kproxy to close c: a read ending in EOF or a reset, not
-// in the deadline.
+// tests set) for kproxy to close c.
 func waitClosed(t *testing.T, c *testkit.RawConn, what string) {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	if _, err := io.Copy(io.Discard, c); err != nil && isTimeout(err) {
+	if !advkit.ClosedWithin(c, 30*time.Second) {
 		t.Fatalf("%s: kproxy did not close the connection within 30s", what)
 	}
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // closedBecause waits for the "connection closed" line of clientID and
