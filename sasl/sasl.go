@@ -54,6 +54,16 @@ type Mechanism struct {
 // message naming the mechanism only, the error goes to kproxy's log (so it
 // must not hold a secret), and the connection closes.
 //
+// The client chooses what Step is given, so Step must not trust it. kproxy
+// bounds what a client may send and what Step may answer to a token's size
+// (512 KiB, Kafka's sasl.server.max.receive.size), as for the built-in
+// mechanisms: a longer serverMsg or User fails the login. A panic in Step
+// (or User, or Expiry) fails that client's login with the panic in kproxy's
+// log, and kproxy goes on serving, as net/http does for a handler. Step
+// should return promptly: the client is closed at limits.handshake_timeout
+// whatever Step does, but a Step that never returns keeps its connection's
+// place under limits.max_handshakes until it does.
+//
 // A Session may also have a method Expiry() time.Time: a non-zero expiry
 // of the credential it authenticated ends the session then (KIP-368: the
 // client is told to re-authenticate before), or earlier when

@@ -169,7 +169,8 @@ func serveAdmin(cfg config.Admin, h http.Handler, log zerolog.Logger, retry func
 	}
 	ln = retry(ln, "admin")
 	// Addr records the bound address (Started.AdminAddr); Serve uses ln.
-	admin := &http.Server{Addr: ln.Addr().String(), Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	admin := &http.Server{Addr: ln.Addr().String(), Handler: withRequestDeadlines(h),
+		ReadHeaderTimeout: adminHeaderTimeout, IdleTimeout: adminHeaderTimeout}
 	log.Info().Str("addr", ln.Addr().String()).Bool("pprof", cfg.Pprof).Msg("admin endpoint listening (/healthz, /readyz, /metrics, /brokers, /config, /policy/explain)")
 	go func() {
 		if err := admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -164,33 +164,56 @@ func programMechanism(m kproxysasl.Mechanism) ServerMechanism {
 }
 
 // programSession is a program's session as an Authenticator runs it: its
-// errors are authentication failures naming the mechanism.
+// errors are authentication failures naming the mechanism, and what it
+// returns is bounded as the built-in mechanisms' messages are (a token's
+// size), so that a session echoing what a client chose cannot make kproxy
+// hold more. Every call into the program's code happens in Step, which
+// recovers a panic as an authentication failure: one client's exchange
+// ends, as net/http ends a request whose handler panics, and kproxy goes
+// on serving the others.
 type programSession struct {
-	name string
-	s    kproxysasl.Session
+	name   string
+	s      kproxysasl.Session
+	user   string
+	expiry time.Time
 }
 
-func (p *programSession) Step(msg []byte) ([]byte, bool, error) {
-	out, done, err := p.s.Step(msg)
+func (p *programSession) Step(msg []byte) (out []byte, done bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out, done, err = nil, false, failed(p.name, "", fmt.Sprintf("the mechanism's session panicked: %v", v))
+		}
+	}()
+	out, done, err = p.s.Step(msg)
 	if err != nil {
 		return nil, false, &AuthenticationError{Mechanism: p.name, Reason: err.Error()}
 	}
-	if done && p.s.User() == "" {
-		return nil, false, failed(p.name, "", "the mechanism authenticated no user")
+	if len(out) > MaxTokenSize {
+		return nil, false, failed(p.name, "", fmt.Sprintf("the mechanism's message of %d bytes exceeds %d", len(out), MaxTokenSize))
 	}
-	return out, done, nil
+	if !done {
+		return out, false, nil
+	}
+	p.user = p.s.User()
+	switch {
+	case p.user == "":
+		return nil, false, failed(p.name, "", "the mechanism authenticated no user")
+	case len(p.user) > MaxTokenSize:
+		return nil, false, failed(p.name, "", fmt.Sprintf("the mechanism authenticated a user name of %d bytes, over %d", len(p.user), MaxTokenSize))
+	}
+	if e, ok := p.s.(kproxysasl.Expirer); ok {
+		p.expiry = e.Expiry()
+	}
+	return out, true, nil
 }
 
-func (p *programSession) User() string      { return p.s.User() }
+// User is the user the session authenticated, read in Step.
+func (p *programSession) User() string      { return p.user }
 func (p *programSession) Mechanism() string { return p.name }
 
-// Expiry is the credential's, when the program's session says.
-func (p *programSession) Expiry() time.Time {
-	if e, ok := p.s.(kproxysasl.Expirer); ok {
-		return e.Expiry()
-	}
-	return time.Time{}
-}
+// Expiry is the credential's, when the program's session says (read in
+// Step).
+func (p *programSession) Expiry() time.Time { return p.expiry }
 
 // UpstreamLogin is how kproxy logs in upstream with a mechanism.
 type UpstreamLogin int
