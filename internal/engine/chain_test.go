@@ -134,10 +134,10 @@ log: {level: warn}
 	want := []string{
 		"addresses: rewrite.Addresses",
 		"negotiate: rewrite.APIVersionsClamp",
-		"negotiate: proxy.saslVersions",
-		"authorize: proxy.sessionGuard",
+		"negotiate: engine.saslVersions",
+		"authorize: engine.sessionGuard",
 		"authorize: policy.Enforcer",
-		"program: proxy_test.metadataNames",
+		"program: engine_test.metadataNames",
 		"names: tenant.Mapper",
 		"quota: quota.Engine",
 	}

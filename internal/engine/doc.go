@@ -1,15 +1,15 @@
-// Package proxy is kproxy's engine: the listeners of one cluster, the
+// Package engine is kproxy's engine: the listeners of one cluster, the
 // connection pairs they accept, and the filter chain every request and
-// response passes. A program that wants all of kproxy (configuration
-// file, reloads, admin endpoint, virtual clusters) runs package server;
-// package proxy is for a program that builds and drives one engine itself.
+// response passes. Package proxy builds one engine per cluster the file
+// serves (the file, or each virtual cluster) and wires the policy, quotas,
+// names and reloads into it; a program runs kproxy through proxy.Run.
 //
 // Entry points:
 //
 //   - New builds a Server from a validated configuration; Options add
 //     features: WithFilters (a program's own filter.Filter values, placed
 //     in the chain's phases), WithRequestObservers (timings of every
-//     request), and the wiring package server uses for policy, quotas,
+//     request), and the wiring package proxy uses for policy, quotas,
 //     name mapping and virtual clusters.
 //   - Server.Start binds the listeners and returns; Server.WaitReady waits
 //     for upstream metadata; Server.Shutdown drains the pairs.

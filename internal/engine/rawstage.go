@@ -34,7 +34,7 @@ type responsePeek struct {
 
 // rawStages are the engine's raw stages, each for the keys it acts on.
 func rawStages() []rawStage {
-	guard := filter.Link{Phase: filter.PhaseAuthorize, Filter: "proxy.sessionGuard"}
+	guard := filter.Link{Phase: filter.PhaseAuthorize, Filter: "engine.sessionGuard"}
 	return []rawStage{
 		{key: wire.FetchKey, link: guard, request: (*pair).guardFetchSession},
 		{key: wire.ShareFetchKey, link: guard, request: (*pair).guardShareSession},

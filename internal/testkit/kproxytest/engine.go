@@ -15,7 +15,7 @@ import (
 
 // StartUnresolving starts the engine alone (testkit.StartEngine) from yaml
 // with the file's policy plugged in by hand, its audit discarded, and
-// without the topic id resolver server.Run wires: a replica to which a
+// without the topic id resolver proxy.Run wires: a replica to which a
 // topic id it has not seen is really unknown, the control of tests that
 // show replicas resolving ids. kproxy itself never runs so when it can
 // reach the cluster.

@@ -1,4 +1,4 @@
-package server
+package proxy
 
 import (
 	"github.com/twmb/franz-go/pkg/kgo"

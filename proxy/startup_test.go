@@ -1,4 +1,4 @@
-package server_test
+package proxy_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestStartupErrorsWithAPolicyAreReturned: with a policy configured, an
@@ -37,13 +37,13 @@ policy: {default: allow}
 			func() {
 				defer func() {
 					if p := recover(); p != nil {
-						t.Fatalf("server.Run panicked: %v", p)
+						t.Fatalf("proxy.Run panicked: %v", p)
 					}
 				}()
-				err = server.Run(context.Background(), server.Options{ConfigPath: path, LogOutput: io.Discard})
+				err = proxy.Run(context.Background(), proxy.Options{ConfigPath: path, LogOutput: io.Discard})
 			}()
 			if err == nil || !strings.Contains(err.Error(), missing) {
-				t.Errorf("server.Run returned %v, want an error naming %s", err, missing)
+				t.Errorf("proxy.Run returned %v, want an error naming %s", err, missing)
 			}
 		})
 	}
@@ -63,15 +63,15 @@ func TestBrokerPortInUseFailsStartUp(t *testing.T) {
 	text := strings.Replace(testkit.LocalConfig(cluster.ListenAddrs()[0]), "broker_port_base: 0", fmt.Sprintf("broker_port_base: %d", port), 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- server.Run(context.Background(), server.Options{ConfigPath: testkit.WriteConfig(t, text), LogOutput: io.Discard})
+		done <- proxy.Run(context.Background(), proxy.Options{ConfigPath: testkit.WriteConfig(t, text), LogOutput: io.Discard})
 	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), taken.Addr().String()) || !strings.Contains(err.Error(), "address already in use") {
-			t.Errorf("server.Run returned %v, want the bind error for %s", err, taken.Addr())
+			t.Errorf("proxy.Run returned %v, want the bind error for %s", err, taken.Addr())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("server.Run still running 30s after its broker port was found taken")
+		t.Fatal("proxy.Run still running 30s after its broker port was found taken")
 	}
 }
 
@@ -86,8 +86,8 @@ func TestConsoleLogHasNoColoursOutsideATerminal(t *testing.T) {
 	text := fmt.Sprintf("upstream: {bootstrap_servers: [\"127.0.0.1:1\"]}\nlog: {format: console}\nlisteners: {bind_host: 127.0.0.1, bootstrap_port: %d}\n",
 		taken.Addr().(*net.TCPAddr).Port)
 	var log strings.Builder
-	if err := server.Run(context.Background(), server.Options{ConfigPath: testkit.WriteConfig(t, text), LogOutput: &log}); err == nil {
-		t.Fatal("server.Run bound a port that is taken")
+	if err := proxy.Run(context.Background(), proxy.Options{ConfigPath: testkit.WriteConfig(t, text), LogOutput: &log}); err == nil {
+		t.Fatal("proxy.Run bound a port that is taken")
 	}
 	if !strings.Contains(log.String(), "kproxy stopped") || strings.Contains(log.String(), "\x1b[") {
 		t.Errorf("console log %q: want the stop line without escape codes", log.String())

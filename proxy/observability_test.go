@@ -1,11 +1,11 @@
-package server_test
+package proxy_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 func get(t *testing.T, url string) string {
@@ -21,7 +21,7 @@ func get(t *testing.T, url string) string {
 func TestBuildInfoAndConfigReloadMetrics(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
 	base := testkit.LocalConfig(cluster.ListenAddrs()[0])
-	kp := serveReloadable(t, base+"policy: {default: allow}\n", server.Options{Version: "v9.9.9", Commit: "abc123"})
+	kp := serveReloadable(t, base+"policy: {default: allow}\n", proxy.Options{Version: "v9.9.9", Commit: "abc123"})
 	metrics := func() string { return get(t, "http://"+kp.Admin+"/metrics") }
 	if m := metrics(); !strings.Contains(m, `kproxy_build_info{commit="abc123",go_version="go`) || !strings.Contains(m, `version="v9.9.9"} 1`) {
 		t.Errorf("no kproxy_build_info for v9.9.9/abc123 in:\n%s", grepLines(m, "kproxy_build_info"))

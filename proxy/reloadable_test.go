@@ -1,4 +1,4 @@
-package server_test
+package proxy_test
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
-// reloadableServer is kproxy run in the test's process by server.Run from
+// reloadableServer is kproxy run in the test's process by proxy.Run from
 // a configuration file the test rewrites and reloads, as an operator does.
 type reloadableServer struct {
 	*testkit.Binary
@@ -23,13 +23,13 @@ type reloadableServer struct {
 // serveReloadable writes config to a file and serves it with opts (their
 // ConfigPath, LogOutput and Reload set here) until the test ends; it
 // returns once kproxy is ready.
-func serveReloadable(t *testing.T, config string, opts server.Options) *reloadableServer {
+func serveReloadable(t *testing.T, config string, opts proxy.Options) *reloadableServer {
 	t.Helper()
 	s := &reloadableServer{t: t, path: testkit.WriteConfig(t, config), reload: make(chan os.Signal, 1)}
 	opts.ConfigPath, opts.Reload = s.path, s.reload
 	s.Binary = testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
 		opts.LogOutput = log
-		return server.Run(ctx, opts)
+		return proxy.Run(ctx, opts)
 	})
 	s.WaitReady()
 	return s

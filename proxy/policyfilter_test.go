@@ -1,4 +1,4 @@
-package server_test
+package proxy_test
 
 import (
 	"io"

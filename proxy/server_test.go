@@ -1,4 +1,4 @@
-package server_test
+package proxy_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestReloadKeepsOverrides: a reload request re-reads the file with the
@@ -16,8 +16,8 @@ import (
 func TestReloadKeepsOverrides(t *testing.T) {
 	cluster := testkit.Cluster(t, 1)
 	file := strings.Replace(testkit.LocalConfig(cluster.ListenAddrs()[0]), "bootstrap_port: 0", "bootstrap_port: 70000", 1)
-	kp := serveReloadable(t, file+"policy: {default: deny}\n", server.Options{
-		Overrides: []server.Override{{Key: "listeners.bootstrap_port", Value: "0", Source: "TEST_BOOTSTRAP_PORT"}},
+	kp := serveReloadable(t, file+"policy: {default: deny}\n", proxy.Options{
+		Overrides: []proxy.Override{{Key: "listeners.bootstrap_port", Value: "0", Source: "TEST_BOOTSTRAP_PORT"}},
 	})
 	kp.signalReload()
 	l := kp.WaitLog("the reload's outcome", func(l testkit.LogLine) bool {
@@ -37,10 +37,10 @@ func TestReloadKeepsOverrides(t *testing.T) {
 // problem, naming keys and the overrides' sources, and serve nothing.
 func TestRunRefusesInvalidConfiguration(t *testing.T) {
 	path := testkit.WriteConfig(t, "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\nlog: {level: loud}\n")
-	opts := server.Options{ConfigPath: path, Overrides: []server.Override{{Key: "listeners.broker_port_base", Value: "-1", Source: "TEST_BASE"}}}
+	opts := proxy.Options{ConfigPath: path, Overrides: []proxy.Override{{Key: "listeners.broker_port_base", Value: "-1", Source: "TEST_BASE"}}}
 	for name, err := range map[string]error{
-		"Run":      server.Run(context.Background(), opts),
-		"Validate": func() error { _, err := server.Validate(opts); return err }(),
+		"Run":      proxy.Run(context.Background(), opts),
+		"Validate": func() error { _, err := proxy.Validate(opts); return err }(),
 	} {
 		if err == nil || !strings.Contains(err.Error(), `log.level: "loud"`) || !strings.Contains(err.Error(), "listeners.broker_port_base (set by TEST_BASE): -1") {
 			t.Errorf("%s: %v", name, err)

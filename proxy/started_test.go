@@ -1,4 +1,4 @@
-package server_test
+package proxy_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestStartedNamesTheChosenPorts: with every port left to the system,
@@ -24,10 +24,10 @@ func TestStartedNamesTheChosenPorts(t *testing.T) {
 	cluster := testkit.Cluster(t, 2)
 	path := testkit.WriteConfig(t, testkit.Config{Upstream: cluster.ListenAddrs(), Admin: true}.YAML())
 	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan server.Started, 1)
+	started := make(chan proxy.Started, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- server.Run(ctx, server.Options{ConfigPath: path, LogOutput: io.Discard, Started: func(s server.Started) { started <- s }})
+		done <- proxy.Run(ctx, proxy.Options{ConfigPath: path, LogOutput: io.Discard, Started: func(s proxy.Started) { started <- s }})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -35,7 +35,7 @@ func TestStartedNamesTheChosenPorts(t *testing.T) {
 			t.Errorf("Run returned %v", err)
 		}
 	})
-	var s server.Started
+	var s proxy.Started
 	select {
 	case s = <-started:
 	case err := <-done:

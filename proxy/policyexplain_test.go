@@ -1,4 +1,4 @@
-package server_test
+package proxy_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // TestPolicyExplainEndpointAndReloadDiff: /policy/explain answers under
@@ -20,7 +20,7 @@ func TestPolicyExplainEndpointAndReloadDiff(t *testing.T) {
   rules:
     - {name: writers, principals: ["User:alice"], allow: [write], topics: ["orders*"]}
 `
-	kp := serveReloadable(t, base+before, server.Options{})
+	kp := serveReloadable(t, base+before, proxy.Options{})
 
 	type explained struct {
 		Decision  string `json:"decision"`

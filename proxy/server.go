@@ -1,18 +1,4 @@
-// Package server runs kproxy inside a Go program, so that the program can
-// add filters of its own, the way CoreDNS plugins and Caddy modules
-// extend those servers; there is no registry to link into: the program
-// passes its filters to Run.
-//
-//	err := server.Run(ctx, server.Options{
-//		ConfigPath: "kproxy.yaml",
-//		Filters:    []filter.Filter{myFilter{}}, // see examples/requireheader
-//	})
-//
-// Run does what the kproxy command does: it loads and validates the
-// configuration file, starts the embedded cluster if the file asks for
-// one, serves the listeners and the admin endpoint, enforces and reloads
-// the policy, and drains in-flight requests when ctx ends.
-package server
+package proxy
 
 import (
 	"context"
@@ -130,7 +116,7 @@ func (o Options) load(overrides []config.Override) (*config.Config, error) {
 	}
 	table, err := auth.NewMechanisms(o.Mechanisms...)
 	if err != nil {
-		return nil, fmt.Errorf("server.Options.Mechanisms: %w", err)
+		return nil, fmt.Errorf("proxy.Options.Mechanisms: %w", err)
 	}
 	return config.LoadWith(o.ConfigPath, config.Extensions{Plugins: o.Plugins, Mechanisms: table}, overrides...)
 }
