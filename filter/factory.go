@@ -104,7 +104,7 @@ func (p *Problems) Add(key, format string, args ...any) {
 func (p *Problems) List() []Problem { return p.list }
 
 // Plugin is a Factory with its configuration type erased, as a program
-// lists its factories (server.Options.Plugins) and the loader uses them.
+// lists its factories (proxy.Options.Plugins) and the loader uses them.
 // Factory is its only implementation.
 type Plugin interface {
 	// SectionName is the section's key.

@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/bench/relaytest"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // BenchmarkRelayPolicyProduce is the whole filtered produce path under a
@@ -42,9 +42,9 @@ func BenchmarkRelayPolicyProduce(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(be.Close)
-				var opts []proxy.Option
+				var opts []engine.Option
 				if mode == "policy" {
-					opts = append(opts, proxy.WithFilters(newTestEnforcer(b, benchPolicy(50), nil)))
+					opts = append(opts, engine.WithFilters(newTestEnforcer(b, benchPolicy(50), nil)))
 				}
 				addr := startRelayBenchProxy(b, be.Addr(), opts...)
 				runProduceFrames(b, addr, frames, 2)
@@ -88,7 +88,7 @@ func kgoShapedProduces(partitions, batchBytes int) [][]byte {
 
 // startRelayBenchProxy starts kproxy in front of upstream with logging
 // off, as a benchmark wants it, and returns its bootstrap address.
-func startRelayBenchProxy(tb testing.TB, upstream string, opts ...proxy.Option) string {
+func startRelayBenchProxy(tb testing.TB, upstream string, opts ...engine.Option) string {
 	yaml := "upstream: {bootstrap_servers: [\"" + upstream + "\"]}\nlisteners: {bind_host: 127.0.0.1}\n"
 	return testkit.StartEngine(tb, testkit.Engine{YAML: yaml, Log: io.Discard, Level: zerolog.Disabled, Options: opts}).BootstrapAddr()
 }

@@ -1,28 +1,27 @@
-// Package proxy is kproxy's engine: the listeners of one cluster, the
-// connection pairs they accept, and the filter chain every request and
-// response passes. A program that wants all of kproxy (configuration
-// file, reloads, admin endpoint, virtual clusters) runs package server;
-// package proxy is for a program that builds and drives one engine itself.
+// Package proxy runs kproxy: a connection-pair proxy between Kafka
+// clients and a cluster. Each client connection is paired with one
+// upstream connection; requests pass a chain of filters in named phases
+// (package filter) on their way to the cluster and responses pass it
+// back, with the brokers' addresses in Metadata and FindCoordinator
+// rewritten to kproxy's listeners (package rewrite) and the policy
+// (package policy) deciding what each principal may do. Frames no filter
+// wants stream through as raw bytes; the rest are decoded once and
+// encoded once (package protocol).
 //
-// Entry points:
+// A program runs kproxy with Run, and extends it the way CoreDNS plugins
+// and Caddy modules extend those servers: there is no registry to link
+// into; the program passes its filters, its filters' configuration
+// sections (filter.Factory) and its SASL mechanisms (package sasl) in
+// Options.
 //
-//   - New builds a Server from a validated configuration; Options add
-//     features: WithFilters (a program's own filter.Filter values, placed
-//     in the chain's phases), WithRequestObservers (timings of every
-//     request), and the wiring package server uses for policy, quotas,
-//     name mapping and virtual clusters.
-//   - Server.Start binds the listeners and returns; Server.WaitReady waits
-//     for upstream metadata; Server.Shutdown drains the pairs.
-//   - Server.AdminHandler serves /healthz, /readyz, /metrics, /brokers and
-//     /config for one Server; VirtualClustersAdminHandler does the same for
-//     several, one per virtual cluster.
+//	err := proxy.Run(ctx, proxy.Options{
+//		ConfigPath: "kproxy.yaml",
+//		Filters:    []filter.Filter{myFilter{}}, // see examples/requireheader
+//	})
 //
-// Every client connection is paired with one upstream connection. Two
-// goroutines serve a pair: one forwards requests upstream in the order the
-// client sent them, pushing one entry per expected response onto a bounded
-// in-flight queue; the other pops that queue and, for each entry, reads the
-// matching response (or writes a response kproxy made itself) back to the
-// client. Frames no filter wants are streamed as raw bytes; frames a filter
-// wants are decoded once, passed through every interested filter, and
-// encoded once.
+// Run does what the kproxy command does: it loads and validates the
+// configuration file, starts the embedded cluster if the file asks for
+// one, serves the listeners and the admin endpoint, enforces and reloads
+// the policy, and drains in-flight requests when ctx ends. Validate
+// checks a file as kproxy validate does.
 package proxy

@@ -1,124 +1,170 @@
 package proxy
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/internal/wire"
-	"github.com/kproxy/kproxy/protocol"
+	"github.com/kproxy/kproxy/internal/config"
 )
 
-// Option adds a feature to a Server.
-type Option func(*Server)
+// clusterFilters are what each cluster's engine is built with besides the
+// file: the filters of its sections, kproxy's own (the policy's) and the
+// program's, and what they share.
+type clusterFilters struct {
+	upstreams *upstreams
+	policy    *policyShared
+	sections  *sectionFilters
+	plugins   []filter.Plugin // kproxy's own sections, then the program's
+}
 
-// WithFilters adds filters to the chain (registered once, by Start), each
-// in its phase (filter.PhaseOf: PhaseProgram unless it says otherwise),
-// after the filters of that phase added earlier. Requests pass the phases
-// from the client's side to the cluster's, responses back (Server.Chain
-// lists the order). kproxy's quota engine and a virtual cluster's name
-// mapper, among them, become the engine's own stages (stages.go).
-func WithFilters(fs ...filter.Filter) Option {
-	return func(s *Server) {
-		for _, f := range fs {
-			if !s.asStage(f) {
-				s.filters = append(s.filters, f)
+// buildClusterFilters builds, for each cluster of cfg, the filters of its
+// sections: the policy's and those of the program's plugins.
+func buildClusterFilters(cfg *config.Config, programPlugins []filter.Plugin, log zerolog.Logger, reg prometheus.Registerer) (_ *clusterFilters, err error) {
+	// c, not the named result: an early "return nil, err" sets the result
+	// to nil before this deferred close runs.
+	c := &clusterFilters{policy: newPolicyShared(cfg.Audit)}
+	c.plugins = append([]filter.Plugin{policyFactory(c.policy)}, programPlugins...)
+	defer func() {
+		if err != nil {
+			c.close()
+		}
+	}()
+	if c.upstreams, err = newUpstreams(cfg); err != nil {
+		return nil, err
+	}
+	env := func(i int, cl config.Cluster) filter.Env {
+		return filter.Env{VirtualCluster: cl.Name, Log: clusterLogger(log, cl.Name),
+			Metrics: clusterRegisterer(reg, cl.Name), Upstream: c.upstreams.requester(i)}
+	}
+	if c.sections, err = buildSectionFilters(cfg, c.plugins, env); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// close flushes the policy's audit logs, then closes the upstream clients.
+func (c *clusterFilters) close() {
+	c.policy.close()
+	if c.upstreams != nil {
+		c.upstreams.close()
+	}
+}
+
+// sectionFilters are the filters built from the sections' factories, for
+// each cluster the file serves.
+type sectionFilters struct {
+	byCluster [][]builtFilter // as cfg.Clusters() lists the clusters
+}
+
+// builtFilter is one filter a factory built from its section.
+type builtFilter struct {
+	plugin filter.Plugin
+	filter filter.Filter
+}
+
+// chaining is a built filter that puts other filters in the chain in its
+// place, each in its own phase: the policy's puts its enforcer, if any,
+// and its quota engine, which the engine runs as its quota stage.
+type chaining interface {
+	chained() []filter.Filter
+}
+
+// buildSectionFilters builds, for each cluster, a filter from each
+// plugin's section that the cluster has (its own, or the top level's),
+// and from those built without one; env is what cluster i's are built in.
+func buildSectionFilters(cfg *config.Config, plugins []filter.Plugin, env func(i int, cl config.Cluster) filter.Env) (*sectionFilters, error) {
+	clusters := cfg.Clusters()
+	out := &sectionFilters{byCluster: make([][]builtFilter, len(clusters))}
+	for i, cl := range clusters {
+		for _, p := range plugins {
+			section, ok := cl.Config.Filters[p.SectionName()]
+			if !ok && !p.BuiltWithoutSection() {
+				continue
 			}
+			f, err := p.NewFilter(section, env(i, cl))
+			if err != nil {
+				err = fmt.Errorf("%s: %w", p.SectionName(), err)
+				if cl.Name != "" {
+					err = fmt.Errorf("virtual cluster %s (virtual_clusters[%d]): %w", cl.Name, i, err)
+				}
+				return nil, err
+			}
+			out.byCluster[i] = append(out.byCluster[i], builtFilter{plugin: p, filter: f})
 		}
 	}
+	return out, nil
 }
 
-// handlerTable indexes handlers by their API key, keeping their order, so
-// the data path finds a message's handlers with one slice lookup and
-// streams every key that has none.
-type handlerTable[H any] [][]H
-
-func buildHandlerTable[H any](keyOf func(H) int16, handlers []H) handlerTable[H] {
-	table := make(handlerTable[H], wire.MaxKnownKey()+1)
-	for _, h := range handlers {
-		if key := keyOf(h); key >= 0 && int(key) < len(table) {
-			table[key] = append(table[key], h)
-		}
+// filters are cluster i's filters from sections and program's own, in
+// phase order; within a phase, kproxy's own, those of Options.Plugins in
+// their order, then Options.Filters.
+func (s *sectionFilters) filters(i int, program []filter.Filter) []filter.Filter {
+	type phased struct {
+		phase filter.Phase
+		f     filter.Filter
 	}
-	return table
-}
-
-func (t handlerTable[H]) lookup(key int16) []H {
-	if key < 0 || int(key) >= len(t) {
-		return nil
-	}
-	return t[key]
-}
-
-// empty reports whether no key has handlers.
-func (t handlerTable[H]) empty() bool {
-	for _, hs := range t {
-		if len(hs) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func requestKey(h filter.RequestHandler) int16   { return h.Key }
-func responseKey(h filter.ResponseHandler) int16 { return h.Key }
-
-// responseNeeds is, per API key and version, the most any response handler
-// needs from that response, so the data path decides with two lookups.
-type responseNeeds [][]filter.Need
-
-func buildResponseNeeds(table handlerTable[filter.ResponseHandler]) responseNeeds {
-	needs := make(responseNeeds, len(table))
-	for key, handlers := range table {
-		if len(handlers) == 0 {
+	var all []phased
+	for _, b := range s.byCluster[i] {
+		c, ok := b.filter.(chaining)
+		if !ok {
+			all = append(all, phased{b.plugin.FilterPhase(), b.filter})
 			continue
 		}
-		maxV := protocol.MaxVersion(int16(key))
-		needs[key] = make([]filter.Need, maxV+1)
-		for v := int16(0); v <= maxV; v++ {
-			for _, h := range handlers {
-				need := filter.Decode
-				if h.Need != nil {
-					need = h.Need(v)
-				}
-				if need == filter.DropTopLevelTags && !canDropTags(int16(key), v) {
-					need = filter.Decode
-				}
-				needs[key][v] = max(needs[key][v], need)
-			}
+		for _, f := range c.chained() {
+			all = append(all, phased{filter.PhaseOf(f), f})
 		}
 	}
-	return needs
-}
-
-// responseFilters are one listener's response handlers, per API key, and
-// what they need per key and version.
-type responseFilters struct {
-	handlers handlerTable[filter.ResponseHandler]
-	needs    responseNeeds
-}
-
-func newResponseFilters(handlers []filter.ResponseHandler) responseFilters {
-	table := buildHandlerTable(responseKey, handlers)
-	return responseFilters{handlers: table, needs: buildResponseNeeds(table)}
-}
-
-// need is the most any handler needs from a response of key at version.
-func (f *responseFilters) need(key, version int16) filter.Need {
-	if key < 0 || int(key) >= len(f.needs) {
-		return filter.Stream
+	for _, f := range program {
+		all = append(all, phased{filter.PhaseProgram, f})
 	}
-	byVersion := f.needs[key]
-	if version < 0 || int(version) >= len(byVersion) {
-		if len(byVersion) == 0 {
-			return filter.Stream
+	slices.SortStableFunc(all, func(a, b phased) int { return cmp.Compare(a.phase, b.phase) })
+	out := make([]filter.Filter, len(all))
+	for j, p := range all {
+		out[j] = p.f
+	}
+	return out
+}
+
+// reloader is cluster i's applier of reloaded sections.
+func (s *sectionFilters) reloader(i int) config.Applier {
+	return sectionReloader{built: s.byCluster[i]}
+}
+
+// sectionReloader hands each reloadable filter of one cluster its
+// reloaded section. A section added or removed needs a restart, unless
+// its filter is built without one: the filter's place in the chain is
+// fixed at start.
+type sectionReloader struct {
+	built []builtFilter
+}
+
+func (r sectionReloader) ApplyConfig(cfg *config.Config, log zerolog.Logger) error {
+	var errs []error
+	for _, b := range r.built {
+		name := b.plugin.SectionName()
+		if !b.plugin.Reloadable() {
+			continue // RestartNeeded logged a change
 		}
-		return filter.Decode
+		section, ok := cfg.Filters[name]
+		if !ok && !b.plugin.BuiltWithoutSection() {
+			log.Warn().Str("section", name).Msg("configuration section removed; the filter stays until a restart")
+			continue
+		}
+		if err := b.plugin.ReloadFilter(b.filter, section, log); err != nil {
+			log.Error().Err(err).Str("section", name).Msg("section reload rejected; what was in force stays")
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		log.Info().Str("section", name).Msg("section reloaded")
 	}
-	return byVersion[version]
+	return errors.Join(errs...)
 }
 
-// canDropTags says whether the engine can stream version of key while
-// dropping its top-level tags: the API table has a walk to them, and the
-// version is flexible (has tags at all).
-func canDropTags(key, version int16) bool {
-	api, ok := protocol.APIs().API(key)
-	return ok && api.WalkToTags != nil && protocol.IsFlexible(key, version)
-}
+// ConfigRejected: the filters keep what they run with.
+func (sectionReloader) ConfigRejected(error) {}

@@ -1,13 +1,13 @@
-// Package sasl lets a Go program running kproxy (package server) add SASL
+// Package sasl lets a Go program running kproxy (package proxy) add SASL
 // mechanisms that kproxy terminates for its clients, next to the ones it
 // has: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER.
 //
-// A Mechanism passed in server.Options.Mechanisms may be listed in
+// A Mechanism passed in proxy.Options.Mechanisms may be listed in
 // listeners.sasl.mechanisms (mode terminate) like a built-in one, and, if
 // it has a Login, named by upstream.sasl.mechanism for kproxy's own login
 // to the cluster:
 //
-//	err := server.Run(ctx, server.Options{
+//	err := proxy.Run(ctx, proxy.Options{
 //		ConfigPath: "kproxy.yaml", // listeners.sasl.mechanisms: [X-KPROXY-TOKEN]
 //		Mechanisms: []sasl.Mechanism{{Name: "X-KPROXY-TOKEN", NewSession: newTokenSession}},
 //	})

@@ -17,8 +17,8 @@ import (
 	franzsasl "github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/proxy"
 	"github.com/kproxy/kproxy/sasl"
-	"github.com/kproxy/kproxy/server"
 )
 
 // tokenMechanism is a made-up mechanism: the client's one message is a
@@ -83,7 +83,7 @@ policy:
 `
 
 // TestProgramMechanismLogsIn: a program adds X-KPROXY-TOKEN through
-// server.Options; the file enables it like a built-in mechanism, a
+// proxy.Options; the file enables it like a built-in mechanism, a
 // franz-go client logs in with it through kproxy, and the policy decides
 // by the principal the mechanism authenticated. A wrong token is refused
 // as wrong credentials are.
@@ -93,7 +93,7 @@ func TestProgramMechanismLogsIn(t *testing.T) {
 	path := testkit.WriteConfig(t, file)
 	reload := make(chan os.Signal, 1)
 	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{
+		return proxy.Run(ctx, proxy.Options{
 			ConfigPath: path,
 			Mechanisms: []sasl.Mechanism{tokenServer(map[string]string{"s3cret-orders": "svc-orders"})},
 			LogOutput:  log,
@@ -148,7 +148,7 @@ func TestProgramMechanismLogsKproxyIn(t *testing.T) {
 	cluster := testkit.Cluster(t, 1, kfake.SeedTopics(1, "orders", "payments"))
 	terminating := tokenConfig(cluster.ListenAddrs()[0], tokenMechanism, ordersPolicy)
 	inner := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{
+		return proxy.Run(ctx, proxy.Options{
 			ConfigPath: testkit.WriteConfig(t, terminating),
 			Mechanisms: []sasl.Mechanism{tokenServer(map[string]string{"s3cret-orders": "svc-orders"})},
 			LogOutput:  log,
@@ -157,7 +157,7 @@ func TestProgramMechanismLogsKproxyIn(t *testing.T) {
 	inner.WaitReady()
 	loggingIn := loginConfig(inner.Bootstrap, "mechanism: "+tokenMechanism)
 	outer := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{
+		return proxy.Run(ctx, proxy.Options{
 			ConfigPath: testkit.WriteConfig(t, loggingIn),
 			Mechanisms: []sasl.Mechanism{{Name: tokenMechanism, Login: func() franzsasl.Mechanism { return tokenClient("s3cret-orders") }}},
 			LogOutput:  log,
@@ -203,7 +203,7 @@ func TestProgramMechanismValidation(t *testing.T) {
 		{mechanisms: tokenMechanism, added: []sasl.Mechanism{{Name: tokenMechanism, Login: func() franzsasl.Mechanism { return tokenClient("") }}},
 			wantErr: `listeners.sasl.mechanisms[0]: "X-KPROXY-TOKEN": must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER`},
 	} {
-		_, err := server.Validate(server.Options{ConfigPath: withFile(tc.mechanisms), Mechanisms: tc.added, SkipFileChecks: true})
+		_, err := proxy.Validate(proxy.Options{ConfigPath: withFile(tc.mechanisms), Mechanisms: tc.added, SkipFileChecks: true})
 		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("mechanisms [%s], %d added: %v, want %q", tc.mechanisms, len(tc.added), err, tc.wantErr)
 		}
@@ -217,7 +217,7 @@ func TestProgramMechanismNames(t *testing.T) {
 	for _, name := range []string{"PLAIN", "OAUTHBEARER", "x-lower", "", "X-MUCH-TOO-LONG-A-NAME"} {
 		m := tokenServer(nil)
 		m.Name = name
-		if _, err := server.Validate(server.Options{ConfigPath: path, Mechanisms: []sasl.Mechanism{m}}); err == nil || !strings.Contains(err.Error(), "server.Options.Mechanisms") {
+		if _, err := proxy.Validate(proxy.Options{ConfigPath: path, Mechanisms: []sasl.Mechanism{m}}); err == nil || !strings.Contains(err.Error(), "proxy.Options.Mechanisms") {
 			t.Errorf("mechanism %q: %v, want it refused", name, err)
 		}
 	}
@@ -235,7 +235,7 @@ func TestProgramLoginValidation(t *testing.T) {
 		{added: []sasl.Mechanism{login}, wantErr: "upstream.sasl.username: not used with mechanism X-KPROXY-TOKEN"},
 		{added: []sasl.Mechanism{tokenServer(nil)}, wantErr: `upstream.sasl.mechanism: "X-KPROXY-TOKEN": must be PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER`},
 	} {
-		_, err := server.Validate(server.Options{ConfigPath: path, Mechanisms: tc.added, SkipFileChecks: true})
+		_, err := proxy.Validate(proxy.Options{ConfigPath: path, Mechanisms: tc.added, SkipFileChecks: true})
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("with Login %v: %v, want %q", tc.added[0].Login != nil, err, tc.wantErr)
 		}

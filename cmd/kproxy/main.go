@@ -1,7 +1,7 @@
 // Command kproxy runs the transparent Kafka proxy. `kproxy --help` lists
 // its subcommands and their flags; `kproxy --config FILE` is `kproxy run`.
 //
-// The proxy itself is package server's Run: this command parses flags
+// The proxy itself is package proxy's Run: this command parses flags
 // and environment variables, turns signals into a context (SIGTERM and
 // SIGINT drain and stop) and reload requests (SIGHUP), and calls it.
 package main

@@ -7,16 +7,16 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // runCommand is `kproxy run` (and `kproxy --config FILE`): serve until
 // SIGTERM or SIGINT, then drain; SIGHUP reloads the policy.
 func runCommand() command {
 	return configCommand("run", "run the proxy (the default: kproxy --config FILE); SIGHUP reloads the policy, SIGTERM drains and stops",
-		func(ctx context.Context, opts server.Options, c cli) int {
+		func(ctx context.Context, opts proxy.Options, c cli) int {
 			opts.LogOutput, opts.Reload = c.stdout, c.reload
-			if err := server.Run(ctx, opts); err != nil {
+			if err := proxy.Run(ctx, opts); err != nil {
 				fmt.Fprintf(c.stderr, "kproxy: %v\n", err)
 				return 1
 			}
@@ -29,9 +29,9 @@ func runCommand() command {
 func validateCommand() command {
 	var skipFiles *bool
 	cmd := configCommand("validate", "check a configuration file (and overrides) as run would load it, and the files it names, then exit",
-		func(_ context.Context, opts server.Options, c cli) int {
+		func(_ context.Context, opts proxy.Options, c cli) int {
 			opts.SkipFileChecks = *skipFiles
-			warnings, err := server.Validate(opts)
+			warnings, err := proxy.Validate(opts)
 			if err != nil {
 				fmt.Fprintln(c.stderr, err)
 				return 1
@@ -54,7 +54,7 @@ func validateCommand() command {
 // configCommand is a command of the configuration file: it takes
 // --config and the overrides' flags, and act runs it with the options
 // they (and the environment) give.
-func configCommand(name, summary string, act func(context.Context, server.Options, cli) int) command {
+func configCommand(name, summary string, act func(context.Context, proxy.Options, cli) int) command {
 	return command{
 		name:    name,
 		summary: summary,
@@ -76,30 +76,30 @@ func configCommand(name, summary string, act func(context.Context, server.Option
 // function it returns builds the server options once fs is parsed: each
 // key is set by its KPROXY_* variable, unless its flag was given. It
 // reports bad usage (no --config, stray arguments) on stderr.
-func configFlags(fs *flag.FlagSet, c cli) func(args []string) (server.Options, bool) {
+func configFlags(fs *flag.FlagSet, c cli) func(args []string) (proxy.Options, bool) {
 	path := fs.String("config", "", "path to the YAML configuration `FILE` (required)")
 	type setting struct{ key, flag, env string }
 	var settings []setting
-	for _, key := range server.OverridableKeys() {
+	for _, key := range proxy.OverridableKeys() {
 		s := setting{key: key, flag: overrideFlag(key), env: overrideEnv(key)}
 		fs.String(s.flag, "", fmt.Sprintf("sets %s to `%s` (env %s)", key, overrideMeta(key), s.env))
 		settings = append(settings, s)
 	}
-	return func(args []string) (server.Options, bool) {
+	return func(args []string) (proxy.Options, bool) {
 		if *path == "" || len(args) > 0 {
 			fmt.Fprintf(c.stderr, "%s: want --config FILE and no arguments (kproxy --help lists every command)\n", fs.Name())
-			return server.Options{}, false
+			return proxy.Options{}, false
 		}
 		info, _ := debug.ReadBuildInfo()
 		v, commit := resolveVersion(info, version, commit)
-		opts := server.Options{ConfigPath: *path, Version: v, Commit: commit}
+		opts := proxy.Options{ConfigPath: *path, Version: v, Commit: commit}
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		for _, s := range settings {
 			if set[s.flag] {
-				opts.Overrides = append(opts.Overrides, server.Override{Key: s.key, Value: fs.Lookup(s.flag).Value.String(), Source: "--" + s.flag})
+				opts.Overrides = append(opts.Overrides, proxy.Override{Key: s.key, Value: fs.Lookup(s.flag).Value.String(), Source: "--" + s.flag})
 			} else if v := c.getenv(s.env); v != "" {
-				opts.Overrides = append(opts.Overrides, server.Override{Key: s.key, Value: v, Source: s.env})
+				opts.Overrides = append(opts.Overrides, proxy.Override{Key: s.key, Value: v, Source: s.env})
 			}
 		}
 		return opts, true

@@ -1,6 +1,6 @@
 // Command requireheader is kproxy with one filter more: it refuses
 // produced records that lack a given header. It shows how a Go program
-// builds its own kproxy with package server, writes a filter against
+// builds its own kproxy with package proxy, writes a filter against
 // package filter, and gives it its own section of the configuration file:
 //
 //	require_header: {name: trace-id, topics: [orders]}
@@ -20,7 +20,7 @@ import (
 	"syscall"
 
 	"github.com/kproxy/kproxy/filter"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 func main() {
@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string, log, stderr io.Writer) error {
 	reload := make(chan os.Signal, 1)
 	signal.Notify(reload, syscall.SIGHUP)
 	defer signal.Stop(reload)
-	return server.Run(ctx, server.Options{
+	return proxy.Run(ctx, proxy.Options{
 		ConfigPath: *config,
 		Plugins:    []filter.Plugin{Plugin()},
 		LogOutput:  log,

@@ -16,7 +16,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 const upstreamOnly = "upstream: {bootstrap_servers: [\"127.0.0.1:9092\"]}\n"
@@ -50,7 +50,7 @@ func TestSectionValidated(t *testing.T) {
 			[]string{`virtual_clusters[0].require_header: unknown key "require_header"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := server.Validate(server.Options{ConfigPath: testkit.WriteConfig(t, tc.file), Plugins: tc.plugins, SkipFileChecks: true})
+			_, err := proxy.Validate(proxy.Options{ConfigPath: testkit.WriteConfig(t, tc.file), Plugins: tc.plugins, SkipFileChecks: true})
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("want valid, got %v", err)
@@ -90,7 +90,7 @@ virtual_clusters:
 	path := testkit.WriteConfig(t, file("{name: owner, topics: [orders]}"))
 	reload := make(chan os.Signal, 1)
 	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{ConfigPath: path, Plugins: []filter.Plugin{Plugin()}, LogOutput: log, Reload: reload})
+		return proxy.Run(ctx, proxy.Options{ConfigPath: path, Plugins: []filter.Plugin{Plugin()}, LogOutput: log, Reload: reload})
 	})
 	kp.WaitReady()
 	a, b := kp.VirtualClusterBootstrap("a"), kp.VirtualClusterBootstrap("b")

@@ -4,7 +4,7 @@ import "github.com/kproxy/kproxy/filter"
 
 // Register registers no handler: the engine runs the quota engine itself,
 // as the chain's quota stage, which holds requests to their connection's
-// quotas (proxy/quota.go). Among the engine's filters it becomes that
+// quotas (internal/engine/quota.go). Among the engine's filters it becomes that
 // stage.
 func (e *Engine) Register(*filter.Registry) {}
 

@@ -11,9 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // changeAndHold changes every Produce request and keeps it for the
@@ -41,7 +41,7 @@ func TestMappedCopyIsChargedToTheBudget(t *testing.T) {
 	const valueBytes = 400 << 10
 	c := testkit.Cluster(t, 1, kfake.SeedTopics(1, "team-a.big"))
 	hold := changeAndHold{atHook: make(chan struct{}, 1), release: make(chan struct{})}
-	px := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(hold), proxy.WithFilters(tenant.New(tenant.Names{Topic: "team-a."}))}})
+	px := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []engine.Option{engine.WithFilters(hold), engine.WithFilters(tenant.New(tenant.Names{Topic: "team-a."}))}})
 	// Produce v12 names its topic, so the mapper rewrites it.
 	cl := client(t, []string{px.BootstrapAddr()}, kgo.MaxVersions(kversion.V4_0_0()),
 		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.DefaultProduceTopic("big"))

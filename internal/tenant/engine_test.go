@@ -14,10 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/topicids"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // tenantProxy is a kproxy in front of c whose clients are the virtual
@@ -25,7 +25,7 @@ import (
 func tenantProxy(t *testing.T, c interface{ ListenAddrs() []string }, opts ...tenant.Option) *testkit.Proxy {
 	t.Helper()
 	names := tenant.Names{Topic: "team-a.", Group: "team-a.", TransactionalID: "team-a."}
-	return testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(tenant.New(names, append([]tenant.Option{tenant.WithClusterID("vc-a")}, opts...)...))}})
+	return testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []engine.Option{engine.WithFilters(tenant.New(names, append([]tenant.Option{tenant.WithClusterID("vc-a")}, opts...)...))}})
 }
 
 func client(t *testing.T, seeds []string, opts ...kgo.Opt) *kgo.Client {
@@ -238,7 +238,7 @@ func TestFiltersSeeTheTenantsNames(t *testing.T) {
 	c := testkit.Cluster(t, 1)
 	seen := &seenNames{}
 	names := tenant.Names{Topic: "team-a."}
-	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(seen), proxy.WithFilters(tenant.New(names))}})
+	p := testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []engine.Option{engine.WithFilters(seen), engine.WithFilters(tenant.New(names))}})
 	ctx := testkit.Context(t, 30*time.Second)
 	if _, err := kadm.NewClient(client(t, []string{p.BootstrapAddr()})).CreateTopic(ctx, 1, 1, nil, "orders"); err != nil {
 		t.Fatal(err)

@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/tenant"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // prefixedProxy is a kproxy in front of c serving the virtual cluster
@@ -20,7 +20,7 @@ import (
 func prefixedProxy(t *testing.T, c interface{ ListenAddrs() []string }, prefix string) *testkit.Proxy {
 	t.Helper()
 	names := tenant.Names{Topic: prefix, Group: prefix, TransactionalID: prefix}
-	return testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(tenant.New(names))}})
+	return testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []engine.Option{engine.WithFilters(tenant.New(names))}})
 }
 
 // produceInTxn writes values to orders in one committed transaction of

@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/engine"
 )
 
 // Engine says how StartEngine starts the engine alone.
@@ -19,7 +19,7 @@ type Engine struct {
 	// YAML is the configuration file's text (Config builds the usual one).
 	YAML string
 	// Options plug parts into the engine: the part a test is about.
-	Options []proxy.Option
+	Options []engine.Option
 	// Log receives the engine's log at Level; nil: warnings to the test's
 	// log.
 	Log   io.Writer
@@ -29,7 +29,7 @@ type Engine struct {
 	Unready bool
 }
 
-// StartEngine starts the engine (proxy.New) alone from e, without the
+// StartEngine starts the engine (engine.New) alone from e, without the
 // wiring kproxy's start-up adds (the policy, audit, quotas, virtual
 // clusters, tracing): for tests and benchmarks of the engine or of one
 // part plugged into it. Everything else starts kproxy as the kproxy
@@ -44,7 +44,7 @@ func StartEngine(t testing.TB, e Engine) *Proxy {
 // to the test and does not wait for readiness.
 type startOptions struct {
 	wait  bool
-	opts  []proxy.Option
+	opts  []engine.Option
 	log   io.Writer // nil: the test's log
 	level zerolog.Level
 }
@@ -62,7 +62,7 @@ func start(t testing.TB, yaml string, so startOptions) *Proxy {
 	}
 	reg := prometheus.NewRegistry()
 	log := zerolog.New(out).Level(level).With().Timestamp().Logger()
-	srv := proxy.New(cfg, log, reg, so.opts...)
+	srv := engine.New(cfg, log, reg, so.opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := srv.Start(ctx); err != nil {
 		cancel()

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/engine"
 )
 
 // Cluster starts a kfake cluster with n brokers (node ids 0..n-1) and
@@ -29,7 +29,7 @@ func Cluster(t testing.TB, n int, opts ...kfake.Opt) *kfake.Cluster {
 // Proxy is an engine StartEngine started, with its metrics and its
 // configuration as parsed.
 type Proxy struct {
-	*proxy.Server
+	*engine.Server
 	Registry *prometheus.Registry
 	Config   *config.Config
 }

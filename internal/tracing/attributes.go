@@ -8,9 +8,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // kproxy's own span attributes, beside the messaging conventions.
@@ -46,7 +46,7 @@ func operation(key int16) (name string, typ attribute.KeyValue, typed bool) {
 }
 
 // spanName is "{operation} {topic}", or the operation alone without a topic.
-func spanName(t *proxy.RequestTiming) string {
+func spanName(t *engine.RequestTiming) string {
 	name, _, _ := operation(t.Key)
 	if t.Topic != "" {
 		return name + " " + t.Topic
@@ -55,7 +55,7 @@ func spanName(t *proxy.RequestTiming) string {
 }
 
 // upstreamTime is the upstream round trip; zero for a local answer.
-func upstreamTime(t *proxy.RequestTiming) time.Duration {
+func upstreamTime(t *engine.RequestTiming) time.Duration {
 	if t.SentUpstream.IsZero() || t.UpstreamFirstByte.IsZero() {
 		return 0
 	}
@@ -64,12 +64,12 @@ func upstreamTime(t *proxy.RequestTiming) time.Duration {
 
 // inProxyTime is the time spent inside kproxy: the whole request less the
 // upstream round trip.
-func inProxyTime(t *proxy.RequestTiming) time.Duration {
+func inProxyTime(t *engine.RequestTiming) time.Duration {
 	return t.Done.Sub(t.Start) - upstreamTime(t)
 }
 
 // attributes is the request span's attributes for t.
-func attributes(t *proxy.RequestTiming) []attribute.KeyValue {
+func attributes(t *engine.RequestTiming) []attribute.KeyValue {
 	opName, opType, typed := operation(t.Key)
 	attrs := make([]attribute.KeyValue, 0, 20)
 	attrs = append(attrs,

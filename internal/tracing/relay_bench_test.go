@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/kproxy/kproxy/bench/relaytest"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // BenchmarkRelayTraced is the relay with tracing off, on with no request
@@ -26,10 +26,10 @@ func BenchmarkRelayTraced(b *testing.B) {
 				name = fmt.Sprintf("ratio-%g", ratio)
 			}
 			b.Run(shape.Name+"/"+name, func(b *testing.B) {
-				var opts []proxy.Option
+				var opts []engine.Option
 				if ratio >= 0 {
 					tr, _ := newTestTracer(b, tracingConfig(ratio, 2048), newMemoryExporter())
-					opts = append(opts, proxy.WithRequestObservers(tr))
+					opts = append(opts, engine.WithRequestObservers(tr))
 				}
 				kp := testkit.StartEngine(b, testkit.Engine{YAML: testkit.LocalConfig(be.Addr()), Options: opts})
 				relaytest.Run(b, kp.Server.BootstrapAddr(), shape)

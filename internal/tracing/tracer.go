@@ -17,7 +17,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
-	"github.com/kproxy/kproxy/proxy"
+	"github.com/kproxy/kproxy/internal/engine"
 )
 
 // Tracer is the request observer that exports spans. Its data-path
@@ -30,7 +30,7 @@ type Tracer struct {
 	all         bool
 
 	topics   filter.TopicNames
-	queue    chan proxy.RequestTiming
+	queue    chan engine.RequestTiming
 	dropped  prometheus.Counter
 	provider *sdktrace.TracerProvider
 	tracer   trace.Tracer
@@ -52,7 +52,7 @@ func New(cfg config.Tracing, reg prometheus.Registerer) (*Tracer, error) {
 // NewWithExporter is New with the span exporter given.
 func NewWithExporter(cfg config.Tracing, exporter sdktrace.SpanExporter, reg prometheus.Registerer) (*Tracer, error) {
 	t := &Tracer{
-		queue: make(chan proxy.RequestTiming, cfg.QueueSize),
+		queue: make(chan engine.RequestTiming, cfg.QueueSize),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kproxy_trace_spans_dropped_total",
 			Help: "Request spans dropped because the export queue (tracing.queue_size) was full.",
@@ -82,16 +82,16 @@ func NewWithExporter(cfg config.Tracing, exporter sdktrace.SpanExporter, reg pro
 	return t, nil
 }
 
-// SampleRequest implements proxy.RequestSampler: the head sampling
+// SampleRequest implements engine.RequestSampler: the head sampling
 // decision, at the configured ratio.
 func (t *Tracer) SampleRequest(key, version int16) bool {
 	return t.all || rand.Uint64() < t.sampleBound
 }
 
-// ObserveRequest implements proxy.RequestObserver: a sampled request's
+// ObserveRequest implements engine.RequestObserver: a sampled request's
 // timing is queued for its span, or dropped and counted when the queue is
 // full.
-func (t *Tracer) ObserveRequest(rt *proxy.RequestTiming) {
+func (t *Tracer) ObserveRequest(rt *engine.RequestTiming) {
 	if !rt.Sampled {
 		return
 	}
@@ -127,7 +127,7 @@ func (t *Tracer) export() {
 // response's last, with an "upstream" child span for the upstream round
 // trip and events where the request left for the upstream and the
 // response came back; the rest is time inside kproxy.
-func (t *Tracer) record(rt *proxy.RequestTiming) {
+func (t *Tracer) record(rt *engine.RequestTiming) {
 	if rt.Topic == "" && rt.TopicID != [16]byte{} {
 		rt.Topic, _ = t.topics.Lookup(rt.TopicID)
 	}

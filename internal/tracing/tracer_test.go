@@ -17,9 +17,9 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/wire"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 func tracingConfig(ratio float64, queue int) config.Tracing {
@@ -92,7 +92,7 @@ func TestFullQueueDropsAndCountsInsteadOfBlocking(t *testing.T) {
 		defer close(observed)
 		now := time.Now()
 		for i := range requests {
-			tr.ObserveRequest(&proxy.RequestTiming{Key: wire.MetadataKey, CorrelationID: int32(i), Start: now, Done: now, Local: true, Sampled: true, ErrorCode: -1})
+			tr.ObserveRequest(&engine.RequestTiming{Key: wire.MetadataKey, CorrelationID: int32(i), Start: now, Done: now, Local: true, Sampled: true, ErrorCode: -1})
 		}
 	}()
 	select {
@@ -120,7 +120,7 @@ func TestUnsampledRequestIsNotExported(t *testing.T) {
 	exporter := newMemoryExporter()
 	tr, _ := newTestTracer(t, tracingConfig(1, 8), exporter)
 	now := time.Now()
-	tr.ObserveRequest(&proxy.RequestTiming{Key: wire.MetadataKey, Start: now, Done: now, ErrorCode: -1})
+	tr.ObserveRequest(&engine.RequestTiming{Key: wire.MetadataKey, Start: now, Done: now, ErrorCode: -1})
 	tr.Shutdown(context.Background())
 	if n := len(exporter.GetSpans()); n != 0 {
 		t.Errorf("%d spans exported for a request the sampler did not choose", n)
@@ -131,7 +131,7 @@ func TestSpanFromRequestTiming(t *testing.T) {
 	exporter := newMemoryExporter()
 	tr, _ := newTestTracer(t, tracingConfig(1, 8), exporter)
 	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	rt := proxy.RequestTiming{
+	rt := engine.RequestTiming{
 		Key: wire.ProduceKey, Version: 9, CorrelationID: 42, NodeID: 2, Listener: "node-2",
 		ClientID: "billing", Principal: "alice", VirtualCluster: "team-a", Client: netip.MustParseAddrPort("127.0.0.7:40000"),
 		RequestBytes: 1100, ResponseBytes: 90,
@@ -217,7 +217,7 @@ func TestLocalAnswerHasNoUpstreamSpan(t *testing.T) {
 	exporter := newMemoryExporter()
 	tr, _ := newTestTracer(t, tracingConfig(1, 8), exporter)
 	start := time.Now()
-	tr.ObserveRequest(&proxy.RequestTiming{Key: wire.APIVersionsKey, Version: 3, Start: start, Done: start.Add(time.Millisecond), Local: true, Sampled: true, ErrorCode: -1})
+	tr.ObserveRequest(&engine.RequestTiming{Key: wire.APIVersionsKey, Version: 3, Start: start, Done: start.Add(time.Millisecond), Local: true, Sampled: true, ErrorCode: -1})
 	tr.Shutdown(context.Background())
 	spans := exporter.GetSpans()
 	if len(spans) != 1 || spans[0].Name != "ApiVersions" {
@@ -248,7 +248,7 @@ func TestTopicIDNamedFromMetadata(t *testing.T) {
 		}
 	}
 	now := time.Now()
-	tr.ObserveRequest(&proxy.RequestTiming{Key: wire.FetchKey, Version: 17, Start: now, Done: now, ErrorCode: -1, Local: true, Sampled: true, TopicID: id})
+	tr.ObserveRequest(&engine.RequestTiming{Key: wire.FetchKey, Version: 17, Start: now, Done: now, ErrorCode: -1, Local: true, Sampled: true, TopicID: id})
 	tr.Shutdown(context.Background())
 	if spans := exporter.GetSpans(); len(spans) != 1 || spans[0].Name != "poll orders" {
 		t.Fatalf("spans %v, want one \"poll orders\"", spans)

@@ -7,15 +7,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // StartUnresolving starts the engine alone (testkit.StartEngine) from yaml
 // with the file's policy plugged in by hand, its audit discarded, and
-// without the topic id resolver server.Run wires: a replica to which a
+// without the topic id resolver proxy.Run wires: a replica to which a
 // topic id it has not seen is really unknown, the control of tests that
 // show replicas resolving ids. kproxy itself never runs so when it can
 // reach the cluster.
@@ -30,5 +30,5 @@ func StartUnresolving(t testing.TB, yaml string) *testkit.Proxy {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { enf.Close() })
-	return testkit.StartEngine(t, testkit.Engine{YAML: yaml, Options: []proxy.Option{proxy.WithFilters(enf)}})
+	return testkit.StartEngine(t, testkit.Engine{YAML: yaml, Options: []engine.Option{engine.WithFilters(enf)}})
 }

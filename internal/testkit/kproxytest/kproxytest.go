@@ -1,5 +1,5 @@
 // Package kproxytest starts kproxy for a test the way the kproxy command
-// does: through server.Run, from a configuration file, in the test's
+// does: through proxy.Run, from a configuration file, in the test's
 // process. Everything the file configures (the policy, audit, quotas,
 // virtual clusters, tracing, the admin endpoint) is wired by the same code
 // as in production. It is apart from testkit because the packages that
@@ -20,14 +20,14 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
-	"github.com/kproxy/kproxy/server"
+	"github.com/kproxy/kproxy/proxy"
 )
 
 // Kproxy is a kproxy a test started, stopped when the test ends.
 type Kproxy struct {
 	// Started gives the bound addresses (BootstrapAddr, BrokerAddr,
 	// SNIAddr, AdminAddr) and readiness (Ready, WaitReady).
-	server.Started
+	proxy.Started
 	// Registry gathers what the admin endpoint serves at /metrics.
 	Registry prometheus.Gatherer
 	// Logs holds every line kproxy logged, as JSON, at the level WithLog
@@ -53,7 +53,7 @@ type settings struct {
 	level   zerolog.Level
 }
 
-// WithFilters passes a program's own filters to server.Run, as a program
+// WithFilters passes a program's own filters to proxy.Run, as a program
 // embedding kproxy would.
 func WithFilters(f ...filter.Filter) Option {
 	return func(s *settings) { s.filters = append(s.filters, f...) }
@@ -71,7 +71,7 @@ func WithLog(w io.Writer, level zerolog.Level) Option {
 func Unready() Option { return func(s *settings) { s.unready = true } }
 
 // Start writes yaml to a configuration file and runs kproxy from it with
-// server.Run until the test ends. It returns once every listener is bound
+// proxy.Run until the test ends. It returns once every listener is bound
 // and (unless Unready) kproxy is ready, failing the test if Run fails
 // first.
 func Start(t testing.TB, yaml string, opts ...Option) *Kproxy {
@@ -84,7 +84,7 @@ func Start(t testing.TB, yaml string, opts ...Option) *Kproxy {
 }
 
 // TryStart is Start for a test of how kproxy fails to start: it returns
-// server.Run's error (an invalid configuration, a file it cannot read, a
+// proxy.Run's error (an invalid configuration, a file it cannot read, a
 // port it cannot bind) instead of failing the test.
 func TryStart(t testing.TB, yaml string, opts ...Option) (*Kproxy, error) {
 	t.Helper()
@@ -101,17 +101,17 @@ func TryStart(t testing.TB, yaml string, opts ...Option) (*Kproxy, error) {
 	log := zerolog.New(io.MultiWriter(out, k.Logs)).Level(level).With().Timestamp().Logger()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan server.Started, 1)
+	started := make(chan proxy.Started, 1)
 	var exit error // Run's, once finished is closed
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		exit = server.Run(ctx, server.Options{
+		exit = proxy.Run(ctx, proxy.Options{
 			ConfigPath: k.path,
 			Filters:    set.filters,
 			Logger:     &log,
 			Reload:     k.reload,
-			Started:    func(s server.Started) { started <- s },
+			Started:    func(s proxy.Started) { started <- s },
 		})
 	}()
 	k.stop = func() error {

@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/testkit"
+	"github.com/kproxy/kproxy/proxy"
 	"github.com/kproxy/kproxy/sasl"
-	"github.com/kproxy/kproxy/server"
 	"github.com/kproxy/kproxy/test/adversarial/advkit"
 )
 
@@ -65,7 +65,7 @@ func (s *hostileSession) Step(msg []byte) ([]byte, bool, error) {
 
 func (s *hostileSession) User() string { return s.user }
 
-// hostileKproxy is kproxy started through server.Run with
+// hostileKproxy is kproxy started through proxy.Run with
 // hostileMechanism enabled on its listeners and limits (flow-style keys of
 // the limits section), logging at debug: a close for the same reason soon
 // after another is logged at debug only. blocked is told of every Step that blocks; they
@@ -87,7 +87,7 @@ func startHostile(t *testing.T, limits string) hostileKproxy {
 		return &hostileSession{blocked: blocked, release: release}
 	}}
 	kp := testkit.ServeInProcess(t, func(ctx context.Context, log io.Writer) error {
-		return server.Run(ctx, server.Options{ConfigPath: path, Mechanisms: []sasl.Mechanism{mech}, LogOutput: log})
+		return proxy.Run(ctx, proxy.Options{ConfigPath: path, Mechanisms: []sasl.Mechanism{mech}, LogOutput: log})
 	})
 	t.Cleanup(func() { close(release) }) // runs before ServeInProcess's stop
 	kp.WaitReady()

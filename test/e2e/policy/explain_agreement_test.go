@@ -112,7 +112,7 @@ func (q agreeQuestion) String() string {
 // hundred generated questions each, the decision `policy explain` gives
 // (through the Checker, from the same file) is the one kproxy enforces on
 // a real request of that operation, sent by that principal through kproxy
-// (server.Run, SASL PLAIN users) in front of kfake. The request allowed
+// (proxy.Run, SASL PLAIN users) in front of kfake. The request allowed
 // reaches kfake, whatever it answers; the one denied is answered with the
 // resource type's authorization error.
 func TestExplainAgreesWithTheDataPath(t *testing.T) {

@@ -18,11 +18,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 	"github.com/kproxy/kproxy/policy"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // env is one test's cluster, kproxy and policy.
@@ -97,7 +97,7 @@ func newEnforcerEnv(t *testing.T, brokers int, topics []string, policyYAML strin
 		enf.Close() // flush the audit writer
 		return e.audit.String()
 	}
-	e.proxy = testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []proxy.Option{proxy.WithFilters(enf)}})
+	e.proxy = testkit.StartEngine(t, testkit.Engine{YAML: testkit.Config{Upstream: c.ListenAddrs()}.YAML(), Options: []engine.Option{engine.WithFilters(enf)}})
 	return e
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 )
 
-// TestQuotasReloadInKproxy: kproxy as it runs from its file (server.Run):
+// TestQuotasReloadInKproxy: kproxy as it runs from its file (proxy.Run):
 // a policy section holding quotas alone enforces them without authorizing
 // (nothing is denied), and a reload changes them for open and new
 // connections.

@@ -11,7 +11,7 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
 )
 
-// TestShutdownStopsDiscovery: once kproxy has shut down (server.Run has
+// TestShutdownStopsDiscovery: once kproxy has shut down (proxy.Run has
 // returned), kproxy does nothing more: in particular its
 // start-up discovery of an unreachable upstream has stopped and no longer
 // logs. (A goroutine that outlives Shutdown also makes any test that logs

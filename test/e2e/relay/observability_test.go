@@ -12,10 +12,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy/kproxy/internal/engine"
 	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
 	"github.com/kproxy/kproxy/internal/testkit/logbuf"
-	"github.com/kproxy/kproxy/proxy"
 )
 
 // adminGet fetches path from an admin handler and returns status and body.
@@ -124,7 +124,7 @@ func TestObservabilityThroughFranzGo(t *testing.T) {
 		t.Errorf("%d debug Produce request summaries, want at least %d", summaries, records)
 	}
 
-	var brokers []proxy.BrokerStatus
+	var brokers []engine.BrokerStatus
 	status, body := adminGet(t, kp, "/brokers")
 	if err := json.Unmarshal([]byte(body), &brokers); status != http.StatusOK || err != nil {
 		t.Fatalf("/brokers: %d %q: %v", status, body, err)

@@ -1,5 +1,5 @@
 // Package e2etenants drives virtual clusters end to end: one kproxy
-// process (server.Run, as the kproxy command runs it) serving two tenants
+// process (proxy.Run, as the kproxy command runs it) serving two tenants
 // in front of one kfake cluster, franz-go clients whose only seed is their
 // tenant's bootstrap listener, and checks of what reached the cluster
 // asked of kfake directly. With KPROXY_KAFKA_BOOTSTRAP set (test/kafka's
