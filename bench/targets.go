@@ -261,11 +261,13 @@ func kproxyConfig(u *upstream, bootstrapPort, adminPort int, policy string, pki 
 // rejects gives a target with skipped set, not an error.
 func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy string, pki *benchPKI, workDir string) (*target, error) {
 	desc := "kproxy process, passthrough (no policy)"
-	if policy != "" {
-		desc = "kproxy process with a 50-rule policy"
-		if o.PolicyFile != "" {
-			desc = "kproxy process with the policy of " + o.PolicyFile
-		}
+	switch {
+	case feature(name) == TargetKproxyQuotas:
+		desc = fmt.Sprintf("kproxy process with %d quota rules, one matching the bench traffic with limits it never reaches", QuotaRules)
+	case policy != "" && o.PolicyFile != "":
+		desc = "kproxy process with the policy of " + o.PolicyFile
+	case policy != "":
+		desc = fmt.Sprintf("kproxy process with a %d-rule policy", PolicyRules)
 	}
 	t := &target{name: name, desc: desc, addrMap: map[string]string{}}
 	sni := name == TargetKproxySNI
@@ -276,7 +278,7 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 	if sni {
 		t.desc = "kproxy process, passthrough, the SNI listener alone: one TLS port, routed by server name (plaintext upstream)"
 	}
-	vc := name == TargetKproxyVC
+	vc := feature(name) == TargetKproxyVC
 	if vc {
 		t.desc = "kproxy process serving one virtual cluster: topic, group and transactional-id prefix " + VCPrefix + " added and removed"
 	}
@@ -334,7 +336,7 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		t.sniAddr = t.seeds[0]
 		t.seeds = []string{net.JoinHostPort(sniBootstrap, strconv.Itoa(bport))}
 	}
-	if policy != "" && name == TargetKproxyPolicy {
+	if policy != "" && feature(name) == TargetKproxyPolicy {
 		enforced, detail := probePolicy(ctx, t, o.Topic+"-outside-policy")
 		switch {
 		case !enforced && o.PolicyFile == "":
