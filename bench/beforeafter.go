@@ -26,37 +26,34 @@ func (r *Report) beforeAfterMarkdown(b *strings.Builder) {
 	if len(pairs) == 0 {
 		return
 	}
-	var throughput, latency []string
+	var throughput, latency [][]string
 	for _, p := range pairs {
 		if p.lr.Kind == "latency" {
-			latency = append(latency, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.lr.Name,
+			latency = append(latency, []string{p.lr.Name,
 				p.after.Target, medianRange(p.after, p50, "%.0f"), medianRange(p.after, p99, "%.0f"), medianRange(p.after, cpuPerReq, "%.1f"),
 				p.before.Target, medianRange(p.before, p50, "%.0f"), medianRange(p.before, p99, "%.0f"), medianRange(p.before, cpuPerReq, "%.1f"),
-				rat(p.before.Ratios, "p50_vs_after"), rat(p.before.Ratios, "p99_vs_after"), rat(p.before.Ratios, "cpu_per_req_vs_after")))
+				rat(p.before.Ratios, "p50_vs_after"), rat(p.before.Ratios, "p99_vs_after"), rat(p.before.Ratios, "cpu_per_req_vs_after")})
 			continue
 		}
-		throughput = append(throughput, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.lr.Name,
+		throughput = append(throughput, []string{p.lr.Name,
 			p.after.Target, medianRange(p.after, mbps, "%.1f"), medianRange(p.after, cpuPerGiB, "%.2f"),
 			p.before.Target, medianRange(p.before, mbps, "%.1f"), medianRange(p.before, cpuPerGiB, "%.2f"),
-			rat(p.before.Ratios, "mb_per_s_vs_after"), rat(p.before.Ratios, "cpu_per_gib_vs_after")))
+			rat(p.before.Ratios, "mb_per_s_vs_after"), rat(p.before.Ratios, "cpu_per_gib_vs_after")})
 	}
 	b.WriteString("### before and after\n\nEach base target next to the same configuration on the current binary: median (min-max over the rounds).\n")
-	table(b, "| load | after | after MB/s | CPU-s/GiB | before | before MB/s | CPU-s/GiB | before / after MB/s | CPU |", throughput)
-	table(b, "| load | after | p50 µs | p99 µs | CPU µs/req | before | p50 µs | p99 µs | CPU µs/req | before / after p50 | p99 | CPU |", latency)
+	for _, t := range []struct {
+		header []string
+		rows   [][]string
+	}{
+		{[]string{"load", "after", "after MB/s", "CPU-s/GiB", "before", "before MB/s", "CPU-s/GiB", "before / after MB/s", "CPU"}, throughput},
+		{[]string{"load", "after", "p50 µs", "p99 µs", "CPU µs/req", "before", "p50 µs", "p99 µs", "CPU µs/req", "before / after p50", "p99", "CPU"}, latency},
+	} {
+		if len(t.rows) > 0 {
+			b.WriteString("\n")
+			mdTable(b, t.header, t.rows)
+		}
+	}
 	b.WriteString("\n")
-}
-
-// table writes a Markdown table of rows under header (first column left,
-// the others right aligned), if it has rows.
-func table(b *strings.Builder, header string, rows []string) {
-	if len(rows) == 0 {
-		return
-	}
-	cols := strings.Count(header, "|") - 1
-	fmt.Fprintf(b, "\n%s\n| --- |%s\n", header, strings.Repeat(" ---: |", cols-1))
-	for _, row := range rows {
-		b.WriteString(row)
-	}
 }
 
 // A metric reads one figure of a sample; false when the sample lacks it.

@@ -371,37 +371,19 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, " Pace: %.0f MB/s (%s).", lr.RateMBps, lr.RateNote)
 		}
 		b.WriteString("\n\n")
+		header, row := []string{"target", "MB/s", "spread", "records/s", "vs direct", "vs splice", "proxy CPU-s/GiB", "CPU/GiB vs splice", "proxy peak RSS", "bench CPU-s/GiB"}, r.throughputRow
 		if lr.Kind == "latency" {
-			b.WriteString("| target | p50 µs | p90 µs | p99 µs | p99.9 µs | p50 vs direct | p50 vs splice | p99 vs direct | p99 vs splice | proxy CPU µs/req | CPU/req vs splice |\n")
-			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-			for _, res := range lr.Results {
-				s := res.Median
-				if s == nil {
-					fmt.Fprintf(&b, "| %s | failed | | | | | | | | | |\n", res.Target)
-					continue
-				}
-				fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %s | %s | %s | %s | %s | %s |\n", res.Target,
-					s.P50, s.P90, s.P99, s.P999,
-					rat(res.Ratios, "p50_vs_direct"), rat(res.Ratios, "p50_vs_splice"),
-					rat(res.Ratios, "p99_vs_direct"), rat(res.Ratios, "p99_vs_splice"),
-					r.coarse(s, optf(s.ProxyCPUPerReqUs, "%.1f")), rat(res.Ratios, "cpu_per_req_vs_splice"))
-			}
-		} else {
-			b.WriteString("| target | MB/s | spread | records/s | vs direct | vs splice | proxy CPU-s/GiB | CPU/GiB vs splice | proxy peak RSS | bench CPU-s/GiB |\n")
-			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-			for _, res := range lr.Results {
-				s := res.Median
-				if s == nil {
-					fmt.Fprintf(&b, "| %s | failed | | | | | | | | |\n", res.Target)
-					continue
-				}
-				fmt.Fprintf(&b, "| %s | %.1f | %s | %.0f | %s | %s | %s | %s | %s | %.2f |\n", res.Target,
-					s.MBps, spread(res), s.RecPerS,
-					rat(res.Ratios, "mb_per_s_vs_direct"), rat(res.Ratios, "mb_per_s_vs_splice"),
-					r.coarse(s, optf(s.ProxyCPUPerGiB, "%.2f")), rat(res.Ratios, "cpu_per_gib_vs_splice"),
-					mib(s.ProxyPeakRSS), s.BenchCPUPerGiB)
-			}
+			header, row = []string{"target", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "p50 vs direct", "p50 vs splice", "p99 vs direct", "p99 vs splice", "proxy CPU µs/req", "CPU/req vs splice"}, r.latencyRow
 		}
+		var rows [][]string
+		for _, res := range lr.Results {
+			if res.Median == nil {
+				rows = append(rows, []string{res.Target, "failed"})
+				continue
+			}
+			rows = append(rows, row(res))
+		}
+		mdTable(&b, header, rows)
 		compareLine(&b, lr, "TLS on the client side", TargetKproxyTLS, TargetTLSRelay, "tls_relay")
 		compareLine(&b, lr, "SNI listener", TargetKproxySNI, TargetKproxyTLS, "kproxy_tls")
 		compareLine(&b, lr, "Prefixed virtual cluster", TargetKproxyVC, TargetKproxy, "kproxy")
@@ -451,6 +433,33 @@ func (r *Report) Markdown() string {
 	}
 	b.WriteString("MB = 10^6 bytes of record values; GiB = 2^30 bytes. CPU is utime+stime of the proxy process from /proc/PID/stat over the measured window; direct has no proxy (—). Spread: half the range of the rounds' MB/s over the median. Ratios: the target's median over the reference's median (for throughput higher is better, for latency and CPU lower is better). Bench CPU is the benchmark process itself (client and embedded upstream), the same work for every target.\n")
 	return b.String()
+}
+
+// throughputRow and latencyRow are a target's row of its load's table.
+func (r *Report) throughputRow(res *TargetResult) []string {
+	s := res.Median
+	return []string{res.Target, fmt.Sprintf("%.1f", s.MBps), spread(res), fmt.Sprintf("%.0f", s.RecPerS),
+		rat(res.Ratios, "mb_per_s_vs_direct"), rat(res.Ratios, "mb_per_s_vs_splice"),
+		r.coarse(s, optf(s.ProxyCPUPerGiB, "%.2f")), rat(res.Ratios, "cpu_per_gib_vs_splice"),
+		mib(s.ProxyPeakRSS), fmt.Sprintf("%.2f", s.BenchCPUPerGiB)}
+}
+
+func (r *Report) latencyRow(res *TargetResult) []string {
+	s := res.Median
+	return []string{res.Target, fmt.Sprintf("%.0f", s.P50), fmt.Sprintf("%.0f", s.P90), fmt.Sprintf("%.0f", s.P99), fmt.Sprintf("%.0f", s.P999),
+		rat(res.Ratios, "p50_vs_direct"), rat(res.Ratios, "p50_vs_splice"),
+		rat(res.Ratios, "p99_vs_direct"), rat(res.Ratios, "p99_vs_splice"),
+		r.coarse(s, optf(s.ProxyCPUPerReqUs, "%.1f")), rat(res.Ratios, "cpu_per_req_vs_splice")}
+}
+
+// mdTable writes a Markdown table, the first column left aligned and the
+// others right; a short row (a failed target) is padded with empty cells.
+func mdTable(b *strings.Builder, header []string, rows [][]string) {
+	fmt.Fprintf(b, "| %s |\n| --- |%s\n", strings.Join(header, " | "), strings.Repeat(" ---: |", len(header)-1))
+	for _, row := range rows {
+		row = append(row, make([]string, max(len(header)-len(row), 0))...)
+		fmt.Fprintf(b, "| %s |\n", strings.Join(row, " | "))
+	}
 }
 
 // spread is the range of a target's per-round MB/s relative to its median:

@@ -155,22 +155,36 @@ func startRelay(o *Options, u *upstream, name string, pki *benchPKI, workDir str
 	for _, b := range u.relayTargets() {
 		args = append(args, "--target", b)
 	}
-	mode := name
 	t.logPath = filepath.Join(workDir, name+".log")
-	cmd, logf, err := command(o, t.logPath, args[0], args[1:]...)
+	err := startChild(o, t, args, func(f []string) {
+		if len(f) == 3 && f[0] == "listen" {
+			t.addrMap[f[1]] = f[2]
+		}
+	})
 	if err != nil {
 		return nil, err
+	}
+	return t, nil
+}
+
+// startChild starts t's process, a child that prints lines of
+// space-separated fields on stdout, each given to onLine, up to "ready";
+// closing its stdin stops it (t.stop).
+func startChild(o *Options, t *target, args []string, onLine func(fields []string)) error {
+	cmd, logf, err := command(o, t.logPath, args[0], args[1:]...)
+	if err != nil {
+		return err
 	}
 	defer logf.Close()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if t.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s relay: %w", mode, err)
+		return fmt.Errorf("start %s: %w", t.name, err)
 	}
 	t.proc = cmd
 	lines := bufio.NewScanner(out)
@@ -178,14 +192,12 @@ func startRelay(o *Options, u *upstream, name string, pki *benchPKI, workDir str
 		f := strings.Fields(lines.Text())
 		if len(f) == 1 && f[0] == "ready" {
 			go io.Copy(io.Discard, out)
-			return t, nil
+			return nil
 		}
-		if len(f) == 3 && f[0] == "listen" {
-			t.addrMap[f[1]] = f[2]
-		}
+		onLine(f)
 	}
 	t.stop()
-	return nil, fmt.Errorf("%s relay exited before it was ready; log: %s", mode, tail(t.logPath))
+	return fmt.Errorf("%s exited before it was ready; log: %s", t.name, tail(t.logPath))
 }
 
 // selfCommand is the command line of one of our hidden subcommands.
