@@ -1,16 +1,12 @@
 package bench
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"strings"
-	"syscall"
 
+	"github.com/kproxy/kproxy/bench/relay"
 	"github.com/kproxy/kproxy/bench/relaytest"
 )
 
@@ -33,49 +29,26 @@ func BackendMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "listen %s\nready\n", be.Addr())
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		io.Copy(io.Discard, stdin)
-		stop <- syscall.SIGTERM
-	}()
-	<-stop
+	relay.WaitForStop(stdin)
 	return 0
 }
 
 // startBackend runs the backend subcommand and returns it as an upstream,
 // with the process to stop.
 func startBackend(o *Options, workDir string) (*upstream, *target, error) {
-	args := selfCommand(o, "backend")
 	t := &target{name: "backend", logPath: filepath.Join(workDir, "backend.log")}
-	cmd, logf, err := command(o, t.logPath, args[0], args[1:]...)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer logf.Close()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	if t.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start backend: %w", err)
-	}
-	t.proc = cmd
 	var addr string
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		f := strings.Fields(lines.Text())
+	err := startChild(o, t, selfCommand(o, "backend"), func(f []string) {
 		if len(f) == 2 && f[0] == "listen" {
 			addr = f[1]
 		}
-		if len(f) == 1 && f[0] == "ready" && addr != "" {
-			go io.Copy(io.Discard, out)
-			return &upstream{seeds: []string{addr}, brokers: []string{addr}}, t, nil
-		}
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	t.stop()
-	return nil, nil, fmt.Errorf("backend exited before it was ready; log: %s", tail(t.logPath))
+	if addr == "" {
+		t.stop()
+		return nil, nil, fmt.Errorf("backend was ready without saying where it listens; log: %s", tail(t.logPath))
+	}
+	return &upstream{seeds: []string{addr}, brokers: []string{addr}}, t, nil
 }

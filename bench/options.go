@@ -12,8 +12,12 @@
 //   - kproxy-base: another kproxy binary (an earlier build), passthrough,
 //     to compare before and after a change in one run (optional).
 //   - kproxy-policy: kproxy with a 50-rule policy (optional).
+//   - kproxy-vc: kproxy serving one prefixed virtual cluster (optional).
 //   - kproxy-quotas: kproxy with quotas configured that the bench traffic
 //     matches but never reaches (optional).
+//   - kproxy-base-policy, kproxy-base-vc, kproxy-base-quotas: the same
+//     three on the kproxy-base binary, when it and the feature are both
+//     asked for.
 //   - kproxy-traced: kproxy with tracing at 1% sampling, exporting to an
 //     OTLP/HTTP sink in the bench process (optional).
 //   - tls-relay and kproxy-tls: bench/relay terminating client TLS, and
@@ -46,14 +50,20 @@ const (
 	TargetKproxyPolicy = "kproxy-policy"
 	TargetKproxyVC     = "kproxy-vc"
 	TargetKproxyQuotas = "kproxy-quotas"
-	TargetKproxyTraced = "kproxy-traced"
-	TargetTLSRelay     = "tls-relay"
-	TargetKproxyTLS    = "kproxy-tls"
-	TargetKproxySNI    = "kproxy-sni"
+	// The base binary's feature targets: kproxy-policy, kproxy-vc and
+	// kproxy-quotas run on the -kproxy-base binary.
+	TargetKproxyBasePolicy = "kproxy-base-policy"
+	TargetKproxyBaseVC     = "kproxy-base-vc"
+	TargetKproxyBaseQuotas = "kproxy-base-quotas"
+	TargetKproxyTraced     = "kproxy-traced"
+	TargetTLSRelay         = "tls-relay"
+	TargetKproxyTLS        = "kproxy-tls"
+	TargetKproxySNI        = "kproxy-sni"
 )
 
 // AllTargets is every target in report order.
-var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyBase, TargetKproxyPolicy, TargetKproxyVC, TargetKproxyQuotas, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
+var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyBase, TargetKproxyPolicy, TargetKproxyBasePolicy,
+	TargetKproxyVC, TargetKproxyBaseVC, TargetKproxyQuotas, TargetKproxyBaseQuotas, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
 
 // tlsTargets are the targets a client reaches over TLS; -tls adds them.
 var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
@@ -100,7 +110,10 @@ type Options struct {
 	Tracing        bool   // add the kproxy-traced target
 	KproxyBin      string // prebuilt kproxy; empty builds ./cmd/kproxy
 	// KproxyBaseBin adds the kproxy-base target: this binary, passthrough,
-	// compared with kproxy as mb_per_s_vs_kproxy and cpu_per_gib_vs_kproxy.
+	// compared with kproxy (mb_per_s_vs_after, cpu_per_gib_vs_after, ...);
+	// with Policy, VirtualCluster or Quotas it also adds that feature's
+	// target on this binary (kproxy-base-policy, ...), compared likewise
+	// with the feature's target on the current binary.
 	KproxyBaseBin string
 	Conns         int // idle connection pairs for the RSS-per-pair measurement; 0 skips it
 	Targets       []string

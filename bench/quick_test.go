@@ -77,7 +77,7 @@ func TestQuickRun(t *testing.T) {
 		}
 		measured = append(measured, name)
 	}
-	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetKproxyBase, bench.TargetKproxyVC, bench.TargetKproxyTraced, bench.TargetTLSRelay, bench.TargetKproxyTLS, bench.TargetKproxySNI} {
+	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetKproxyBase, bench.TargetKproxyVC, bench.TargetKproxyBaseVC, bench.TargetKproxyTraced, bench.TargetTLSRelay, bench.TargetKproxyTLS, bench.TargetKproxySNI} {
 		if !contains(measured, must) {
 			t.Errorf("target %s was not measured", must)
 		}
@@ -124,6 +124,9 @@ func TestQuickRun(t *testing.T) {
 			if _, ok := lr.Result(bench.TargetKproxyBase).Ratios["mb_per_s_vs_kproxy"]; !ok {
 				t.Errorf("load %s: kproxy-base has no ratio vs kproxy", lr.Name)
 			}
+			if _, ok := lr.Result(bench.TargetKproxyBaseVC).Ratios["cpu_per_gib_vs_after"]; !ok {
+				t.Errorf("load %s: kproxy-base-vc has no CPU ratio vs kproxy-vc", lr.Name)
+			}
 			if _, ok := lr.Result(bench.TargetKproxySNI).Ratios["cpu_per_gib_vs_kproxy_tls"]; !ok {
 				t.Errorf("load %s: kproxy-sni has no CPU ratio vs kproxy-tls", lr.Name)
 			}
@@ -143,7 +146,7 @@ func TestQuickRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice", "| kproxy-tls |", "kproxy-tls vs tls-relay", "| kproxy-sni |", "kproxy-sni vs kproxy-tls"} {
+	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice", "| kproxy-tls |", "kproxy-tls vs tls-relay", "| kproxy-sni |", "kproxy-sni vs kproxy-tls", "### before and after", "| produce | kproxy-vc | ", "kproxy-base-vc vs kproxy-vc"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("markdown lacks %q", want)
 		}

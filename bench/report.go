@@ -108,7 +108,9 @@ type TargetResult struct {
 	Median *Sample `json:"median"`
 	// Ratios compare medians with direct, the splice relay, the TLS relay
 	// and passthrough kproxy: mb_per_s_vs_direct, cpu_per_gib_vs_splice,
-	// p99_vs_splice, cpu_per_gib_vs_tls_relay, mb_per_s_vs_kproxy, ...
+	// p99_vs_splice, cpu_per_gib_vs_tls_relay, mb_per_s_vs_kproxy, ...; a
+	// base target also against its twin on the current binary:
+	// mb_per_s_vs_after, cpu_per_gib_vs_after, p99_vs_after, ...
 	Ratios map[string]float64 `json:"ratios,omitempty"`
 	// CDF is the latency distribution of all rounds pooled.
 	CDF []CDFPoint `json:"cdf,omitempty"`
@@ -280,56 +282,49 @@ func cdf(sorted []time.Duration) []CDFPoint {
 }
 
 func (lr *LoadResult) computeRatios() {
-	ref := func(name string) *Sample {
-		if r := lr.Result(name); r != nil {
-			return r.Median
-		}
-		return nil
+	type reference struct {
+		key    string
+		target string
 	}
-	direct, splice, tlsRelay, kproxyTLS, kproxy := ref(TargetDirect), ref(TargetSplice), ref(TargetTLSRelay), ref(TargetKproxyTLS), ref(TargetKproxy)
-	ratio := func(m map[string]float64, key string, a, b float64) {
-		if b > 0 && a > 0 {
-			m[key] = a / b
-		}
-	}
+	refs := []reference{{"direct", TargetDirect}, {"splice", TargetSplice}, {"tls_relay", TargetTLSRelay}, {"kproxy_tls", TargetKproxyTLS}, {"kproxy", TargetKproxy}}
 	for _, res := range lr.Results {
-		m := res.Median
-		if m == nil {
+		if res.Median == nil {
 			continue
 		}
 		rs := map[string]float64{}
-		for _, rf := range []struct {
-			name string
-			s    *Sample
-		}{{"direct", direct}, {"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}, {"kproxy", kproxy}} {
-			if rf.s == nil {
-				continue
-			}
-			if lr.Kind == "latency" {
-				ratio(rs, "p50_vs_"+rf.name, m.P50, rf.s.P50)
-				ratio(rs, "p99_vs_"+rf.name, m.P99, rf.s.P99)
-				ratio(rs, "p999_vs_"+rf.name, m.P999, rf.s.P999)
-			} else {
-				ratio(rs, "mb_per_s_vs_"+rf.name, m.MBps, rf.s.MBps)
-			}
-		}
-		for _, rf := range []struct {
-			name string
-			s    *Sample
-		}{{"splice", splice}, {"tls_relay", tlsRelay}, {"kproxy_tls", kproxyTLS}, {"kproxy", kproxy}} {
-			if rf.s == nil {
-				continue
-			}
-			if m.ProxyCPUPerGiB != nil && rf.s.ProxyCPUPerGiB != nil {
-				ratio(rs, "cpu_per_gib_vs_"+rf.name, *m.ProxyCPUPerGiB, *rf.s.ProxyCPUPerGiB)
-			}
-			if m.ProxyCPUPerReqUs != nil && rf.s.ProxyCPUPerReqUs != nil {
-				ratio(rs, "cpu_per_req_vs_"+rf.name, *m.ProxyCPUPerReqUs, *rf.s.ProxyCPUPerReqUs)
+		// A base target is also compared with its twin on the current
+		// binary, as "after".
+		for _, ref := range append(refs, reference{"after", afterOf(res.Target)}) {
+			if other := lr.Result(ref.target); other != nil && other.Median != nil {
+				addRatios(rs, lr.Kind, ref.key, res.Median, other.Median)
 			}
 		}
 		if len(rs) > 0 {
 			res.Ratios = rs
 		}
+	}
+}
+
+// addRatios records m over ref as rs[METRIC_vs_KEY]: throughput or latency
+// percentiles by kind, and proxy CPU where both have it (direct has none).
+func addRatios(rs map[string]float64, kind, key string, m, ref *Sample) {
+	ratio := func(metric string, a, b float64) {
+		if b > 0 && a > 0 {
+			rs[metric+"_vs_"+key] = a / b
+		}
+	}
+	if kind == "latency" {
+		ratio("p50", m.P50, ref.P50)
+		ratio("p99", m.P99, ref.P99)
+		ratio("p999", m.P999, ref.P999)
+	} else {
+		ratio("mb_per_s", m.MBps, ref.MBps)
+	}
+	if m.ProxyCPUPerGiB != nil && ref.ProxyCPUPerGiB != nil {
+		ratio("cpu_per_gib", *m.ProxyCPUPerGiB, *ref.ProxyCPUPerGiB)
+	}
+	if m.ProxyCPUPerReqUs != nil && ref.ProxyCPUPerReqUs != nil {
+		ratio("cpu_per_req", *m.ProxyCPUPerReqUs, *ref.ProxyCPUPerReqUs)
 	}
 }
 
@@ -376,41 +371,25 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, " Pace: %.0f MB/s (%s).", lr.RateMBps, lr.RateNote)
 		}
 		b.WriteString("\n\n")
+		header, row := []string{"target", "MB/s", "spread", "records/s", "vs direct", "vs splice", "proxy CPU-s/GiB", "CPU/GiB vs splice", "proxy peak RSS", "bench CPU-s/GiB"}, r.throughputRow
 		if lr.Kind == "latency" {
-			b.WriteString("| target | p50 µs | p90 µs | p99 µs | p99.9 µs | p50 vs direct | p50 vs splice | p99 vs direct | p99 vs splice | proxy CPU µs/req | CPU/req vs splice |\n")
-			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-			for _, res := range lr.Results {
-				s := res.Median
-				if s == nil {
-					fmt.Fprintf(&b, "| %s | failed | | | | | | | | | |\n", res.Target)
-					continue
-				}
-				fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %.0f | %s | %s | %s | %s | %s | %s |\n", res.Target,
-					s.P50, s.P90, s.P99, s.P999,
-					rat(res.Ratios, "p50_vs_direct"), rat(res.Ratios, "p50_vs_splice"),
-					rat(res.Ratios, "p99_vs_direct"), rat(res.Ratios, "p99_vs_splice"),
-					r.coarse(s, optf(s.ProxyCPUPerReqUs, "%.1f")), rat(res.Ratios, "cpu_per_req_vs_splice"))
-			}
-		} else {
-			b.WriteString("| target | MB/s | spread | records/s | vs direct | vs splice | proxy CPU-s/GiB | CPU/GiB vs splice | proxy peak RSS | bench CPU-s/GiB |\n")
-			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-			for _, res := range lr.Results {
-				s := res.Median
-				if s == nil {
-					fmt.Fprintf(&b, "| %s | failed | | | | | | | | |\n", res.Target)
-					continue
-				}
-				fmt.Fprintf(&b, "| %s | %.1f | %s | %.0f | %s | %s | %s | %s | %s | %.2f |\n", res.Target,
-					s.MBps, spread(res), s.RecPerS,
-					rat(res.Ratios, "mb_per_s_vs_direct"), rat(res.Ratios, "mb_per_s_vs_splice"),
-					r.coarse(s, optf(s.ProxyCPUPerGiB, "%.2f")), rat(res.Ratios, "cpu_per_gib_vs_splice"),
-					mib(s.ProxyPeakRSS), s.BenchCPUPerGiB)
-			}
+			header, row = []string{"target", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "p50 vs direct", "p50 vs splice", "p99 vs direct", "p99 vs splice", "proxy CPU µs/req", "CPU/req vs splice"}, r.latencyRow
 		}
+		var rows [][]string
+		for _, res := range lr.Results {
+			if res.Median == nil {
+				rows = append(rows, []string{res.Target, "failed"})
+				continue
+			}
+			rows = append(rows, row(res))
+		}
+		mdTable(&b, header, rows)
 		compareLine(&b, lr, "TLS on the client side", TargetKproxyTLS, TargetTLSRelay, "tls_relay")
 		compareLine(&b, lr, "SNI listener", TargetKproxySNI, TargetKproxyTLS, "kproxy_tls")
 		compareLine(&b, lr, "Prefixed virtual cluster", TargetKproxyVC, TargetKproxy, "kproxy")
-		compareLine(&b, lr, "Base binary (before)", TargetKproxyBase, TargetKproxy, "kproxy")
+		for _, base := range baseTargets() {
+			compareLine(&b, lr, "Base binary (before)", base, afterOf(base), "after")
+		}
 		if r.coarseUsed {
 			fmt.Fprintf(&b, "\n\\* fewer than %d clock ticks (1/%d s) of proxy CPU in the median window: too coarse to compare; use longer runs.\n", coarseTicks, r.Meta.ClockTicks)
 			r.coarseUsed = false
@@ -420,6 +399,8 @@ func (r *Report) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+
+	r.beforeAfterMarkdown(&b)
 
 	if c := r.Conns; c != nil {
 		fmt.Fprintf(&b, "### idle connection pairs\n\n%d client connections opened through each proxy, each sending one ApiVersions request so that it has its upstream connection, then held idle. RSS per pair = (VmRSS after − VmRSS before) / connections.\n\n", c.Requested)
@@ -454,16 +435,40 @@ func (r *Report) Markdown() string {
 	return b.String()
 }
 
+// throughputRow and latencyRow are a target's row of its load's table.
+func (r *Report) throughputRow(res *TargetResult) []string {
+	s := res.Median
+	return []string{res.Target, fmt.Sprintf("%.1f", s.MBps), spread(res), fmt.Sprintf("%.0f", s.RecPerS),
+		rat(res.Ratios, "mb_per_s_vs_direct"), rat(res.Ratios, "mb_per_s_vs_splice"),
+		r.coarse(s, optf(s.ProxyCPUPerGiB, "%.2f")), rat(res.Ratios, "cpu_per_gib_vs_splice"),
+		mib(s.ProxyPeakRSS), fmt.Sprintf("%.2f", s.BenchCPUPerGiB)}
+}
+
+func (r *Report) latencyRow(res *TargetResult) []string {
+	s := res.Median
+	return []string{res.Target, fmt.Sprintf("%.0f", s.P50), fmt.Sprintf("%.0f", s.P90), fmt.Sprintf("%.0f", s.P99), fmt.Sprintf("%.0f", s.P999),
+		rat(res.Ratios, "p50_vs_direct"), rat(res.Ratios, "p50_vs_splice"),
+		rat(res.Ratios, "p99_vs_direct"), rat(res.Ratios, "p99_vs_splice"),
+		r.coarse(s, optf(s.ProxyCPUPerReqUs, "%.1f")), rat(res.Ratios, "cpu_per_req_vs_splice")}
+}
+
+// mdTable writes a Markdown table, the first column left aligned and the
+// others right; a short row (a failed target) is padded with empty cells.
+func mdTable(b *strings.Builder, header []string, rows [][]string) {
+	fmt.Fprintf(b, "| %s |\n| --- |%s\n", strings.Join(header, " | "), strings.Repeat(" ---: |", len(header)-1))
+	for _, row := range rows {
+		row = append(row, make([]string, max(len(header)-len(row), 0))...)
+		fmt.Fprintf(b, "| %s |\n", strings.Join(row, " | "))
+	}
+}
+
 // spread is the range of a target's per-round MB/s relative to its median:
 // how much the rounds disagreed.
 func spread(res *TargetResult) string {
 	if len(res.Rounds) < 2 || res.Median == nil || res.Median.MBps <= 0 {
 		return "—"
 	}
-	lo, hi := res.Rounds[0].MBps, res.Rounds[0].MBps
-	for _, s := range res.Rounds[1:] {
-		lo, hi = min(lo, s.MBps), max(hi, s.MBps)
-	}
+	lo, hi, _ := roundRange(res, mbps)
 	return fmt.Sprintf("±%.0f%%", 50*(hi-lo)/res.Median.MBps)
 }
 

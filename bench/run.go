@@ -80,7 +80,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 	}
-	if slices.Contains(r.o.Targets, TargetKproxyPolicy) {
+	if slices.Contains(r.o.Targets, TargetKproxyPolicy) || slices.Contains(r.o.Targets, TargetKproxyBasePolicy) {
 		if r.policy, err = policyBlock(&r.o); err != nil {
 			return nil, err
 		}
@@ -114,9 +114,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 func wantedTargets(o Options) []string {
 	out := slices.Clone(o.Targets)
-	// Each optional target is in the run exactly when its flag is set.
+	base := o.KproxyBaseBin != ""
+	// Each optional target is in the run exactly when its flags are set;
+	// a feature's base target needs the feature and the base binary.
 	for target, on := range map[string]bool{TargetKproxyPolicy: o.Policy, TargetKproxyVC: o.VirtualCluster,
-		TargetKproxyQuotas: o.Quotas, TargetKproxyTraced: o.Tracing, TargetKproxyBase: o.KproxyBaseBin != ""} {
+		TargetKproxyQuotas: o.Quotas, TargetKproxyTraced: o.Tracing, TargetKproxyBase: base,
+		TargetKproxyBasePolicy: base && o.Policy, TargetKproxyBaseVC: base && o.VirtualCluster, TargetKproxyBaseQuotas: base && o.Quotas} {
 		out = slices.DeleteFunc(out, func(s string) bool { return s == target })
 		if on {
 			out = append(out, target)
@@ -145,30 +148,37 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 		return direct(r.up), nil
 	case TargetSplice, TargetCopy, TargetTLSRelay:
 		return startRelay(&r.o, r.up, name, r.pki, r.workDir)
-	case TargetKproxy:
-		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
-	case TargetKproxyBase:
-		t, err := startKproxy(ctx, &r.o, r.up, name, r.o.KproxyBaseBin, "", nil, r.workDir)
-		if t != nil {
-			t.desc = "kproxy process, passthrough (no policy), of the binary " + r.o.KproxyBaseBin
-		}
-		return t, err
-	case TargetKproxyPolicy:
-		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, r.policy, nil, r.workDir)
-	case TargetKproxyVC:
-		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", nil, r.workDir)
-	case TargetKproxyQuotas:
-		t, err := startKproxy(ctx, &r.o, r.up, name, r.kproxy, quotasYAML(), nil, r.workDir)
-		if t != nil {
-			t.desc = fmt.Sprintf("kproxy process with %d quota rules, one matching the bench traffic with limits it never reaches", QuotaRules)
-		}
-		return t, err
+	case TargetKproxy, TargetKproxyBase, TargetKproxyPolicy, TargetKproxyBasePolicy,
+		TargetKproxyVC, TargetKproxyBaseVC, TargetKproxyQuotas, TargetKproxyBaseQuotas:
+		return r.startKproxyFeature(ctx, name)
 	case TargetKproxyTraced:
 		return r.startKproxyTraced(ctx)
 	case TargetKproxyTLS, TargetKproxySNI:
 		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, "", r.pki, r.workDir)
 	}
 	return nil, fmt.Errorf("unknown target %q", name)
+}
+
+// startKproxyFeature starts a plaintext kproxy target: passthrough,
+// policy, virtual cluster or quotas, on the current binary or, for a base
+// target, on the base binary.
+func (r *runner) startKproxyFeature(ctx context.Context, name string) (*target, error) {
+	bin := r.kproxy
+	if afterOf(name) != "" {
+		bin = r.o.KproxyBaseBin
+	}
+	var policy string
+	switch feature(name) {
+	case TargetKproxyPolicy:
+		policy = r.policy
+	case TargetKproxyQuotas:
+		policy = quotasYAML()
+	}
+	t, err := startKproxy(ctx, &r.o, r.up, name, bin, policy, nil, r.workDir)
+	if t != nil && afterOf(name) != "" {
+		t.desc += ", of the base binary " + bin
+	}
+	return t, err
 }
 
 func (r *runner) startTargets(ctx context.Context) error {

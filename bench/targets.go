@@ -155,22 +155,36 @@ func startRelay(o *Options, u *upstream, name string, pki *benchPKI, workDir str
 	for _, b := range u.relayTargets() {
 		args = append(args, "--target", b)
 	}
-	mode := name
 	t.logPath = filepath.Join(workDir, name+".log")
-	cmd, logf, err := command(o, t.logPath, args[0], args[1:]...)
+	err := startChild(o, t, args, func(f []string) {
+		if len(f) == 3 && f[0] == "listen" {
+			t.addrMap[f[1]] = f[2]
+		}
+	})
 	if err != nil {
 		return nil, err
+	}
+	return t, nil
+}
+
+// startChild starts t's process, a child that prints lines of
+// space-separated fields on stdout, each given to onLine, up to "ready";
+// closing its stdin stops it (t.stop).
+func startChild(o *Options, t *target, args []string, onLine func(fields []string)) error {
+	cmd, logf, err := command(o, t.logPath, args[0], args[1:]...)
+	if err != nil {
+		return err
 	}
 	defer logf.Close()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if t.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s relay: %w", mode, err)
+		return fmt.Errorf("start %s: %w", t.name, err)
 	}
 	t.proc = cmd
 	lines := bufio.NewScanner(out)
@@ -178,14 +192,12 @@ func startRelay(o *Options, u *upstream, name string, pki *benchPKI, workDir str
 		f := strings.Fields(lines.Text())
 		if len(f) == 1 && f[0] == "ready" {
 			go io.Copy(io.Discard, out)
-			return t, nil
+			return nil
 		}
-		if len(f) == 3 && f[0] == "listen" {
-			t.addrMap[f[1]] = f[2]
-		}
+		onLine(f)
 	}
 	t.stop()
-	return nil, fmt.Errorf("%s relay exited before it was ready; log: %s", mode, tail(t.logPath))
+	return fmt.Errorf("%s exited before it was ready; log: %s", t.name, tail(t.logPath))
 }
 
 // selfCommand is the command line of one of our hidden subcommands.
@@ -261,11 +273,13 @@ func kproxyConfig(u *upstream, bootstrapPort, adminPort int, policy string, pki 
 // rejects gives a target with skipped set, not an error.
 func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy string, pki *benchPKI, workDir string) (*target, error) {
 	desc := "kproxy process, passthrough (no policy)"
-	if policy != "" {
-		desc = "kproxy process with a 50-rule policy"
-		if o.PolicyFile != "" {
-			desc = "kproxy process with the policy of " + o.PolicyFile
-		}
+	switch {
+	case feature(name) == TargetKproxyQuotas:
+		desc = fmt.Sprintf("kproxy process with %d quota rules, one matching the bench traffic with limits it never reaches", QuotaRules)
+	case policy != "" && o.PolicyFile != "":
+		desc = "kproxy process with the policy of " + o.PolicyFile
+	case policy != "":
+		desc = fmt.Sprintf("kproxy process with a %d-rule policy", PolicyRules)
 	}
 	t := &target{name: name, desc: desc, addrMap: map[string]string{}}
 	sni := name == TargetKproxySNI
@@ -276,7 +290,7 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 	if sni {
 		t.desc = "kproxy process, passthrough, the SNI listener alone: one TLS port, routed by server name (plaintext upstream)"
 	}
-	vc := name == TargetKproxyVC
+	vc := feature(name) == TargetKproxyVC
 	if vc {
 		t.desc = "kproxy process serving one virtual cluster: topic, group and transactional-id prefix " + VCPrefix + " added and removed"
 	}
@@ -334,7 +348,7 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		t.sniAddr = t.seeds[0]
 		t.seeds = []string{net.JoinHostPort(sniBootstrap, strconv.Itoa(bport))}
 	}
-	if policy != "" && name == TargetKproxyPolicy {
+	if policy != "" && feature(name) == TargetKproxyPolicy {
 		enforced, detail := probePolicy(ctx, t, o.Topic+"-outside-policy")
 		switch {
 		case !enforced && o.PolicyFile == "":

@@ -73,19 +73,27 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		io.Copy(io.Discard, stdin)
-		stop <- syscall.SIGTERM
-	}()
-	<-stop
+	WaitForStop(stdin)
 	for _, ln := range lns {
 		ln.Close()
 	}
 	// Open pairs are not waited for: the process exits and the kernel
 	// closes them.
 	return 0
+}
+
+// WaitForStop returns on SIGTERM, SIGINT or the end of stdin: a child
+// process's parent closes its standard input to stop it, and the pipe
+// closes when the parent dies.
+func WaitForStop(stdin io.Reader) {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(stop)
+	go func() {
+		io.Copy(io.Discard, stdin)
+		stop <- syscall.SIGTERM
+	}()
+	<-stop
 }
 
 type multiFlag []string

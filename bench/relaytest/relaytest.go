@@ -80,7 +80,7 @@ func (s Shape) Frames() (req, resp []byte) {
 		p.Records = make([]byte, s.RequestRecords)
 		t.Partitions = append(t.Partitions, p)
 		r.Topics = append(r.Topics, t)
-		req = kmsg.NewRequestFormatter(kmsg.FormatterClientID("relaytest")).AppendRequest(nil, r, 0)
+		req = formatRequest(r)
 
 		rs := kmsg.NewPtrProduceResponse()
 		rs.Version = s.Version
@@ -103,7 +103,7 @@ func (s Shape) Frames() (req, resp []byte) {
 		p.PartitionMaxBytes = int32(max(s.ResponseRecords, 1<<20))
 		t.Partitions = append(t.Partitions, p)
 		r.Topics = append(r.Topics, t)
-		req = kmsg.NewRequestFormatter(kmsg.FormatterClientID("relaytest")).AppendRequest(nil, r, 0)
+		req = formatRequest(r)
 
 		rs := kmsg.NewPtrFetchResponse()
 		rs.Version = s.Version
@@ -120,6 +120,11 @@ func (s Shape) Frames() (req, resp []byte) {
 		panic("relaytest: shape key must be 0 (Produce) or 1 (Fetch)")
 	}
 	return req, resp
+}
+
+// formatRequest is r's request frame, correlation id 0.
+func formatRequest(r kmsg.Request) []byte {
+	return kmsg.NewRequestFormatter(kmsg.FormatterClientID("relaytest")).AppendRequest(nil, r, 0)
 }
 
 // appendResponse appends a response frame: size, correlation id, the

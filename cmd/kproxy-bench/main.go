@@ -7,6 +7,7 @@
 //	go run ./cmd/kproxy-bench -quick              # smoke test, under a minute
 //	go run ./cmd/kproxy-bench -conns 10000 -loads none
 //	go run ./cmd/kproxy-bench -vc -targets kproxy    # prefixed virtual cluster vs passthrough
+//	go run ./cmd/kproxy-bench -targets kproxy -kproxy-base OLD -policy -vc -quotas  # before/after, every feature
 //
 // It re-executes itself with the hidden subcommands "relay" (the reference
 // relays) and "backend" (the stand-in upstream of -conns) to run them as
@@ -64,7 +65,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.TLS, "tls", false, "add the tls-relay, kproxy-tls and kproxy-sni targets: the client speaks TLS to a TLS-terminating relay, to kproxy with TLS listeners, and to kproxy's SNI listener (one port, routed by server name)")
 	fs.StringVar(&o.PolicyFile, "policy-file", "", "YAML file holding a top-level policy: block to use instead of the generated 50-rule one (implies -policy)")
 	fs.StringVar(&o.KproxyBin, "kproxy-bin", "", "prebuilt kproxy binary (default: go build ./cmd/kproxy of this module)")
-	fs.StringVar(&o.KproxyBaseBin, "kproxy-base", "", "add the kproxy-base target: this prebuilt kproxy binary (e.g. built from the commit before a change), passthrough, compared with kproxy in the same run")
+	fs.StringVar(&o.KproxyBaseBin, "kproxy-base", "", "add the kproxy-base target: this prebuilt kproxy binary (e.g. built from the commit before a change), passthrough, compared with kproxy in the same run; with -policy, -vc or -quotas also kproxy-base-policy, kproxy-base-vc or kproxy-base-quotas, that feature on this binary, compared with its kproxy-* target")
 	fs.IntVar(&o.Conns, "conns", 0, "also measure RSS per idle connection pair with this many connections (e.g. 10000)")
 	targets := fs.String("targets", strings.Join(d.Targets, ","), "comma-separated targets: "+strings.Join(bench.AllTargets, ","))
 	loads := fs.String("loads", strings.Join(d.Loads, ","), "comma-separated loads, or none: "+strings.Join(bench.AllLoads, ","))
