@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,17 +29,38 @@ import (
 	"github.com/kproxy/kproxy/internal/testpki"
 )
 
-// securityAlerts are the rules whose series only a kproxy with a TLS
-// listener, SASL logins and OAUTHBEARER exports: TestAlertsFire checks
-// their selectors against such a kproxy,
-// TestDashboardAndAlertsAgainstPrometheus those of all the others.
-var securityAlerts = []string{
-	"KproxySASLAuthenticationFailures", "KproxyTLSHandshakeFailures", "KproxyJWKSFetchFailing",
-	"KproxyJWKSNoKeys", "KproxyCertificateExpiring", "KproxyCertificateExpiringCritical",
+// securityMetrics are the series only a kproxy with a TLS listener, SASL
+// logins, OAUTHBEARER and quotas exports (kproxy_quota_ is a prefix):
+// TestAlertsFire checks the dashboard expressions and alert selectors
+// that use them against such a kproxy,
+// TestDashboardAndAlertsAgainstPrometheus all the others.
+var securityMetrics = []string{
+	"kproxy_sasl_authentications_total", "kproxy_tls_handshake_failures_total",
+	"kproxy_tls_certificate_expiry_timestamp_seconds", "kproxy_oauth_jwks_fetches_total", "kproxy_quota_",
 }
 
-// isSecurityAlert reports whether r is one of securityAlerts.
-func isSecurityAlert(r alertRule) bool { return slices.Contains(securityAlerts, r.Alert) }
+// needsSecurity reports whether expr uses one of securityMetrics.
+func needsSecurity(expr string) bool {
+	return slices.ContainsFunc(securityMetrics, func(m string) bool { return strings.Contains(expr, m) })
+}
+
+// securityRules are the rules that use securityMetrics (want true) or
+// those that do not (want false).
+func securityRules(want bool) func(alertRule) bool {
+	return func(r alertRule) bool { return needsSecurity(r.Expr) == want }
+}
+
+// securityPanels are the dashboard expressions that use securityMetrics
+// (want true) or those that do not (want false).
+func securityPanels(all []expression, want bool) []expression {
+	var out []expression
+	for _, e := range all {
+		if needsSecurity(e.expr) == want {
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 // TestAlertsFire: a real Prometheus scrapes kproxy as the chart's
 // ServiceMonitor has it scraped (job "kproxy") and evaluates the committed
@@ -51,7 +73,7 @@ func isSecurityAlert(r alertRule) bool { return slices.Contains(securityAlerts, 
 // fires.
 func TestAlertsFire(t *testing.T) {
 	needTool(t, "prometheus")
-	rules := alertRules(t)
+	dashboard, rules := dashboardExpressions(t), alertRules(t)
 	ctx := testkit.Context(t, 150*time.Second)
 
 	pki := certs.New(t)
@@ -73,6 +95,7 @@ func TestAlertsFire(t *testing.T) {
 		Upstream: []string{cluster.ListenAddrs()[0]},
 		Admin:    true,
 		Log:      "{level: info, format: json}",
+		Extra:    "policy: {quota_windows: {samples: 11, size: 100ms}, quotas: [{name: slow, principals: [\"User:alice\"], produce_bytes_per_second: 20000}]}\n",
 		ListenerKeys: fmt.Sprintf(`tls: {cert_file: %q, key_file: %q}, sasl: {mode: terminate, mechanisms: [SCRAM-SHA-512, PLAIN, OAUTHBEARER], `+
 			`users: [{name: alice, credentials: [%q]}], oauthbearer: {jwks_url: %q, issuer: "https://idp.test"}}`,
 			pki.ServerCert, pki.ServerKey, credential, jwks.URL),
@@ -89,7 +112,10 @@ func TestAlertsFire(t *testing.T) {
 	waitFiring(ctx, t, prom, "KproxyTLSHandshakeFailures", func() { speakPlaintext(kp.BootstrapAddr(), 10) })
 	checkNotFiring(ctx, t, prom, "KproxySASLAuthenticationFailures", "before any SASL login")
 	waitFiring(ctx, t, prom, "KproxySASLAuthenticationFailures", func() { badPasswords(ctx, t, kp.BootstrapAddr(), pki, 5) })
-	checkEverySeries(ctx, t, prom, nil, rules, isSecurityAlert)
+	produceThrottled(ctx, t, kp.BootstrapAddr(), pki, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism())
+	// The quota's series exist from start, at 0: the throttle must show.
+	waitTrue(ctx, t, prom, alertRule{Alert: "(quota throttle seen)", Expr: `kproxy_quota_throttle_seconds_total{job="kproxy", quota="slow", kind="produce"} > 0`}, func() {})
+	checkEverySeries(ctx, t, prom, securityPanels(dashboard, true), rules, securityRules(true))
 
 	checkNotFiring(ctx, t, prom, "KproxyNotReady", "while kproxy serves")
 	if err := kp.Stop(); err != nil {
@@ -128,6 +154,31 @@ func speakPlaintext(addr string, n int) {
 	}
 }
 
+// trustKproxy is the client option for kproxy's TLS listener, whose
+// certificate the test PKI's CA issued.
+func trustKproxy(pki certs.Files) kgo.Opt {
+	return kgo.DialTLSConfig(&tls.Config{RootCAs: pki.Pool(), MinVersion: tls.VersionTLS12})
+}
+
+// produceThrottled produces 64 KiB, uncompressed, as mechanism's user at
+// once: more than the quota's 20000 bytes per second over its window of
+// about 1 s, so requests are throttled, for about 3 s in all.
+func produceThrottled(ctx context.Context, t *testing.T, bootstrap string, pki certs.Files, mechanism sasl.Mechanism) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.SASL(mechanism), kgo.DefaultProduceTopic("t"),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		trustKproxy(pki))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for i := range 32 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: make([]byte, 2048)}).FirstErr(); err != nil {
+			t.Fatalf("produce record %d through kproxy: %v", i, err)
+		}
+	}
+}
+
 // badPasswords makes n franz-go clients log in with a wrong SCRAM-SHA-512
 // password and n with a wrong PLAIN one; each login fails.
 func badPasswords(ctx context.Context, t *testing.T, bootstrap string, pki certs.Files, n int) {
@@ -139,7 +190,7 @@ func badPasswords(ctx context.Context, t *testing.T, bootstrap string, pki certs
 	for _, m := range mechanisms {
 		for range n {
 			cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.SASL(m), kgo.RequestRetries(0),
-				kgo.DialTLSConfig(&tls.Config{RootCAs: pki.Pool(), MinVersion: tls.VersionTLS12}))
+				trustKproxy(pki))
 			if err != nil {
 				t.Fatal(err)
 			}
