@@ -30,7 +30,9 @@ type serverMetrics struct {
 	// bootstrapOpen is 1 while the bootstrap listener accepts (bootstrapgate.go).
 	bootstrapOpen prometheus.Gauge
 	tlsFailures   *prometheus.CounterVec
-	sasl          *prometheus.CounterVec
+	// certExpiry is each listener certificate's notAfter (certexpiry.go).
+	certExpiry *prometheus.GaugeVec
+	sasl       *prometheus.CounterVec
 	// jwksFetches and jwksKeys follow the OAUTHBEARER key set.
 	jwksFetches *prometheus.CounterVec
 	jwksKeys    prometheus.Gauge
@@ -86,6 +88,8 @@ func newServerMetrics(reg prometheus.Registerer, set metricsSettings) *serverMet
 			"1 while the bootstrap listener accepts connections; 0 while it refuses them because no upstream bootstrap server is reachable (or none is configured)."),
 		tlsFailures: newCounterVec("kproxy_tls_handshake_failures_total",
 			"TLS handshakes that failed, by side: client (a client of kproxy) or upstream (kproxy to a broker).", "side"),
+		certExpiry: newGaugeVec("kproxy_tls_certificate_expiry_timestamp_seconds",
+			"When each listener certificate in use expires (its notAfter, Unix seconds), by listener (the configuration key of the certificate: listeners.tls, listeners.sni.tls, listeners.sni.certificates[i]) and serial (hexadecimal); a reloaded certificate replaces its predecessor's series.", "listener", "serial"),
 		sasl: newCounterVec("kproxy_sasl_authentications_total",
 			"Client SASL authentications kproxy answered (terminate mode) or watched (passthrough mode), by mechanism and result (success, failure).", "mechanism", "result"),
 		jwksFetches: newCounterVec("kproxy_oauth_jwks_fetches_total",
@@ -98,7 +102,7 @@ func newServerMetrics(reg prometheus.Registerer, set metricsSettings) *serverMet
 			"limits.max_buffered_bytes: beyond it kproxy stops reading from clients that want more."),
 	}
 	reg.MustRegister(m.connsActive, m.connsTotal, m.connsClosed, m.acceptErrors, m.handshaking, m.inFlight, m.receivedBytes, m.sentBytes,
-		m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens, m.bootstrapOpen, m.tlsFailures, m.sasl,
+		m.dialErrors, m.dialsSkipped, m.upstreamsDown, m.ready, m.brokerListens, m.bootstrapOpen, m.tlsFailures, m.certExpiry, m.sasl,
 		m.jwksFetches, m.jwksKeys, m.bufferedBytes, m.bufferedLimit)
 	return m
 }

@@ -42,7 +42,7 @@ func (s *Server) setupSecurity() error {
 		if err != nil {
 			return fmt.Errorf("listeners.tls: %w", err)
 		}
-		s.logReloadErrors(reloader, "listeners.tls")
+		s.watchCertificate(reloader, "listeners.tls")
 		s.sec.listenerTLS, s.sec.principalFrom = tc, t.PrincipalFrom
 	}
 	if sa := cfg.Listeners.SASL; sa != nil {

@@ -19,7 +19,7 @@ func (s *Server) sniTLS(c *config.SNIListener) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listeners.sni.tls: %w", err)
 	}
-	s.logReloadErrors(reloader, "listeners.sni.tls")
+	s.watchCertificate(reloader, "listeners.sni.tls")
 	if len(c.Certificates) == 0 {
 		return base, nil
 	}
@@ -29,7 +29,7 @@ func (s *Server) sniTLS(c *config.SNIListener) (*tls.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listeners.sni.certificates[%d]: %w", i, err)
 		}
-		s.logReloadErrors(r, fmt.Sprintf("listeners.sni.certificates[%d]", i))
+		s.watchCertificate(r, fmt.Sprintf("listeners.sni.certificates[%d]", i))
 		pairs = append(pairs, cfg.GetCertificate)
 	}
 	fallback := base.GetCertificate
@@ -44,11 +44,4 @@ func (s *Server) sniTLS(c *config.SNIListener) (*tls.Config, error) {
 		return fallback(hello)
 	}
 	return base, nil
-}
-
-// logReloadErrors logs every failed reload of r's files, named by key.
-func (s *Server) logReloadErrors(r *tlsconfig.Reloader, key string) {
-	r.OnError(func(err error) {
-		s.log.Error().Err(err).Str("key", key).Msg("listener certificate changed on disk but could not be loaded; keeping the previous one")
-	})
 }

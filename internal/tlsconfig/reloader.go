@@ -15,8 +15,8 @@ const DefaultCheckInterval = time.Second
 // whether the files' modification time or size changed; if so it loads
 // them again. A pair or bundle that fails to load (half-written, mismatched
 // key, no certificate) is reported to the OnError hook and the previous one
-// stays in use; the next change is tried again. It is safe for concurrent
-// use.
+// stays in use; the next change is tried again. Every pair loaded after
+// the first is told to the OnLoad hook. It is safe for concurrent use.
 type Reloader struct {
 	certFile, keyFile, caFile string
 	interval                  time.Duration
@@ -29,6 +29,7 @@ type Reloader struct {
 	cert      *tls.Certificate
 	pool      *x509.CertPool
 	onError   func(error)
+	onLoad    func(previous, current *tls.Certificate)
 	// base is the config handed out; clientCfg is its clone with the
 	// current pool, for GetConfigForClient, rebuilt when pool changes.
 	base      *tls.Config
@@ -61,6 +62,16 @@ func newReloader(certFile, keyFile, caFile string) (*Reloader, error) {
 func (r *Reloader) OnError(fn func(error)) {
 	r.mu.Lock()
 	r.onError = fn
+	r.mu.Unlock()
+}
+
+// OnLoad sets the hook told of every key pair loaded after the first
+// (Certificate is the first), changed or not, with the one it replaces:
+// for logging and metrics. It runs under the Reloader's lock, so hooks
+// see loads in order; it must not call the Reloader. Set it before serving.
+func (r *Reloader) OnLoad(fn func(previous, current *tls.Certificate)) {
+	r.mu.Lock()
+	r.onLoad = fn
 	r.mu.Unlock()
 }
 
@@ -115,7 +126,11 @@ func (r *Reloader) load(force bool) error {
 		if cert, err := loadKeyPair(r.certFile, r.keyFile); err != nil {
 			firstErr = err
 		} else {
+			previous := r.cert
 			r.cert = cert
+			if r.onLoad != nil {
+				r.onLoad(previous, cert)
+			}
 		}
 	}
 	if r.caFile != "" {
