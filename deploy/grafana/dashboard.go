@@ -219,7 +219,7 @@ func rows() []row {
 			graph("TLS handshake failures", "Failed TLS handshakes per second, with clients (client) or with the brokers (upstream).", "reqps",
 				perLabel("side", "kproxy_tls_handshake_failures_total")),
 			graph("Listener certificates: time left", "Time until each listener certificate in use expires, by its configuration key and serial; alerts at 14 and 2 days.", "s",
-				q("min by (listener, serial) ("+sel("kproxy_tls_certificate_expiry_timestamp_seconds")+") - time()", "{{listener}} {{serial}}")),
+				q("min by (certificate, serial) ("+sel("kproxy_tls_certificate_expiry_timestamp_seconds")+") - time()", "{{certificate}} {{serial}}")),
 			graph("Quota throttling", "Throttle time kproxy asked clients to wait per second, by quota rule and kind (produce, fetch, request): 1 means one client held back all the time.", "s",
 				q(rateBy("quota, kind", "kproxy_quota_throttle_seconds_total"), "{{quota}} {{kind}}")),
 		}},

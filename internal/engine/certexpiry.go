@@ -36,6 +36,6 @@ func (s *Server) certificateLoaded(key string, previous, current *tls.Certificat
 	if previous != nil {
 		verb = "listener certificate reloaded"
 	}
-	s.log.Info().Str("listener", key).Str("serial", serial).Str("subject", auth.SubjectDN(leaf)).
+	s.log.Info().Str("certificate", key).Str("serial", serial).Str("subject", auth.SubjectDN(leaf)).
 		Time("not_after", leaf.NotAfter.UTC()).Str("expires_in", time.Until(leaf.NotAfter).Round(time.Minute).String()).Msg(verb)
 }

@@ -117,7 +117,7 @@ func checkExpirySeries(t *testing.T, reg *prometheus.Registry, want map[string]*
 				labels[l.GetName()] = l.GetValue()
 			}
 			n++
-			got[labels["listener"]] = fmt.Sprintf("%s@%d", labels["serial"], int64(m.GetGauge().GetValue()))
+			got[labels["certificate"]] = fmt.Sprintf("%s@%d", labels["serial"], int64(m.GetGauge().GetValue()))
 		}
 	}
 	if n != len(want) {
@@ -125,7 +125,7 @@ func checkExpirySeries(t *testing.T, reg *prometheus.Registry, want map[string]*
 	}
 	for key, leaf := range want {
 		if w := fmt.Sprintf("%s@%d", leaf.SerialNumber.Text(16), leaf.NotAfter.Unix()); got[key] != w {
-			t.Errorf("%s{listener=%q} = %q (serial@notAfter), want %q", certExpiryMetric, key, got[key], w)
+			t.Errorf("%s{certificate=%q} = %q (serial@notAfter), want %q", certExpiryMetric, key, got[key], w)
 		}
 	}
 }
@@ -135,7 +135,7 @@ func checkExpirySeries(t *testing.T, reg *prometheus.Registry, want map[string]*
 func loggedCertificate(t *testing.T, logs *logbuf.Buffer, msg, key string, leaf *x509.Certificate) bool {
 	t.Helper()
 	for _, l := range logs.Lines(t) {
-		if l["message"] == msg && l["listener"] == key && l["serial"] == leaf.SerialNumber.Text(16) &&
+		if l["message"] == msg && l["certificate"] == key && l["serial"] == leaf.SerialNumber.Text(16) &&
 			l["subject"] == leaf.Subject.String() && l["not_after"] == leaf.NotAfter.UTC().Format(time.RFC3339) {
 			return true
 		}

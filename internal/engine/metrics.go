@@ -89,7 +89,7 @@ func newServerMetrics(reg prometheus.Registerer, set metricsSettings) *serverMet
 		tlsFailures: newCounterVec("kproxy_tls_handshake_failures_total",
 			"TLS handshakes that failed, by side: client (a client of kproxy) or upstream (kproxy to a broker).", "side"),
 		certExpiry: newGaugeVec("kproxy_tls_certificate_expiry_timestamp_seconds",
-			"When each listener certificate in use expires (its notAfter, Unix seconds), by listener (the configuration key of the certificate: listeners.tls, listeners.sni.tls, listeners.sni.certificates[i]) and serial (hexadecimal); a reloaded certificate replaces its predecessor's series.", "listener", "serial"),
+			"When each listener certificate in use expires (its notAfter, Unix seconds), by certificate (its configuration key: listeners.tls, listeners.sni.tls, listeners.sni.certificates[i]) and serial (hexadecimal); a reloaded certificate replaces its predecessor's series.", "certificate", "serial"),
 		sasl: newCounterVec("kproxy_sasl_authentications_total",
 			"Client SASL authentications kproxy answered (terminate mode) or watched (passthrough mode), by mechanism and result (success, failure).", "mechanism", "result"),
 		jwksFetches: newCounterVec("kproxy_oauth_jwks_fetches_total",

@@ -103,8 +103,8 @@ func TestAlertsFire(t *testing.T) {
 	prom := startPrometheus(t, kp.AdminAddr(), shortenedRules(t))
 
 	certAlert := waitFiring(ctx, t, prom, "KproxyCertificateExpiringCritical", func() {})
-	if certAlert["listener"] != "listeners.tls" || certAlert["serial"] == "" || certAlert["job"] != "kproxy" {
-		t.Errorf("KproxyCertificateExpiringCritical fired with labels %v, want listener listeners.tls, a serial and job kproxy", certAlert)
+	if certAlert["certificate"] != "listeners.tls" || certAlert["serial"] == "" || certAlert["job"] != "kproxy" {
+		t.Errorf("KproxyCertificateExpiringCritical fired with labels %v, want certificate listeners.tls, a serial and job kproxy", certAlert)
 	}
 	for _, alert := range []string{"KproxyCertificateExpiring", "KproxyJWKSFetchFailing", "KproxyJWKSNoKeys"} {
 		waitFiring(ctx, t, prom, alert, func() {})
