@@ -31,16 +31,21 @@ func TestQuickStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	start, clients := quickStartBlocks(t, root)
-	bootstrapPort, brokerBase, adminPort := testkit.FreePort(t), testkit.FreePortRun(t, "127.0.0.1", 3), testkit.FreePort(t)
+	// One run of five free ports, so that the bootstrap listener, the three
+	// brokers' and the admin endpoint cannot be handed the same port (two
+	// FreePort calls can return the same one: it is free again once the
+	// first call has closed it).
+	run := testkit.FreePortRun(t, "127.0.0.1", 5)
+	bootstrapPort, brokerBase, adminPort := run, run+1, run+4
 	bootstrap := "127.0.0.1:" + strconv.Itoa(bootstrapPort)
 	admin := "127.0.0.1:" + strconv.Itoa(adminPort)
 
-	runInBackground(t, root, start, []string{
+	exited := runInBackground(t, root, start, []string{
 		"KPROXY_BOOTSTRAP_PORT=" + strconv.Itoa(bootstrapPort),
 		"KPROXY_BROKER_PORT_BASE=" + strconv.Itoa(brokerBase),
 		"KPROXY_ADMIN_LISTEN=" + admin,
 	})
-	waitReady(t, "http://"+admin+"/readyz", 90*time.Second)
+	waitReady(t, "http://"+admin+"/readyz", 90*time.Second, exited)
 
 	roundTrip(t, bootstrap, "demo")
 
@@ -90,8 +95,9 @@ func quickStartBlocks(t *testing.T, root string) (start, clients string) {
 }
 
 // runInBackground starts a block with bash in its own process group, so
-// that go run and the kproxy it starts are both stopped when the test ends.
-func runInBackground(t *testing.T, dir, script string, env []string) {
+// that go run and the kproxy it starts are both stopped when the test ends;
+// the channel it returns is closed once the block has exited.
+func runInBackground(t *testing.T, dir, script string, env []string) <-chan struct{} {
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = append(withoutKproxyVariables(os.Environ()), env...)
@@ -104,8 +110,11 @@ func runInBackground(t *testing.T, dir, script string, env []string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited, done := make(chan error, 1), make(chan struct{})
+	go func() {
+		exited <- cmd.Wait()
+		close(done)
+	}()
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {
@@ -119,11 +128,18 @@ func runInBackground(t *testing.T, dir, script string, env []string) {
 			t.Logf("the demo's output:\n%s", text)
 		}
 	})
+	return done
 }
 
-// waitReady polls url until it answers 200; go run compiles first.
-func waitReady(t *testing.T, url string, within time.Duration) {
+// waitReady polls url until it answers 200, failing at once if the demo
+// exited (exited closed); go run compiles first.
+func waitReady(t *testing.T, url string, within time.Duration, exited <-chan struct{}) {
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("the demo exited before %s answered 200", url)
+		default:
+		}
 		resp, err := http.Get(url)
 		if err != nil {
 			continue

@@ -33,12 +33,15 @@ func startRenderedSidecar(t *testing.T, topic string, layers ...string) *rendere
 	t.Helper()
 	bin := testkit.BuildKproxy(t)
 	cluster := testkit.Cluster(t, 3, kfake.SeedTopics(3, topic))
+	// bootstrap, three brokers and admin from one run of free ports, so
+	// that no two are handed the same one.
+	ports := testkit.FreePortRun(t, "127.0.0.1", 5)
 	s := &renderedSidecar{bin: bin, base: fmt.Sprintf(`
 mode: sidecar
 upstream: {bootstrapServers: [%q]}
 ports: {bootstrap: %d, brokerPortBase: %d, admin: %d}
 brokers: {nodeIds: [0, 1, 2]}
-`, cluster.ListenAddrs()[0], testkit.FreePort(t), testkit.FreePortRun(t, "127.0.0.1", 3), testkit.FreePort(t))}
+`, cluster.ListenAddrs()[0], ports, ports+1, ports+4)}
 	_, file := s.render(t, layers...)
 	s.mount = newConfigMapMount(t, map[string]string{"kproxy.yaml": file})
 	s.kp = testkit.RunBinary(t, bin, filepath.Join(s.mount.dir, "kproxy.yaml"))
