@@ -26,7 +26,7 @@ func main() {
 	signal.Notify(hup, syscall.SIGHUP)
 	if limit, ok, err := memoryLimit(os.Getenv); err != nil {
 		fmt.Fprintf(os.Stderr, "kproxy: %v\n", err)
-		os.Exit(2)
+		os.Exit(1) // a start-up error, as a bad configuration key is
 	} else if ok {
 		debug.SetMemoryLimit(limit)
 	}
