@@ -30,7 +30,9 @@ func overrideFile(t *testing.T, upstream string) string {
 func TestOverridesChangeWhatKproxyBindsAndAdvertises(t *testing.T) {
 	const bindHost, advertised = "127.0.0.2", "kproxy.test"
 	cluster := testkit.Cluster(t, 3, kfake.SeedTopics(1, "containers"))
-	bootstrapPort, portBase := testkit.FreePortRun(t, bindHost, 1), testkit.FreePortRun(t, bindHost, 3)
+	// One run of four ports: two separate draws may overlap.
+	bootstrapPort := testkit.FreePortRun(t, bindHost, 4)
+	portBase := bootstrapPort + 1
 	env := map[string]string{
 		"KPROXY_BIND_HOST":       bindHost,
 		"KPROXY_ADVERTISED_HOST": advertised,

@@ -33,8 +33,7 @@ func TestQuickStart(t *testing.T) {
 	start, clients := quickStartBlocks(t, root)
 	// One run of five free ports, so that the bootstrap listener, the three
 	// brokers' and the admin endpoint cannot be handed the same port (two
-	// FreePort calls can return the same one: it is free again once the
-	// first call has closed it).
+	// separate draws may return the same one).
 	run := testkit.FreePortRun(t, "127.0.0.1", 5)
 	bootstrapPort, brokerBase, adminPort := run, run+1, run+4
 	bootstrap := "127.0.0.1:" + strconv.Itoa(bootstrapPort)

@@ -11,9 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // promServer is a real Prometheus (Debian's prometheus package) started by
@@ -77,7 +80,7 @@ func runPrometheus(t testing.TB, bin, cfgPath, dir string) (p *promServer, portT
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeLoopbackAddr(t)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(testkit.FreePort(t))) // Prometheus cannot report the port it bound to ":0"
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
 	logPath := filepath.Join(dir, "prometheus.log")
@@ -122,18 +125,6 @@ func runPrometheus(t testing.TB, bin, cfgPath, dir string) (p *promServer, portT
 			t.Fatalf("prometheus at %s not ready within 20s", addr)
 		}
 	}
-}
-
-// freeLoopbackAddr is a 127.0.0.1 port the OS chose and that was free a
-// moment ago (Prometheus cannot report the port it bound to ":0").
-func freeLoopbackAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // apiResponse is the envelope of every Prometheus HTTP API answer.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -191,18 +192,14 @@ exporters:
 	}
 }
 
-// freePorts returns n loopback addresses whose ports the OS chose; they
-// are closed again for Jaeger to bind.
+// freePorts returns n loopback addresses, one run of free ports, for
+// Jaeger to bind.
 func freePorts(t *testing.T, n int) []string {
 	t.Helper()
+	base := testkit.FreePortRun(t, "127.0.0.1", n)
 	var addrs []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		addrs = append(addrs, ln.Addr().String())
+	for i := range n {
+		addrs = append(addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(base+i)))
 	}
 	return addrs
 }
