@@ -1,0 +1,116 @@
+package envelope
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"fmt"
+	"sync/atomic"
+)
+
+// Sizes of a sealed part: nonce || ciphertext || tag.
+const (
+	NonceSize = 12 // 96-bit GCM nonce, random per part
+	TagSize   = 16
+	Overhead  = NonceSize + TagSize // added to each sealed part's length
+)
+
+// MaxSealsPerDEK bounds the parts one Sealer seals. Nonces are random, so
+// the bound keeps the chance of two parts sharing a nonce under one key
+// below 2^-33 (NIST SP 800-38D's limit for random GCM nonces); dek.max_records
+// times the parts per record stays far below it in any sane configuration.
+const MaxSealsPerDEK = 1 << 32
+
+// Sealer seals record parts under one DEK. Build one per DEK and share it;
+// it is safe for concurrent use.
+type Sealer struct {
+	aead    cipher.AEAD
+	markers [allParts + 1][]byte // marker header value per Parts combination
+	seals   atomic.Uint64
+	aad     aadBuffers
+	nonce   func([]byte) // fills a nonce; crypto/rand outside tests
+}
+
+// NewSealer prepares a DEK for sealing: the AES key schedule and the
+// marker header values are built once here.
+func NewSealer(dek DEK) (*Sealer, error) {
+	aead, err := newAEAD(dek)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sealer{aead: aead, nonce: randomNonce}
+	for _, parts := range []Parts{Value, HeaderValues, Value | HeaderValues} {
+		s.markers[parts] = appendMarker(nil, parts, dek)
+	}
+	return s, nil
+}
+
+// Marker returns the marker header value to attach to a record whose
+// sealed parts are parts (Value, HeaderValues or both). Callers must not
+// modify it.
+func (s *Sealer) Marker(parts Parts) ([]byte, error) {
+	if parts == 0 || parts&^allParts != 0 {
+		return nil, fmt.Errorf("%w: parts %#02x", ErrMalformed, byte(parts))
+	}
+	return s.markers[parts], nil
+}
+
+// SealValue appends the sealed form of a record value of topic to dst.
+// parts must be the record's (those given to Marker). A null value is not
+// sealed: the caller leaves it null.
+func (s *Sealer) SealValue(dst []byte, parts Parts, topic string, value []byte) ([]byte, error) {
+	return s.seal(dst, parts, Value, topic, nil, value)
+}
+
+// SealHeader appends the sealed form of the value of header name in a
+// record of topic to dst. The marker header itself is never sealed, and a
+// null header value stays null.
+func (s *Sealer) SealHeader(dst []byte, parts Parts, topic string, name, value []byte) ([]byte, error) {
+	return s.seal(dst, parts, HeaderValues, topic, name, value)
+}
+
+func (s *Sealer) seal(dst []byte, parts, part Parts, topic string, name, plaintext []byte) ([]byte, error) {
+	marker, err := s.Marker(parts)
+	if err != nil {
+		return dst, err
+	}
+	if parts&part == 0 {
+		return dst, fmt.Errorf("%w: sealing part %#02x of a record whose marker lists %#02x", ErrMalformed, byte(part), byte(parts))
+	}
+	if s.seals.Add(1) > MaxSealsPerDEK {
+		return dst, ErrDEKExhausted
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, NonceSize)...)
+	nonce := dst[start:]
+	s.nonce(nonce)
+	aad := s.aad.get()
+	*aad = appendAAD(*aad, part, topic, name, marker)
+	dst = s.aead.Seal(dst, nonce, plaintext, *aad)
+	s.aad.put(aad)
+	return dst, nil
+}
+
+func randomNonce(b []byte) { _, _ = rand.Read(b) } // never fails since Go 1.24
+
+func newAEAD(dek DEK) (cipher.AEAD, error) {
+	if err := dek.validate(); err != nil {
+		return nil, err
+	}
+	return newGCM(dek.Plaintext)
+}
+
+func newGCM(key []byte) (cipher.AEAD, error) {
+	if len(key) != KeySize {
+		return nil, fmt.Errorf("%w: plaintext is %d bytes, want %d", ErrInvalidDEK, len(key), KeySize)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("aes key schedule: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("gcm: %w", err)
+	}
+	return aead, nil
+}
