@@ -41,6 +41,9 @@ func (o *Opener) open(dst []byte, m Marker, part Parts, topic string, name, seal
 	if m.Parts&part == 0 {
 		return dst, fmt.Errorf("%w: opening part %#02x of a record whose marker lists %#02x", ErrMalformed, byte(part), byte(m.Parts))
 	}
+	if part == HeaderValues && IsMarker(name) {
+		return dst, fmt.Errorf("%w: the %s header is never sealed", ErrMalformed, HeaderName)
+	}
 	if len(sealed) < Overhead {
 		return dst, fmt.Errorf("%w: sealed part is %d bytes, at least %d", ErrMalformed, len(sealed), Overhead)
 	}

@@ -3,6 +3,7 @@ package envelope
 import (
 	"bytes"
 	"errors"
+	"sync"
 	"testing"
 )
 
@@ -85,6 +86,66 @@ func TestPartsOutsideTheMarkerAreRefused(t *testing.T) {
 	}
 	if _, err := mustOpener(t, dek.Plaintext).OpenHeader(nil, m, "t", []byte("h"), sealed); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("opening a header of a value-only record: %v, want ErrMalformed", err)
+	}
+}
+
+func TestTheMarkerHeaderIsNeverSealed(t *testing.T) {
+	dek := testDEK("wrapped-dek-1")
+	s := mustSealer(t, dek)
+	if _, err := s.SealHeader(nil, HeaderValues, "t", []byte(HeaderName), []byte("v")); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("sealing the marker header: %v, want ErrMalformed", err)
+	}
+	m, err := ParseMarker(s.markers[HeaderValues])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustOpener(t, dek.Plaintext).OpenHeader(nil, m, "t", []byte(HeaderName), make([]byte, Overhead)); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("opening the marker header: %v, want ErrMalformed", err)
+	}
+}
+
+// TestSealerSharedByGoroutines: one Sealer serves concurrent producers
+// (run with -race); every part opens and no nonce repeats.
+func TestSealerSharedByGoroutines(t *testing.T) {
+	dek := testDEK("wrapped-dek-1")
+	s := mustSealer(t, dek)
+	o := mustOpener(t, dek.Plaintext)
+	m, err := ParseMarker(s.markers[Value])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, perGoroutine = 8, 2000
+	sealed := make([][][]byte, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range perGoroutine {
+				v, err := s.SealValue(nil, Value, "t", []byte{byte(g), byte(i)})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				sealed[g] = append(sealed[g], v)
+			}
+		})
+	}
+	wg.Wait()
+	seen := make(map[[NonceSize]byte]bool)
+	for g, parts := range sealed {
+		for i, v := range parts {
+			got, err := o.OpenValue(nil, m, "t", v)
+			if err != nil || !bytes.Equal(got, []byte{byte(g), byte(i)}) {
+				t.Fatalf("goroutine %d part %d opened %x, %v", g, i, got, err)
+			}
+			nonce := [NonceSize]byte(v[:NonceSize])
+			if seen[nonce] {
+				t.Fatalf("nonce %x repeated", nonce)
+			}
+			seen[nonce] = true
+		}
+	}
+	if n := s.seals.Load(); n != goroutines*perGoroutine {
+		t.Fatalf("sealer counted %d seals, want %d", n, goroutines*perGoroutine)
 	}
 }
 

@@ -55,16 +55,16 @@ func (s *Sealer) Marker(parts Parts) ([]byte, error) {
 	return s.markers[parts], nil
 }
 
-// SealValue appends the sealed form of a record value of topic to dst.
-// parts must be the record's (those given to Marker). A null value is not
-// sealed: the caller leaves it null.
+// SealValue appends the sealed form of a record value of topic to dst,
+// which must not overlap value. parts must be the record's (those given to
+// Marker). A null value is not sealed: the caller leaves it null.
 func (s *Sealer) SealValue(dst []byte, parts Parts, topic string, value []byte) ([]byte, error) {
 	return s.seal(dst, parts, Value, topic, nil, value)
 }
 
 // SealHeader appends the sealed form of the value of header name in a
-// record of topic to dst. The marker header itself is never sealed, and a
-// null header value stays null.
+// record of topic to dst, which must not overlap value. The marker header
+// itself is never sealed, and a null header value stays null.
 func (s *Sealer) SealHeader(dst []byte, parts Parts, topic string, name, value []byte) ([]byte, error) {
 	return s.seal(dst, parts, HeaderValues, topic, name, value)
 }
@@ -76,6 +76,9 @@ func (s *Sealer) seal(dst []byte, parts, part Parts, topic string, name, plainte
 	}
 	if parts&part == 0 {
 		return dst, fmt.Errorf("%w: sealing part %#02x of a record whose marker lists %#02x", ErrMalformed, byte(part), byte(parts))
+	}
+	if part == HeaderValues && IsMarker(name) {
+		return dst, fmt.Errorf("%w: the %s header is never sealed", ErrMalformed, HeaderName)
 	}
 	if s.seals.Add(1) > MaxSealsPerDEK {
 		return dst, ErrDEKExhausted
