@@ -52,7 +52,7 @@ func ParseMarker(b []byte) (Marker, error) {
 	}
 	parts := Parts(b[1])
 	if parts == 0 || parts&^allParts != 0 {
-		return Marker{}, fmt.Errorf("%w: marker parts flags %#02x", ErrMalformed, b[1])
+		return Marker{}, fmt.Errorf("%w: marker parts flags 0x%02x", ErrMalformed, b[1])
 	}
 	rest := b[2:]
 	kekID, rest, ok := cutUint16Prefixed(rest)

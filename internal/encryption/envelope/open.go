@@ -39,7 +39,7 @@ func (o *Opener) open(dst []byte, m Marker, part Parts, topic string, name, seal
 		return dst, fmt.Errorf("%w: marker not parsed", ErrMalformed)
 	}
 	if m.Parts&part == 0 {
-		return dst, fmt.Errorf("%w: opening part %#02x of a record whose marker lists %#02x", ErrMalformed, byte(part), byte(m.Parts))
+		return dst, fmt.Errorf("%w: opening part 0x%02x of a record whose marker lists 0x%02x", ErrMalformed, byte(part), byte(m.Parts))
 	}
 	if part == HeaderValues && IsMarker(name) {
 		return dst, fmt.Errorf("%w: the %s header is never sealed", ErrMalformed, HeaderName)

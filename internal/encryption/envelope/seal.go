@@ -50,7 +50,7 @@ func NewSealer(dek DEK) (*Sealer, error) {
 // modify it.
 func (s *Sealer) Marker(parts Parts) ([]byte, error) {
 	if parts == 0 || parts&^allParts != 0 {
-		return nil, fmt.Errorf("%w: parts %#02x", ErrMalformed, byte(parts))
+		return nil, fmt.Errorf("%w: parts 0x%02x", ErrMalformed, byte(parts))
 	}
 	return s.markers[parts], nil
 }
@@ -75,7 +75,7 @@ func (s *Sealer) seal(dst []byte, parts, part Parts, topic string, name, plainte
 		return dst, err
 	}
 	if parts&part == 0 {
-		return dst, fmt.Errorf("%w: sealing part %#02x of a record whose marker lists %#02x", ErrMalformed, byte(part), byte(parts))
+		return dst, fmt.Errorf("%w: sealing part 0x%02x of a record whose marker lists 0x%02x", ErrMalformed, byte(part), byte(parts))
 	}
 	if part == HeaderValues && IsMarker(name) {
 		return dst, fmt.Errorf("%w: the %s header is never sealed", ErrMalformed, HeaderName)
