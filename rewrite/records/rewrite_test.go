@@ -88,6 +88,9 @@ func TestTransformKeepsEverythingElse(t *testing.T) {
 				t.Errorf("record %d: value nil %v, want nil %v", i, got.Value == nil, want.Value == nil)
 			}
 		}
+		if xerial := []byte("\x82SNAPPY\x00"); bytes.Contains(raw, xerial) != bytes.Contains(out, xerial) {
+			t.Error("the snappy framing changed (xerial, as Java producers write, or raw)")
+		}
 		hb, ha := batchHeaders(t, raw), batchHeaders(t, out)
 		if len(ha) != len(hb) || sum.Batches != len(hb) {
 			t.Fatalf("%d batches out of %d; summary %+v", len(ha), len(hb), sum)

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"hash/crc32"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -48,6 +51,39 @@ func TestRawSnappyStaysRaw(t *testing.T) {
 	}
 	if bytes.HasPrefix(out[61:], []byte("\x82SNAPPY")) {
 		t.Error("raw snappy came out xerial framed")
+	}
+}
+
+// TestXerialSnappyStaysXerial: snappy in the xerial framing Java
+// producers write (here in 16 KiB blocks) is rewritten xerial framed, and
+// franz-go reads it.
+func TestXerialSnappyStaysXerial(t *testing.T) {
+	values := make([]string, 40)
+	for i := range values {
+		values[i] = strings.Repeat(string(rune('a'+i%26)), 1023) + "!"
+	}
+	plain := testkit.RecordBatch(values...)
+	xerial := []byte("\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01")
+	for recs := plain[61:]; len(recs) > 0; {
+		n := min(len(recs), 16<<10)
+		block := s2.EncodeSnappy(nil, recs[:n])
+		xerial = append(binary.BigEndian.AppendUint32(xerial, uint32(len(block))), block...)
+		recs = recs[n:]
+	}
+	in := append(bytes.Clone(plain[:61]), xerial...)
+	binary.BigEndian.PutUint16(in[21:], 2) // snappy
+	binary.BigEndian.PutUint32(in[8:], uint32(len(in)-12))
+	binary.BigEndian.PutUint32(in[17:], crc32.Checksum(in[21:], crc32.MakeTable(crc32.Castagnoli)))
+
+	out, _, err := records.NewRewriter(limit).Rewrite(nil, in, reverseValues())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs := decoded(t, out); len(rs) != 40 || string(rs[39].Value) != string(reversed([]byte(values[39]))) {
+		t.Fatalf("%d records", len(rs))
+	}
+	if !bytes.HasPrefix(out[61:], xerial[:16]) {
+		t.Error("xerial snappy came out without the xerial framing")
 	}
 }
 
