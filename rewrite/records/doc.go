@@ -1,6 +1,6 @@
-// Package records rewrites the records of Kafka record batches in place of
-// a proxy: the Records bytes of a Produce request partition or of a Fetch
-// response partition.
+// Package records lets a proxy's filter change the records that Kafka
+// record batches carry: the Records bytes of a Produce request partition
+// or of a Fetch response partition.
 //
 // A Rewriter walks the batches those bytes hold, hands each record to a
 // Func, and returns bytes a broker or a client accepts: batches in which

@@ -10,11 +10,13 @@ import (
 // and must not be written to or kept past the Func's return; a nil slice
 // is a null (a tombstone's Value, a record without a key).
 //
-// To change a record, a Func assigns new slices to Value, to header
-// values, or to Headers itself (adding or removing headers); the Rewriter
-// notices the new slices and re-encodes the batch. The slices a Func sets
-// are copied before the Func is called again, so it may reuse one buffer
-// for every record.
+// To change a record, a Func assigns new slices to Value, Key, header
+// values, or Headers itself (adding or removing headers); the Rewriter
+// notices the new slices and re-encodes the batch. Attributes,
+// TimestampDelta and OffsetDelta are read-only: the batch header depends
+// on them, and changes to them are ignored. The slices a Func sets are
+// copied before the Func is called again, so it may reuse one buffer for
+// every record.
 type Record struct {
 	Attributes     int8
 	TimestampDelta int64
@@ -41,7 +43,8 @@ func sameBytes(a, b []byte) bool {
 }
 
 // sameRecord reports whether r still carries the key, value and headers
-// it was decoded with (orig, and origHeaders for its headers).
+// it was decoded with (orig, and origHeaders for its headers): the fields
+// a Func may change.
 func sameRecord(r, orig *Record, origHeaders []Header) bool {
 	if !sameBytes(r.Key, orig.Key) || !sameBytes(r.Value, orig.Value) || len(r.Headers) != len(origHeaders) {
 		return false
@@ -51,7 +54,7 @@ func sameRecord(r, orig *Record, origHeaders []Header) bool {
 			return false
 		}
 	}
-	return r.Attributes == orig.Attributes && r.TimestampDelta == orig.TimestampDelta && r.OffsetDelta == orig.OffsetDelta
+	return true
 }
 
 // recordReader decodes the records of a batch from b, one at a time.

@@ -195,3 +195,27 @@ func TestBadBatchesAreErrors(t *testing.T) {
 		t.Errorf("over the limit: %v", err)
 	}
 }
+
+// TestHeaderAdded: a Func may add a header (as an offload filter marks a
+// pointer record); what it does to the read-only fields is ignored, so
+// offsets and timestamps stay right.
+func TestHeaderAdded(t *testing.T) {
+	raw := storedBatches(t, false, testRecords(6), kgo.ProducerBatchCompression(kgo.GzipCompression()))
+	out, _, err := records.NewRewriter(limit).Rewrite(nil, raw, func(_ *records.Batch, r *records.Record) error {
+		r.Headers = append(r.Headers, records.Header{Key: []byte("format"), Value: []byte("v1")})
+		r.OffsetDelta, r.TimestampDelta = 99, 99
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := decoded(t, raw), decoded(t, out)
+	for i, got := range after {
+		want := before[i]
+		h := got.Headers
+		if len(h) != len(want.Headers)+1 || h[len(h)-1].Key != "format" || string(h[len(h)-1].Value) != "v1" ||
+			got.Offset != want.Offset || !got.Timestamp.Equal(want.Timestamp) || !bytes.Equal(got.Value, want.Value) {
+			t.Errorf("record %d: %+v, from %+v", i, got, want)
+		}
+	}
+}

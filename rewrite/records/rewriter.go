@@ -63,8 +63,8 @@ func NewRewriter(maxBatchBytes int) *Rewriter {
 // undefined, and the caller must refuse the whole partition: an error
 // never leaves some batches rewritten and others not.
 //
-// src is never written to. A Func must not keep the Record or Batch it is
-// given.
+// src is never written to, and dst must not overlap it. A Func must not
+// keep the Record or Batch it is given, nor change the Batch.
 func (rw *Rewriter) Rewrite(dst, src []byte, fn Func) ([]byte, Summary, error) {
 	var sum Summary
 	emitted := 0 // src[:emitted] is in dst already
@@ -157,6 +157,7 @@ func (rw *Rewriter) batch(b *Batch, raw []byte, fn Func, sum *Summary) (payload 
 		if err := fn(b, r); err != nil {
 			return nil, false, fmt.Errorf("record at offset %d: %w", b.BaseOffset+int64(orig.OffsetDelta), err)
 		}
+		r.Attributes, r.TimestampDelta, r.OffsetDelta = orig.Attributes, orig.TimestampDelta, orig.OffsetDelta
 		same := sameRecord(r, orig, rw.orig)
 		if cap(r.Headers) > cap(rw.headers) {
 			rw.headers = r.Headers[:0] // fn grew the headers: keep the room
