@@ -11,10 +11,10 @@
 // CRC-32C. So an idempotent or transactional producer's sequence numbers
 // stay valid through the rewrite.
 //
-// What is passed through without the Func seeing it, and reported in the
-// Summary so that a caller can refuse or let it through:
+// Control batches (transaction markers) are checked like the others but
+// never handed to the Func. What is passed through unread, and reported in
+// the Summary so that a caller can refuse or let it through:
 //
-//   - control batches (transaction markers);
 //   - message sets of magic 0 and 1, which predate record batches;
 //   - a truncated last batch, which a Fetch response may end with.
 //

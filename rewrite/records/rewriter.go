@@ -102,10 +102,11 @@ func (rw *Rewriter) Rewrite(dst, src []byte, fn Func) ([]byte, Summary, error) {
 		sum.Batches++
 		rw.hdr = parseBatch(raw)
 		b := &rw.hdr
+		recordFn := fn
 		if b.Control() {
-			continue
+			recordFn = nil // checked, but not the Func's to see
 		}
-		payload, changed, err := rw.batch(b, raw, fn, &sum)
+		payload, changed, err := rw.batch(b, raw, recordFn, &sum)
 		if err != nil {
 			return nil, sum, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 		}
@@ -123,8 +124,8 @@ func (rw *Rewriter) Rewrite(dst, src []byte, fn Func) ([]byte, Summary, error) {
 	return append(dst, src[emitted:]...), sum, nil
 }
 
-// batch checks raw, hands its records to fn, and, if fn changed any,
-// returns the batch's new records, compressed as raw's were.
+// batch checks raw, hands its records to fn (unless nil), and, if fn
+// changed any, returns the batch's new records, compressed as raw's were.
 func (rw *Rewriter) batch(b *Batch, raw []byte, fn Func, sum *Summary) (payload []byte, changed bool, err error) {
 	if crc := crc32.Checksum(raw[attributesAt:], castagnoli); crc != b.CRC {
 		return nil, false, fmt.Errorf("%w: computed %#08x, batch says %#08x", ErrCorrupt, crc, b.CRC)
@@ -141,27 +142,47 @@ func (rw *Rewriter) batch(b *Batch, raw []byte, fn Func, sum *Summary) (payload 
 		plain = rw.plain
 	}
 
+	changed, err = rw.records(b, plain, fn, sum)
+	if err != nil {
+		return nil, false, err
+	}
+	if !changed {
+		return nil, false, nil
+	}
+	if codec == CodecNone {
+		return rw.encoded, true, nil
+	}
+	if rw.packed, err = rw.codecs.compress(codec, isXerial(raw[headerSize:]), rw.encoded, rw.packed[:0]); err != nil {
+		return nil, false, err
+	}
+	return rw.packed, true, nil
+}
+
+// records decodes the records of b from plain, hands each to fn (unless
+// nil), and re-encodes them into rw.encoded once fn has changed one:
+// the unchanged ones by copy, the changed ones field by field.
+func (rw *Rewriter) records(b *Batch, plain []byte, fn Func, sum *Summary) (changed bool, err error) {
 	rd := recordReader{b: plain}
 	r, orig := &rw.rec, &rw.origRec
 	for i := range b.NumRecords {
 		if rd.pos == len(plain) {
-			return nil, false, fmt.Errorf("%w: %d records where the header says %d", ErrMalformed, i, b.NumRecords)
+			return false, fmt.Errorf("%w: %d records where the header says %d", ErrMalformed, i, b.NumRecords)
 		}
 		start := rd.pos
 		if rw.headers, err = rd.next(r, rw.headers); err != nil {
-			return nil, false, err
+			return false, err
+		}
+		if fn == nil {
+			continue
 		}
 		*orig = *r
 		rw.orig = append(rw.orig[:0], r.Headers...)
 		sum.Records++
 		if err := fn(b, r); err != nil {
-			return nil, false, fmt.Errorf("record at offset %d: %w", b.BaseOffset+int64(orig.OffsetDelta), err)
+			return false, fmt.Errorf("record at offset %d: %w", b.BaseOffset+int64(orig.OffsetDelta), err)
 		}
 		r.Attributes, r.TimestampDelta, r.OffsetDelta = orig.Attributes, orig.TimestampDelta, orig.OffsetDelta
 		same := sameRecord(r, orig, rw.orig)
-		if cap(r.Headers) > cap(rw.headers) {
-			rw.headers = r.Headers[:0] // fn grew the headers: keep the room
-		}
 		switch {
 		case same && changed:
 			rw.encoded = append(rw.encoded, plain[start:rd.pos]...)
@@ -175,18 +196,9 @@ func (rw *Rewriter) batch(b *Batch, raw []byte, fn Func, sum *Summary) (payload 
 		}
 	}
 	if rd.pos != len(plain) {
-		return nil, false, fmt.Errorf("%w: %d bytes after the %d records the header counts", ErrMalformed, len(plain)-rd.pos, b.NumRecords)
+		return false, fmt.Errorf("%w: %d bytes after the %d records the header counts", ErrMalformed, len(plain)-rd.pos, b.NumRecords)
 	}
-	if !changed {
-		return nil, false, nil
-	}
-	if codec == CodecNone {
-		return rw.encoded, true, nil
-	}
-	if rw.packed, err = rw.codecs.compress(codec, isXerial(raw[headerSize:]), rw.encoded, rw.packed[:0]); err != nil {
-		return nil, false, err
-	}
-	return rw.packed, true, nil
+	return changed, nil
 }
 
 // appendBatch appends a batch with header's fields (the first headerSize
