@@ -11,7 +11,7 @@ import (
 
 // benchBatch is a batch of 100 records of 1 KiB values (text, so that the
 // codecs have something to compress), compressed with codec.
-func benchBatch(b *testing.B, codec kgo.CompressionCodec) []byte {
+func benchBatch(b testing.TB, codec kgo.CompressionCodec) []byte {
 	values := make([]string, 100)
 	for i := range values {
 		v := make([]byte, 0, 1024)
