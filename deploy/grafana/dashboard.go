@@ -209,7 +209,7 @@ func rows() []row {
 		}},
 		{"Policy and reloads", []panel{
 			graph("Policy denials", "Requests (or parts of them) the policy denied per second, by operation and rule.", "reqps",
-				q(rateBy("operation, rule", "kproxy_policy_rule_decisions_total", `decision="denied"`), "{{operation}} {{rule}}")),
+				q(rateBy("operation, rule", "kproxy_policy_rule_decisions_total", `decision="deny"`), "{{operation}} {{rule}}")),
 			graph("Configuration reloads", "Configuration reloads in the window, by result; a failure keeps the running configuration.", "none",
 				q(fmt.Sprintf("sum by (result) (increase(%s[%s]))", selProcess("kproxy_config_reloads_total"), rate), "{{result}}")),
 		}},
@@ -231,9 +231,9 @@ func rows() []row {
 				q("rate("+selProcess("process_cpu_seconds_total")+"["+rate+"])", "{{instance}}")),
 		}},
 		{"Upstream health per broker", []panel{
-			graph("Upstream dials by broker", "Connections kproxy opened to each broker (node_id; bootstrap is the bootstrap servers) per second.", "cps",
+			graph("Upstream dials by broker", "Connections kproxy opened or tried to each broker (node_id; bootstrap is the bootstrap servers) per second, health probes included.", "cps",
 				q(rateBy("node_id", "kproxy_upstream_dials_total"), "node {{node_id}}")),
-			graph("Upstream dial failures by broker", "Failed connection attempts to each broker per second.", "cps",
+			graph("Upstream dial failures by broker", "Failed connection attempts to each broker per second, health probes of a broker that is down included.", "cps",
 				q(rateBy("node_id", "kproxy_upstream_dial_failures_total"), "node {{node_id}}")),
 			graph("Upstream disconnects by broker", "Connection pairs ended per second because the broker closed its side.", "cps",
 				q(rateBy("node_id", "kproxy_upstream_disconnects_total"), "node {{node_id}}")),
