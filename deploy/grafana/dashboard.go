@@ -191,7 +191,7 @@ func rows() []row {
 				q(sumRate("kproxy_request_proxy_duration_seconds_sum")+" / "+sumRate("kproxy_request_duration_seconds_sum"), "inside kproxy")),
 		}},
 		{"Errors", []panel{
-			graph("Responses with an error, by code", "Responses kproxy decoded whose top-level error code is not NONE, per second, by API and Kafka error (policy denials are *_AUTHORIZATION_FAILED).", "reqps",
+			graph("Kafka errors, by code", "Kafka error codes in responses per second, by API and error: a response's top-level code and each partition's, topic's or group's (a produce denied for 3 partitions counts 3; policy denials are *_AUTHORIZATION_FAILED). Produce and Fetch responses relayed undecoded count from their flexible versions (v9, v12) on.", "cps",
 				q(rateBy("api, error", "kproxy_response_errors_total"), "{{api}} {{error}}")),
 			graph("Responses by source", "Responses delivered to clients per second: from the brokers (upstream) or answered by kproxy itself (local: policy denials, SASL, ApiVersions before authentication).", "reqps",
 				perLabel("source", "kproxy_responses_total")),
