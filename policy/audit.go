@@ -11,17 +11,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/kproxy/kproxy/internal/labels"
 	"github.com/kproxy/kproxy/internal/quota"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
-// Audit decisions, as the "decision" field writes them.
+// Decisions, as the audit line's "decision" field and the decision label
+// of kproxy_policy_decisions_total and kproxy_policy_rule_decisions_total
+// write them: the one vocabulary, internal/labels.
 const (
-	DecisionAllow     = "allow"
-	DecisionDeny      = "deny"
-	DecisionAuditDeny = "audit_deny" // audit mode: would be denied, forwarded
-	DecisionHide      = "hide"       // left out of a listing
-	DecisionThrottle  = "throttle"   // a quota throttled the request (sampled)
+	DecisionAllow     = labels.Allow
+	DecisionDeny      = labels.Deny
+	DecisionAuditDeny = labels.AuditDeny // audit mode: would be denied, forwarded
+	DecisionHide      = labels.Hide      // left out of a listing
+	DecisionThrottle  = labels.Throttle  // a quota throttled the request (sampled)
 )
 
 // auditEvent is one audit log line, captured on the data path and
@@ -104,23 +107,23 @@ func (a *auditLog) run() {
 			Str("client_id", ev.clientID).
 			Str("listener", ev.listener)
 		if ev.virtualCluster != "" {
-			e = e.Str("virtual_cluster", ev.virtualCluster)
+			e = e.Str(labels.VirtualCluster, ev.virtualCluster)
 		}
 		if t := ev.throttle; t != nil {
-			e.Str("decision", DecisionThrottle).
-				Str("quota", t.Quota).
-				Str("kind", t.Kind.String()).
+			e.Str(labels.Decision, DecisionThrottle).
+				Str(labels.Quota, t.Quota).
+				Str(labels.Kind, t.Kind.String()).
 				Float64("throttle_ms", float64(t.Throttle)/float64(time.Millisecond)).
 				Float64("sample_rate", t.SampleRate).
 				Send()
 			return
 		}
 		e = e.Str("api", ev.api).
-			Str("operation", ev.operation).
+			Str(labels.Operation, ev.operation).
 			Str("resource_type", ev.resourceType).
 			Str("resource", ev.resource).
-			Str("decision", ev.decision).
-			Str("rule", ev.rule)
+			Str(labels.Decision, ev.decision).
+			Str(labels.Rule, ev.rule)
 		if ev.reason != "" {
 			e = e.Str("reason", ev.reason)
 		}

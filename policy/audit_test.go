@@ -95,7 +95,7 @@ func TestAuditNeverBlocksAndCountsDrops(t *testing.T) {
 	}
 	close(w.release)
 	enf.Close()
-	if n := counterValue(enf.metrics.denied); n != 100 {
+	if n := counterValue(enf.metrics.deny); n != 100 {
 		t.Errorf("denied decisions %v, want 100", n)
 	}
 }

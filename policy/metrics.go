@@ -4,16 +4,18 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kproxy/kproxy/internal/labels"
 )
 
 // policyMetrics are the policy's Prometheus instruments, resolved up front so the
 // data path never looks a label up.
 type policyMetrics struct {
 	decisions    *prometheus.CounterVec
-	allowed      prometheus.Counter
-	denied       prometheus.Counter
-	auditDenied  prometheus.Counter // would be denied; audit mode forwarded it
-	hidden       prometheus.Counter // left out of a listing
+	allow        prometheus.Counter
+	deny         prometheus.Counter
+	auditDeny    prometheus.Counter // would be denied; audit mode forwarded it
+	hide         prometheus.Counter // left out of a listing
 	auditDropped prometheus.Counter
 	reloads      *prometheus.CounterVec
 	reloadOK     prometheus.Counter
@@ -28,22 +30,14 @@ type policyMetrics struct {
 	ruleSeen map[ruleKey]prometheus.Counter
 }
 
-// Decision labels of the decision metrics.
-const (
-	decisionAllowed     = "allowed"
-	decisionDenied      = "denied"
-	decisionAuditDenied = "audit_denied"
-	decisionHidden      = "hidden"
-)
-
 type ruleKey struct{ decision, operation, rule string }
 
 // unrecordedRule labels allowed produce decisions taken on the raw fast
 // path, which does not keep the deciding rule (audit.log_allowed does).
 const unrecordedRule = "unrecorded"
 
-// countRule counts one decision by decision (allowed, denied,
-// audit_denied, hidden), operation (an ACL operation or governance check)
+// countRule counts one decision by decision (allow, deny, audit_deny,
+// hide), operation (an ACL operation or governance check)
 // and rule. Finding a seen combination allocates nothing.
 func (m *policyMetrics) countRule(decision, operation, rule string, n float64) {
 	k := ruleKey{decision, operation, rule}
@@ -66,26 +60,26 @@ func newMetrics(reg prometheus.Registerer) *policyMetrics {
 	m := &policyMetrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_policy_decisions_total",
-			Help: "Policy decisions, by result: allowed, denied, audit_denied (audit mode: would be denied, forwarded), hidden (left out of a listing).",
-		}, []string{"result"}),
+			Help: "Policy decisions, by decision: allow, deny, audit_deny (audit mode: would be denied, forwarded), hide (left out of a listing); the audit line's decision field says the same.",
+		}, []string{labels.Decision}),
 		auditDropped: newAuditDropped(),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_policy_reloads_total",
 			Help: "Policy reloads, by result: success or failure (the old policy stays in force).",
-		}, []string{"result"}),
+		}, []string{labels.Result}),
 	}
 	m.byRule = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kproxy_policy_rule_decisions_total",
-		Help: "Policy decisions by decision (allowed, denied, audit_denied, hidden), operation (ACL operation or governance check) and deciding rule (" + DefaultRule + ": policy.default; " + unrecordedRule + ": an allowed produce on the raw fast path).",
-	}, []string{"decision", "operation", "rule"})
+		Help: "Policy decisions by decision (allow, deny, audit_deny, hide), operation (ACL operation or governance check) and deciding rule (" + DefaultRule + ": policy.default; " + unrecordedRule + ": an allowed produce on the raw fast path).",
+	}, []string{labels.Decision, labels.Operation, labels.Rule})
 	m.ruleSeen = map[ruleKey]prometheus.Counter{}
 	reg.MustRegister(m.decisions, m.auditDropped, m.reloads, m.byRule)
-	m.allowed = m.decisions.WithLabelValues(decisionAllowed)
-	m.denied = m.decisions.WithLabelValues(decisionDenied)
-	m.auditDenied = m.decisions.WithLabelValues(decisionAuditDenied)
-	m.hidden = m.decisions.WithLabelValues(decisionHidden)
-	m.reloadOK = m.reloads.WithLabelValues("success")
-	m.reloadFailed = m.reloads.WithLabelValues("failure")
+	m.allow = m.decisions.WithLabelValues(DecisionAllow)
+	m.deny = m.decisions.WithLabelValues(DecisionDeny)
+	m.auditDeny = m.decisions.WithLabelValues(DecisionAuditDeny)
+	m.hide = m.decisions.WithLabelValues(DecisionHide)
+	m.reloadOK = m.reloads.WithLabelValues(labels.Success)
+	m.reloadFailed = m.reloads.WithLabelValues(labels.Failure)
 	return m
 }
 

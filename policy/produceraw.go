@@ -134,8 +134,8 @@ func (c *reqCtx) recordProduceAllowed(s *wire.ProduceSummary) {
 		if s.HasTransactionalID {
 			n++
 		}
-		c.e.metrics.allowed.Add(float64(n))
-		c.e.metrics.countRule(decisionAllowed, OpWrite.String(), unrecordedRule, float64(n))
+		c.e.metrics.allow.Add(float64(n))
+		c.e.metrics.countRule(DecisionAllow, OpWrite.String(), unrecordedRule, float64(n))
 		return
 	}
 	if s.HasTransactionalID {

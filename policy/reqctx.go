@@ -88,21 +88,21 @@ func (c *reqCtx) checkCluster(op Operation) *denial { return c.check(op, ResClus
 func (c *reqCtx) record(op Operation, rt ResourceType, name string, d Decision) *denial {
 	m := c.e.metrics
 	if d.Allowed {
-		m.allowed.Inc()
-		m.countRule(decisionAllowed, op.String(), d.Rule, 1)
+		m.allow.Inc()
+		m.countRule(DecisionAllow, op.String(), d.Rule, 1)
 		if c.st.logAllowed {
 			c.audit(DecisionAllow, op.String(), rt.String(), name, d.Rule, "")
 		}
 		return nil
 	}
 	if c.st.auditOnly {
-		m.auditDenied.Inc()
-		m.countRule(decisionAuditDenied, op.String(), d.Rule, 1)
+		m.auditDeny.Inc()
+		m.countRule(DecisionAuditDeny, op.String(), d.Rule, 1)
 		c.audit(DecisionAuditDeny, op.String(), rt.String(), name, d.Rule, "")
 		return nil
 	}
-	m.denied.Inc()
-	m.countRule(decisionDenied, op.String(), d.Rule, 1)
+	m.deny.Inc()
+	m.countRule(DecisionDeny, op.String(), d.Rule, 1)
 	c.audit(DecisionDeny, op.String(), rt.String(), name, d.Rule, "")
 	return &denial{code: rt.DeniedCode(), msg: c.deniedMessage(op, rt, name, d.Rule)}
 }
@@ -118,22 +118,22 @@ func (c *reqCtx) visible(op Operation, rt ResourceType, name string) bool {
 	m := c.e.metrics
 	switch {
 	case d.Allowed:
-		m.allowed.Inc()
-		m.countRule(decisionAllowed, op.String(), d.Rule, 1)
+		m.allow.Inc()
+		m.countRule(DecisionAllow, op.String(), d.Rule, 1)
 		if c.st.logAllowed {
 			c.audit(DecisionAllow, op.String(), rt.String(), name, d.Rule, "")
 		}
 		return true
 	case c.st.auditOnly:
-		m.auditDenied.Inc()
-		m.countRule(decisionAuditDenied, op.String(), d.Rule, 1)
+		m.auditDeny.Inc()
+		m.countRule(DecisionAuditDeny, op.String(), d.Rule, 1)
 		if c.st.logAllowed {
 			c.audit(DecisionAuditDeny, op.String(), rt.String(), name, d.Rule, "hidden from a listing")
 		}
 		return true
 	}
-	m.hidden.Inc()
-	m.countRule(decisionHidden, op.String(), d.Rule, 1)
+	m.hide.Inc()
+	m.countRule(DecisionHide, op.String(), d.Rule, 1)
 	if c.st.logAllowed {
 		c.audit(DecisionHide, op.String(), rt.String(), name, d.Rule, "hidden from a listing")
 	}
@@ -148,13 +148,13 @@ func (c *reqCtx) violated(v *violation, rt ResourceType, name string) *denial {
 	}
 	d := v.denial()
 	if c.st.auditOnly {
-		c.e.metrics.auditDenied.Inc()
-		c.e.metrics.countRule(decisionAuditDenied, v.check, v.rule, 1)
+		c.e.metrics.auditDeny.Inc()
+		c.e.metrics.countRule(DecisionAuditDeny, v.check, v.rule, 1)
 		c.audit(DecisionAuditDeny, v.check, rt.String(), name, v.rule, d.msg)
 		return nil
 	}
-	c.e.metrics.denied.Inc()
-	c.e.metrics.countRule(decisionDenied, v.check, v.rule, 1)
+	c.e.metrics.deny.Inc()
+	c.e.metrics.countRule(DecisionDeny, v.check, v.rule, 1)
 	c.audit(DecisionDeny, v.check, rt.String(), name, v.rule, d.msg)
 	return d
 }

@@ -4,6 +4,8 @@ import (
 	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kproxy/kproxy/internal/labels"
 )
 
 // registerBuildInfo registers kproxy_build_info{version, commit,
@@ -13,7 +15,7 @@ import (
 func registerBuildInfo(reg prometheus.Registerer, version, commit string) {
 	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "kproxy_build_info", Help: "1, labelled with the running binary's version, commit and Go version.",
-	}, []string{"version", "commit", "go_version"})
+	}, []string{labels.Version, labels.Commit, labels.GoVersion})
 	reg.MustRegister(g)
 	g.WithLabelValues(orUnknown(version), orUnknown(commit), runtime.Version()).Set(1)
 }

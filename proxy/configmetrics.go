@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/labels"
 )
 
 // configMetrics report the configuration in force and its reloads:
@@ -25,17 +26,17 @@ func newConfigMetrics(reg prometheus.Registerer, cfg *config.Config) *configMetr
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_config_reloads_total",
 			Help: "Configuration reloads (SIGHUP, file change), by result: success, or failure (unreadable, invalid or not applied; what was in force stays).",
-		}, []string{"result"}),
+		}, []string{labels.Result}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "kproxy_config_info",
 			Help: "1, labelled with the hash of the configuration in force (secrets left out): replicas with the same settings show the same hash.",
-		}, []string{"hash"}),
+		}, []string{labels.Hash}),
 		loaded: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kproxy_config_loaded_timestamp_seconds", Help: "Unix time the configuration in force was loaded.",
 		}),
 	}
 	reg.MustRegister(m.reloads, m.info, m.loaded)
-	m.succeeded, m.bad = m.reloads.WithLabelValues("success"), m.reloads.WithLabelValues("failure")
+	m.succeeded, m.bad = m.reloads.WithLabelValues(labels.Success), m.reloads.WithLabelValues(labels.Failure)
 	m.inForce(cfg)
 	return m
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/embedded"
 	"github.com/kproxy/kproxy/internal/engine"
+	"github.com/kproxy/kproxy/internal/labels"
 )
 
 // logger is Options.Logger, or one built from the file's log section.
@@ -217,7 +218,7 @@ func startClusters(ctx context.Context, cfg *config.Config, pol *reloads, built 
 
 // virtualClusterLabel labels every series of a virtual cluster's engine,
 // and is the field naming it in log lines.
-const virtualClusterLabel = "virtual_cluster"
+const virtualClusterLabel = labels.VirtualCluster
 
 // clusterLogger is log with the virtual cluster's name in every line; log
 // itself for a file without virtual_clusters.

@@ -191,7 +191,7 @@ func rows() []row {
 				q(sumRate("kproxy_request_proxy_duration_seconds_sum")+" / "+sumRate("kproxy_request_duration_seconds_sum"), "inside kproxy")),
 		}},
 		{"Errors", []panel{
-			graph("Responses with an error, by code", "Responses kproxy decoded whose top-level error code is not NONE, per second, by API and Kafka error (policy denials are *_AUTHORIZATION_FAILED).", "reqps",
+			graph("Kafka errors, by code", "Kafka error codes in responses per second, by API and error: a response's top-level code and each partition's, topic's or group's (a produce denied for 3 partitions counts 3; policy denials are *_AUTHORIZATION_FAILED). Produce and Fetch responses relayed undecoded count from their flexible versions (v9, v12) on.", "cps",
 				q(rateBy("api, error", "kproxy_response_errors_total"), "{{api}} {{error}}")),
 			graph("Responses by source", "Responses delivered to clients per second: from the brokers (upstream) or answered by kproxy itself (local: policy denials, SASL, ApiVersions before authentication).", "reqps",
 				perLabel("source", "kproxy_responses_total")),
@@ -209,7 +209,7 @@ func rows() []row {
 		}},
 		{"Policy and reloads", []panel{
 			graph("Policy denials", "Requests (or parts of them) the policy denied per second, by operation and rule.", "reqps",
-				q(rateBy("operation, rule", "kproxy_policy_rule_decisions_total", `decision="denied"`), "{{operation}} {{rule}}")),
+				q(rateBy("operation, rule", "kproxy_policy_rule_decisions_total", `decision="deny"`), "{{operation}} {{rule}}")),
 			graph("Configuration reloads", "Configuration reloads in the window, by result; a failure keeps the running configuration.", "none",
 				q(fmt.Sprintf("sum by (result) (increase(%s[%s]))", selProcess("kproxy_config_reloads_total"), rate), "{{result}}")),
 		}},
@@ -231,9 +231,9 @@ func rows() []row {
 				q("rate("+selProcess("process_cpu_seconds_total")+"["+rate+"])", "{{instance}}")),
 		}},
 		{"Upstream health per broker", []panel{
-			graph("Upstream dials by broker", "Connections kproxy opened to each broker (node_id; bootstrap is the bootstrap servers) per second.", "cps",
+			graph("Upstream dials by broker", "Connections kproxy opened or tried to each broker (node_id; bootstrap is the bootstrap servers) per second, health probes included.", "cps",
 				q(rateBy("node_id", "kproxy_upstream_dials_total"), "node {{node_id}}")),
-			graph("Upstream dial failures by broker", "Failed connection attempts to each broker per second.", "cps",
+			graph("Upstream dial failures by broker", "Failed connection attempts to each broker per second, health probes of a broker that is down included.", "cps",
 				q(rateBy("node_id", "kproxy_upstream_dial_failures_total"), "node {{node_id}}")),
 			graph("Upstream disconnects by broker", "Connection pairs ended per second because the broker closed its side.", "cps",
 				q(rateBy("node_id", "kproxy_upstream_disconnects_total"), "node {{node_id}}")),

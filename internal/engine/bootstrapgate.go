@@ -195,7 +195,7 @@ func (l *portPerBroker) retryBootstrap() {
 func (s *Server) probeBootstrapServers() {
 	for _, addr := range s.cfg.Upstream.BootstrapServers {
 		s.health.goBackground(func(ctx context.Context) {
-			s.health.record(addr, bootstrapNode, s.probeUpstream(ctx, addr))
+			s.health.record(addr, bootstrapNode, s.probeUpstream(ctx, addr, bootstrapNode))
 		})
 	}
 }

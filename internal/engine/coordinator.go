@@ -5,13 +5,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/labels"
 	"github.com/kproxy/kproxy/protocol"
 )
 
 // newCoordinatorErrors registers kproxy_group_coordinator_errors_total.
 func newCoordinatorErrors(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := newCounterVec("kproxy_group_coordinator_errors_total",
-		"Upstream group responses carrying NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS, by API and error, streamed ones included.", "api", "error")
+		"Upstream group responses carrying NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS, by API and error, streamed ones included.", labels.API, labels.Error)
 	reg.MustRegister(c)
 	return c
 }

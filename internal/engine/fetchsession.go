@@ -101,8 +101,7 @@ func (p *pair) guardFetchSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 		resp := kmsg.NewPtrFetchResponse()
 		resp.SetVersion(h.APIVersion)
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		r.owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
-		r.owed.timing.ErrorCode = resp.ErrorCode
+		p.answerLocally(&r.owed, h.CorrelationID, resp)
 		return nil
 	}
 	log.Msg("full fetch names a fetch session this connection did not open: forwarded without it, so that session stays open")

@@ -137,8 +137,7 @@ func (p *pair) runRequestHandlers(w *wholeRequest, owed *pending, handlers []fil
 			return false, fail(reasonFilter, v.Close)
 		}
 		if v.Respond != nil {
-			owed.local = protocol.AppendResponseFrame(nil, w.h.CorrelationID, v.Respond)
-			owed.timing.ErrorCode = topLevelErrorCode(v.Respond)
+			p.answerLocally(owed, w.h.CorrelationID, v.Respond)
 			return true, nil
 		}
 		w.modified = w.modified || v.Modified

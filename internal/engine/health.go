@@ -26,8 +26,9 @@ type healthSettings struct {
 	backoff, maxBackoff time.Duration
 	// logEvery is the shortest gap between two warnings for one upstream.
 	logEvery time.Duration
-	// probe dials addr once and reports the outcome; nil disables probing.
-	probe func(ctx context.Context, addr string) error
+	// probe dials addr, serving nodeID, once and reports the outcome; nil
+	// disables probing.
+	probe func(ctx context.Context, addr string, nodeID int32) error
 	// changed is told (without the tracker's lock held) that addr went
 	// down or came back; it asks down for the current state.
 	changed func(addr string)
@@ -285,7 +286,7 @@ func (h *upstreamHealth) probeUntilUp(e *endpointHealth) {
 			continue // sees closed
 		case <-t.C:
 		}
-		h.record(e.addr, nodeID, h.set.probe(h.ctx, e.addr))
+		h.record(e.addr, nodeID, h.set.probe(h.ctx, e.addr, nodeID))
 	}
 }
 

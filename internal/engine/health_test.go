@@ -152,7 +152,7 @@ func TestHealthProbesUntilBack(t *testing.T) {
 	var h *upstreamHealth
 	h, _ = newTestHealth(t, healthSettings{backoff: 20 * time.Millisecond, maxBackoff: 100 * time.Millisecond,
 		logEvery: time.Minute,
-		probe: func(ctx context.Context, a string) error {
+		probe: func(ctx context.Context, a string, _ int32) error {
 			probes.Add(1)
 			c, err := (&net.Dialer{}).DialContext(ctx, "tcp", a)
 			if err == nil {

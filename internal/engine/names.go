@@ -72,7 +72,7 @@ func (b nameBoundary) mapRawRequest(p *pair, h protocol.RequestHeader, frame []b
 	if err != nil || mapped == nil {
 		p.s.frames.put(out)
 		if err != nil {
-			return nil, nameMappingFailed(h, owed, err)
+			return nil, p.nameMappingFailed(h, owed, err)
 		}
 		return nil, nil
 	}
@@ -98,7 +98,7 @@ func (b nameBoundary) mapDecodedRequest(p *pair, h protocol.RequestHeader, req k
 	}
 	mapResponse, err := b.m.MapRequest(b.mapContext(p, h.APIKey), target)
 	if err != nil {
-		return nil, nameMappingFailed(h, owed, err)
+		return nil, p.nameMappingFailed(h, owed, err)
 	}
 	if mapResponse {
 		owed.boundary.need = boundaryDecoded
@@ -111,11 +111,10 @@ func (b nameBoundary) mapDecodedRequest(p *pair, h protocol.RequestHeader, req k
 
 // nameMappingFailed turns the name mapper's refusal into kproxy's answer
 // (an Answer: owed.local) or the error that closes the connection.
-func nameMappingFailed(h protocol.RequestHeader, owed *pending, err error) error {
+func (p *pair) nameMappingFailed(h protocol.RequestHeader, owed *pending, err error) error {
 	if a, ok := tenant.AsAnswer(err); ok {
 		a.Response.SetVersion(h.APIVersion)
-		owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, a.Response)
-		owed.timing.ErrorCode = topLevelErrorCode(a.Response)
+		p.answerLocally(owed, h.CorrelationID, a.Response)
 		return nil
 	}
 	return fail(reasonFilter, fmt.Errorf("client %s v%d request: %w", protocol.APIName(h.APIKey), h.APIVersion, err))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/labels"
 )
 
 // maxUnknownKIDRefreshInterval caps how often an unknown kid refreshes
@@ -26,11 +27,11 @@ func (s *Server) setupOAuthBearer(o *config.OAuthBearer) error {
 		OnFetch: func(n int, err error) {
 			s.metrics.jwksKeys.Set(float64(n))
 			if err != nil {
-				s.metrics.jwksFetches.WithLabelValues("failure").Inc()
+				s.metrics.jwksFetches.WithLabelValues(labels.Failure).Inc()
 				log.Warn().Err(err).Int("keys", n).Msg("OAUTHBEARER signing keys fetch failed; keeping the keys held")
 				return
 			}
-			s.metrics.jwksFetches.WithLabelValues("success").Inc()
+			s.metrics.jwksFetches.WithLabelValues(labels.Success).Inc()
 			log.Debug().Int("keys", n).Msg("OAUTHBEARER signing keys fetched")
 		},
 		URL:                  o.JWKSURL,

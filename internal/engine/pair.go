@@ -17,6 +17,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/quota"
+	"github.com/kproxy/kproxy/internal/wire"
 )
 
 // Buffer sizes per connection direction. Frames larger than a buffer are
@@ -94,6 +95,10 @@ type pair struct {
 	observed        RequestTiming
 	requestObserved RequestTiming
 	requestStart    time.Time
+	// walkErrors counts the error codes of a response walked, not
+	// decoded, and walkBody walks a buffered one (response loop only).
+	walkErrors responseErrorCounter
+	walkBody   wire.ErrorWalker
 	// opened is when the client connected; received and sent count the
 	// bytes of its frames each way, for the close log line; bytesIn and
 	// bytesOut are the listener's byte counters.

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/labels"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -127,7 +128,7 @@ func (p *pair) reauthenticateUpstream(up *direction) error {
 	defer cancel()
 	rt := &ownRequests{p: p, up: up, ctx: ctx}
 	session, err := auth.Reauthenticate(ctx, rt, p.s.sec.upstreamMech, p.session.login.AuthenticateVersion, p.upstream.RemoteAddr().String())
-	p.s.metrics.upstreamAuth.reauths.WithLabelValues(resultLabel(err)).Inc()
+	p.s.metrics.upstreamAuth.reauths.WithLabelValues(labels.ResultOf(err)).Inc()
 	if err != nil {
 		return fail(reasonDial, fmt.Errorf("upstream SASL re-authentication (KIP-368): %w", err))
 	}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/labels"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -48,15 +50,15 @@ type apiSeries struct {
 
 func newRequestMetrics(reg prometheus.Registerer, principalLimit int) *requestMetrics {
 	histogram := func(name, help string) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets}, []string{"api"})
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets}, []string{labels.API})
 	}
 	m := &requestMetrics{
 		requests: newCounterVec("kproxy_requests_total",
-			"Requests received from clients, by API and API version (\"unsupported\": beyond what kproxy decodes).", "api", "version"),
+			"Requests received from clients, by API and API version (\"unsupported\": beyond what kproxy decodes).", labels.API, labels.Version),
 		responses: newCounterVec("kproxy_responses_total",
-			"Responses delivered to clients, by API and source: upstream, or local (kproxy answered: policy denial, SASL, ApiVersions before authentication).", "api", "source"),
+			"Responses delivered to clients, by API and source: upstream, or local (kproxy answered: policy denial, SASL, ApiVersions before authentication).", labels.API, labels.Source),
 		errors: newCounterVec("kproxy_response_errors_total",
-			"Responses kproxy decoded or answered itself with a top-level error code other than 0, by API and Kafka error name.", "api", "error"),
+			"Error codes other than 0 in responses kproxy decoded, walked or answered itself, by API and Kafka error name: the top-level code, and each topic's, partition's or group's own code (one count per entry carrying one).", labels.API, labels.Error),
 		total: histogram("kproxy_request_duration_seconds",
 			"Round trip of a request as kproxy saw it: from its size prefix read to its response written to the client."),
 		upstream: histogram("kproxy_request_upstream_duration_seconds",
@@ -69,7 +71,7 @@ func newRequestMetrics(reg prometheus.Registerer, principalLimit int) *requestMe
 	if principalLimit > 0 {
 		m.principalLimit, m.byPrincipal = principalLimit, map[string]prometheus.Counter{}
 		m.principals = newCounterVec("kproxy_principal_requests_total",
-			"Requests by authenticated principal (\"\": anonymous), for the first metrics.principal_limit principals; the rest are counted as \"other\".", "principal")
+			"Requests by authenticated principal (\"\": anonymous), for the first metrics.principal_limit principals; the rest are counted as \"other\".", labels.Principal)
 		reg.MustRegister(m.principals)
 		m.otherPrincipal = m.principals.WithLabelValues(otherPrincipal)
 	}
@@ -139,7 +141,7 @@ func (m *requestMetrics) ObserveRequest(t *RequestTiming) {
 		s.fromUpstream.Inc()
 	}
 	if t.ErrorCode > 0 {
-		m.errors.WithLabelValues(s.name, errorName(t.ErrorCode)).Inc() // rare: decoded responses only
+		m.countError(s, t.ErrorCode) // rare: decoded responses only
 	}
 	total := t.Total()
 	upstream := t.Upstream()
@@ -173,6 +175,22 @@ func (m *requestMetrics) principal(p string) prometheus.Counter {
 	c = m.principals.WithLabelValues(p)
 	m.byPrincipal[p] = c
 	return c
+}
+
+// countEntryErrors counts the error codes of resp's entries (partitions,
+// topics, groups), as its API's errorScope says; ObserveRequest counts
+// the top-level one.
+func (m *requestMetrics) countEntryErrors(resp kmsg.Response) {
+	s := m.series(resp.Key())
+	if s == nil {
+		return
+	}
+	entryErrorCodes(resp, &responseErrorCounter{m: m, s: s})
+}
+
+// countError counts one error code in a response of s's API.
+func (m *requestMetrics) countError(s *apiSeries, code int16) {
+	m.errors.WithLabelValues(s.name, errorName(code)).Inc()
 }
 
 // errorName is the Kafka name of an error code ("UNKNOWN_SERVER_ERROR"

@@ -173,6 +173,7 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 	}
 	handlers := p.responseTable().handlers.lookup(owed.key)
 	if need == filter.Inspect && !inspectWants(handlers, owed.version, body) {
+		p.countWalkedErrors(owed, body)
 		return p.writeResponse(down, frame)
 	}
 	resp, err := p.decodeResponse(*owed, body, len(frame), &charged)
@@ -190,6 +191,7 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 	}
 	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], owed.correlationID, resp)
 	p.observed.ResponseBytes, p.observed.ErrorCode = len(p.encodeBuf), topLevelErrorCode(resp)
+	p.s.metrics.requests.countEntryErrors(resp)
 	return p.writeResponse(down, p.encodeBuf)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kproxy/kproxy/internal/labels"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -44,9 +45,9 @@ func (a *passthroughAuth) countUpstreamVerdict(mechanism string, step int) func(
 		switch {
 		case !ok:
 		case ar.ErrorCode != 0:
-			s.countSASL(mechanism, saslFailure)
+			s.countSASL(mechanism, labels.Failure)
 		case step == a.saslSteps(mechanism):
-			s.countSASL(mechanism, saslSuccess)
+			s.countSASL(mechanism, labels.Success)
 		}
 		return nil
 	}
@@ -124,7 +125,7 @@ func (a *passthroughAuth) watch(h protocol.RequestHeader, cr *bufio.Reader, r cl
 					Version: req.Version, ErrorCode: wire.ErrCodeSASLAuthenticationFailed, ErrorMessage: &msg,
 				})
 				r.closeAfter = err
-				a.p.s.countSASL(a.mechanism, saslFailure)
+				a.p.s.countSASL(a.mechanism, labels.Failure)
 				return r, nil
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/labels"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/protocol"
 )
@@ -49,7 +50,7 @@ func (t *terminateAuth) token(cr *bufio.Reader, frameLen int) (clientRequest, bo
 	out, done, err := t.authn.Unframed(token[protocol.FrameSizeLen:])
 	if err != nil {
 		// A v0 client cannot be told why: close, as a broker does.
-		t.p.s.countSASL(t.authn.Mechanism(), saslFailure)
+		t.p.s.countSASL(t.authn.Mechanism(), labels.Failure)
 		return clientRequest{}, true, fail(reasonAuth, fmt.Errorf("SASL (v0 handshake): %w", err))
 	}
 	if done {
@@ -93,14 +94,14 @@ func (t *terminateAuth) answerSASL(h protocol.RequestHeader, cr *bufio.Reader, r
 	case *kmsg.SASLHandshakeRequest:
 		hs := t.authn.Handshake(req)
 		if hs.ErrorCode != 0 {
-			t.p.s.countSASL(req.Mechanism, saslFailure)
+			t.p.s.countSASL(req.Mechanism, labels.Failure)
 			failure = fmt.Errorf("SaslHandshake for mechanism %q refused with error %d", req.Mechanism, hs.ErrorCode)
 		}
 		resp = hs
 	case *kmsg.SASLAuthenticateRequest:
 		ar, done, err := t.authn.Authenticate(req)
 		if err != nil {
-			t.p.s.countSASL(t.authn.Mechanism(), saslFailure)
+			t.p.s.countSASL(t.authn.Mechanism(), labels.Failure)
 			failure = err
 		} else if done {
 			t.loggedIn()
@@ -174,7 +175,7 @@ func (t *terminateAuth) upstreamConnected(ctx context.Context, conn net.Conn) er
 func (t *terminateAuth) loggedIn() {
 	p := t.p
 	t.finish()
-	p.s.countSASL(t.authn.Mechanism(), saslSuccess)
+	p.s.countSASL(t.authn.Mechanism(), labels.Success)
 	p.conn.Claims = t.authn.Claims()
 	if p.conn.User != t.authn.User() {
 		p.conn.User = t.authn.User()

@@ -114,8 +114,7 @@ func (p *pair) guardShareSession(h protocol.RequestHeader, bodyPrefix []byte, r 
 		resp = sr
 	}
 	resp.SetVersion(h.APIVersion)
-	r.owed.local = protocol.AppendResponseFrame(nil, h.CorrelationID, resp)
-	r.owed.timing.ErrorCode = kerr.ShareSessionNotFound.Code
+	p.answerLocally(&r.owed, h.CorrelationID, resp)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kproxy/kproxy/internal/config"
+	"github.com/kproxy/kproxy/internal/labels"
 )
 
 // sniListenerName labels the SNI listener's connections in logs and
@@ -156,7 +157,7 @@ func (p *pair) handshakeSNI(l *sniListener) error {
 // newSNIRefused registers kproxy_sni_handshake_refused_total.
 func newSNIRefused(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := newCounterVec("kproxy_sni_handshake_refused_total",
-		"TLS handshakes on listeners.sni refused because the server name routes to no broker, by reason (no_server_name, unknown_name, unknown_node).", "reason")
+		"TLS handshakes on listeners.sni refused because the server name routes to no broker, by reason (no_server_name, unknown_name, unknown_node).", labels.Reason)
 	for _, r := range []string{sniNoServerName, sniUnknownName, sniUnknownNode} {
 		c.WithLabelValues(r)
 	}

@@ -12,10 +12,12 @@ import (
 )
 
 // streamStepper walks a frame as it streams from d.r to d.w: every field
-// the walk passes is relayed, large values by splice where possible.
+// the walk passes is relayed, large values by splice where possible; the
+// error codes passed go to errs.
 type streamStepper struct {
 	d    *direction
 	left int // bytes of the frame not yet relayed
+	errs wire.ErrorNoter
 }
 
 func (s *streamStepper) Remaining() int { return s.left }
@@ -34,6 +36,20 @@ func (s *streamStepper) SkipLarge(n int) error {
 	}
 	s.left -= n
 	return s.d.stream(n)
+}
+
+func (s *streamStepper) ErrorCode() error {
+	if s.left < 2 {
+		return fmt.Errorf("error code with %d bytes left: %w", s.left, protocol.ErrShortBuffer)
+	}
+	b, err := s.d.r.Peek(2)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errReadSide, err)
+	}
+	if code := int16(binary.BigEndian.Uint16(b)); code != 0 && s.errs != nil {
+		s.errs.NoteError(code)
+	}
+	return s.Skip(2)
 }
 
 func (s *streamStepper) Uvarint() (uint64, error) {
@@ -55,7 +71,7 @@ func (s *streamStepper) Uvarint() (uint64, error) {
 // length, since the frame's size has already gone out.
 func (p *pair) streamDroppingTags(owed pending, down *direction, frameLen int) error {
 	st := &down.stepper
-	*st = streamStepper{d: down, left: frameLen}
+	*st = streamStepper{d: down, left: frameLen, errs: p.countingErrors(owed.key)}
 	err := st.Skip(protocol.FrameSizeLen + 4) // size and correlation id
 	if err == nil && wire.ResponseHeaderFlexible(owed.key, owed.version) {
 		err = wire.WalkTags(st)

@@ -96,6 +96,7 @@ func (p *pair) relayThrottledProduce(owed *pending, down *direction, frameLen in
 		return fail(reasonProtocol, fmt.Errorf("upstream Produce response: %w", err))
 	}
 	raiseThrottleField(body[off:off+4], throttle)
+	p.countWalkedErrors(owed, body)
 	if _, err := down.w.Write(frame); err != nil {
 		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
 	}

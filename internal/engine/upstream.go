@@ -65,12 +65,7 @@ func (s *Server) dialTracked(ctx context.Context, addr string, nodeID int32) (ne
 	if err := s.health.admit(addr); err != nil {
 		return nil, err
 	}
-	node := s.metrics.upstream.node(nodeID)
-	node.dials.Inc()
-	conn, err := s.dialOne(ctx, addr)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		node.failures.Inc()
-	}
+	conn, err := s.dialOne(ctx, addr, nodeID)
 	s.brokerErrors.record(nodeID, err)
 	if err = s.health.record(addr, nodeID, err); err != nil {
 		return nil, err
@@ -158,11 +153,12 @@ func closeLosers(results <-chan dialResult, n int) {
 	}
 }
 
-// probeUpstream dials addr once to see whether it is back.
-func (s *Server) probeUpstream(ctx context.Context, addr string) error {
+// probeUpstream dials addr, where nodeID is served, once to see whether
+// it is back.
+func (s *Server) probeUpstream(ctx context.Context, addr string, nodeID int32) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Upstream.DialTimeout)
 	defer cancel()
-	conn, err := s.dialOne(ctx, addr)
+	conn, err := s.dialOne(ctx, addr, nodeID)
 	if err != nil {
 		return err
 	}
@@ -178,8 +174,12 @@ func (s *Server) upstreamChanged(addr string) {
 	}
 }
 
-// dialOne connects to addr and secures the connection as configured.
-func (s *Server) dialOne(ctx context.Context, addr string) (net.Conn, error) {
+// dialOne connects to addr, where nodeID is served, and secures the
+// connection as configured. Every attempt, a health probe's too, counts
+// in nodeID's dial metrics, so that their sum covers all upstream dials.
+func (s *Server) dialOne(ctx context.Context, addr string, nodeID int32) (net.Conn, error) {
+	node := s.metrics.upstream.node(nodeID)
+	node.dials.Inc()
 	d := net.Dialer{KeepAlive: 30 * time.Second}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err == nil {
@@ -191,7 +191,7 @@ func (s *Server) dialOne(ctx context.Context, addr string) (net.Conn, error) {
 		conn.Close()
 	}
 	if !errors.Is(err, context.Canceled) {
-		s.metrics.dialErrors.Inc()
+		node.failures.Inc()
 	}
 	return nil, fmt.Errorf("dial upstream %s: %w", addr, err)
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/labels"
 )
 
 // upstreamAuthMetrics count kproxy's own logins to the brokers over time:
@@ -18,9 +19,9 @@ type upstreamAuthMetrics struct {
 func newUpstreamAuthMetrics(reg prometheus.Registerer) *upstreamAuthMetrics {
 	m := &upstreamAuthMetrics{
 		reauths: newCounterVec("kproxy_upstream_reauthentications_total",
-			"KIP-368 re-authentications of kproxy's upstream SASL sessions on relayed connections, by result (success, failure).", "result"),
+			"KIP-368 re-authentications of kproxy's upstream SASL sessions on relayed connections, by result (success, failure).", labels.Result),
 		tokenRequests: newCounterVec("kproxy_upstream_oauth_token_requests_total",
-			"Token requests kproxy made to upstream.sasl.token_endpoint (OAUTHBEARER), by result (success, failure).", "result"),
+			"Token requests kproxy made to upstream.sasl.token_endpoint (OAUTHBEARER), by result (success, failure).", labels.Result),
 		tokenExpiry: newGauge("kproxy_upstream_oauth_token_expiry_timestamp_seconds",
 			"When kproxy's current upstream OAuth token expires (Unix time); 0 before the first token or if the endpoint did not say."),
 	}
@@ -28,17 +29,10 @@ func newUpstreamAuthMetrics(reg prometheus.Registerer) *upstreamAuthMetrics {
 	return m
 }
 
-func resultLabel(err error) string {
-	if err != nil {
-		return "failure"
-	}
-	return "success"
-}
-
 // observeToken counts one token request and logs it.
 func (s *Server) observeToken(ev auth.TokenEvent) {
 	m := s.metrics.upstreamAuth
-	m.tokenRequests.WithLabelValues(resultLabel(ev.Err)).Inc()
+	m.tokenRequests.WithLabelValues(labels.ResultOf(ev.Err)).Inc()
 	if ev.Err != nil {
 		s.log.Warn().Err(ev.Err).Bool("cached_token_used", ev.Stale).Dur("took", ev.Took).Msg("upstream OAuth token request failed")
 		return

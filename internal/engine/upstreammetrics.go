@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kproxy/kproxy/internal/labels"
 )
 
 // upstreamMetrics count kproxy's connections to the brokers by node id
@@ -20,11 +22,11 @@ type nodeCounters struct{ dials, failures, disconnects prometheus.Counter }
 
 func newUpstreamMetrics(reg prometheus.Registerer) *upstreamMetrics {
 	vec := func(name, help string) *prometheus.CounterVec {
-		return newCounterVec(name, help, "node_id")
+		return newCounterVec(name, help, labels.NodeID)
 	}
 	m := &upstreamMetrics{
-		dials:       vec("kproxy_upstream_dials_total", "Upstream connection attempts, by broker node id (\"bootstrap\": the bootstrap servers)."),
-		failures:    vec("kproxy_upstream_dial_failures_total", "Failed upstream connection attempts, by broker node id."),
+		dials:       vec("kproxy_upstream_dials_total", "Upstream connection attempts, health probes included, by broker node id (\"bootstrap\": the bootstrap servers)."),
+		failures:    vec("kproxy_upstream_dial_failures_total", "Failed upstream connection attempts, health probes included, by broker node id (sum them for all nodes)."),
 		disconnects: vec("kproxy_upstream_disconnects_total", "Connection pairs ended because the upstream closed its connection, by broker node id."),
 		byNode:      map[int32]*nodeCounters{},
 	}

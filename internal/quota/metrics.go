@@ -1,6 +1,10 @@
 package quota
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kproxy/kproxy/internal/labels"
+)
 
 // metrics are the quota metrics, per rule (label quota) and kind.
 type metrics struct {
@@ -16,23 +20,23 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_quota_throttled_requests_total",
 			Help: "Requests answered with a throttle time by a quota rule, by rule and kind (produce, fetch, request).",
-		}, []string{"quota", "kind"}),
+		}, []string{labels.Quota, labels.Kind}),
 		throttleSecs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_quota_throttle_seconds_total",
 			Help: "Throttle time kproxy asked for (and muted connections for), by rule and kind.",
-		}, []string{"quota", "kind"}),
+		}, []string{labels.Quota, labels.Kind}),
 		admittedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_quota_admitted_bytes_total",
 			Help: "Produce request and fetch response bytes counted against a quota rule, by rule and kind.",
-		}, []string{"quota", "kind"}),
+		}, []string{labels.Quota, labels.Kind}),
 		refusedConns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kproxy_quota_connections_refused_total",
 			Help: "Connections closed by a quota rule, by rule and reason (max_connections, connection_creation_rate).",
-		}, []string{"quota", "reason"}),
+		}, []string{labels.Quota, labels.Reason}),
 		boundConns: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "kproxy_quota_connections",
 			Help: "Open connections counted against a quota rule's max_connections, by rule.",
-		}, []string{"quota"}),
+		}, []string{labels.Quota}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.throttled, m.throttleSecs, m.admittedBytes, m.refusedConns, m.boundConns)

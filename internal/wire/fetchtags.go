@@ -23,6 +23,24 @@ func (a API) ResponseHasTopLevelTags(version int16, body []byte) (bool, error) {
 	return endsWithTags(s, a.Key, version)
 }
 
+// ErrorWalker reads the error codes of response bodies in memory. A
+// connection keeps one, so that its walks allocate nothing.
+type ErrorWalker struct{ s sliceStepper }
+
+// ResponseErrorCodes hands errs the non-zero error codes of a response
+// body of a at version, as a's WalkToTags passes them (the partitions' of
+// Produce and Fetch, and Fetch's top-level one), without decoding it. It
+// needs a's WalkToTags and a flexible version, and otherwise does nothing.
+func (w *ErrorWalker) ResponseErrorCodes(a API, version int16, body []byte, errs ErrorNoter) error {
+	if a.WalkToTags == nil || !IsFlexible(a.Key, version) {
+		return nil
+	}
+	w.s = sliceStepper{b: body, errs: errs}
+	err := a.WalkToTags(version, &w.s)
+	w.s = sliceStepper{} // keeps neither body nor errs alive
+	return err
+}
+
 // endsWithTags checks that the final, top-level tag section ends the body,
 // and reports whether it holds any field.
 func endsWithTags(s *sliceStepper, key, version int16) (bool, error) {

@@ -19,6 +19,16 @@ type Stepper interface {
 	SkipLarge(n int) error
 	// Uvarint reads and passes an unsigned varint.
 	Uvarint() (uint64, error)
+	// ErrorCode passes a two-byte error code (a response's or one of its
+	// partitions'), handing a non-zero one to the Stepper's ErrorNoter.
+	ErrorCode() error
+}
+
+// ErrorNoter takes the non-zero error codes a walk passes, so that
+// kproxy_response_errors_total counts the per-partition errors of
+// responses relayed without being decoded.
+type ErrorNoter interface {
+	NoteError(code int16)
 }
 
 // WalkFetchResponseToTags moves s, positioned at the start of a flexible
@@ -30,9 +40,13 @@ func WalkFetchResponseToTags(version int16, s Stepper) error {
 		return fmt.Errorf("fetch v%d is not flexible: %w", version, ErrUnsupportedVersion)
 	}
 	w := stepWalker{s: s}
-	w.skip(4 + 2 + 4) // throttle_time_ms, error_code, session_id
+	w.skip(4) // throttle_time_ms
+	w.errorCode()
+	w.skip(4) // session_id
 	w.topicPartitions(version >= 13, func() {
-		w.skip(4 + 2 + 8 + 8 + 8) // index, error, high watermark, last stable, log start
+		w.skip(4) // index
+		w.errorCode()
+		w.skip(8 + 8 + 8) // high watermark, last stable, log start
 		aborted := w.arrayLen()
 		for a := 0; a < aborted && w.err == nil; a++ {
 			w.skip(8 + 8) // producer_id, first_offset
@@ -55,7 +69,9 @@ func WalkProduceResponseToTags(version int16, s Stepper) error {
 	}
 	w := stepWalker{s: s}
 	w.topicPartitions(version >= 13, func() {
-		w.skip(4 + 2 + 8 + 8 + 8) // index, error, base offset, log append time, log start offset
+		w.skip(4) // index
+		w.errorCode()
+		w.skip(8 + 8 + 8) // base offset, log append time, log start offset
 		recordErrors := w.arrayLen()
 		for e := 0; e < recordErrors && w.err == nil; e++ {
 			w.skip(4)      // batch_index
@@ -138,6 +154,12 @@ func (w *stepWalker) skip(n int) {
 	}
 }
 
+func (w *stepWalker) errorCode() {
+	if w.err == nil {
+		w.err = w.s.ErrorCode()
+	}
+}
+
 func (w *stepWalker) uvarint() uint64 {
 	if w.err != nil {
 		return 0
@@ -199,8 +221,23 @@ func (w *stepWalker) tags() {
 	}
 }
 
-// sliceStepper is a Stepper over bytes in memory.
-type sliceStepper struct{ b []byte }
+// sliceStepper is a Stepper over bytes in memory; errs, when set, takes
+// the error codes passed.
+type sliceStepper struct {
+	b    []byte
+	errs ErrorNoter
+}
+
+func (s *sliceStepper) ErrorCode() error {
+	if len(s.b) < 2 {
+		return ErrShortBuffer
+	}
+	if code := int16(binary.BigEndian.Uint16(s.b)); code != 0 && s.errs != nil {
+		s.errs.NoteError(code)
+	}
+	s.b = s.b[2:]
+	return nil
+}
 
 func (s *sliceStepper) Remaining() int        { return len(s.b) }
 func (s *sliceStepper) SkipLarge(n int) error { return s.Skip(n) }

@@ -65,8 +65,8 @@ func TestAuditModeForwardsAndLogs(t *testing.T) {
 	if !found {
 		t.Errorf("no audit line for the would-be denial; got %v", lines)
 	}
-	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "result", "audit_denied"); n < 1 {
-		t.Errorf("audit_denied metric %v", n)
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "decision", "audit_deny"); n < 1 {
+		t.Errorf("audit_deny metric %v", n)
 	}
 }
 

@@ -98,13 +98,13 @@ func TestProduceSplitsDeniedTopic(t *testing.T) {
 	if got := e.endOffset(ctx, "denied.t", 0); got != 0 {
 		t.Errorf("denied.t/0 end offset %d", got)
 	}
-	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "result", "denied"); n < 2 {
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "decision", "deny"); n < 2 {
 		t.Errorf("denied decisions metric %v, want >= 2", n)
 	}
-	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_rule_decisions_total", "decision", "denied", "operation", "Write", "rule", "default"); n < 2 {
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_rule_decisions_total", "decision", "deny", "operation", "Write", "rule", "default"); n < 2 {
 		t.Errorf("denied Write decisions by the default rule %v, want >= 2", n)
 	}
-	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_rule_decisions_total", "decision", "allowed", "rule", "describe-all"); n < 1 {
+	if n := testkit.MetricValue(t, e.reg, "kproxy_policy_rule_decisions_total", "decision", "allow", "rule", "describe-all"); n < 1 {
 		t.Errorf("decisions allowed by rule describe-all %v, want > 0", n)
 	}
 }

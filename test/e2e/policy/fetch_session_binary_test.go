@@ -84,7 +84,7 @@ func TestBinaryFetchSessionEndsAtAuditToEnforce(t *testing.T) {
 	// consumer has one fetch out at a time: once one is denied, those
 	// have ended.
 	if !testkit.WaitFor(10*time.Second, func() bool {
-		denied, _ := testkit.ScrapeSeries(t, kp.Admin, `kproxy_policy_decisions_total{result="denied"}`)
+		denied, _ := testkit.ScrapeSeries(t, kp.Admin, `kproxy_policy_decisions_total{decision="deny"}`)
 		return denied > 0
 	}) {
 		t.Fatal("no fetch denied within 10 s of the reload")

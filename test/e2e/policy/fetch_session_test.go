@@ -177,7 +177,7 @@ func TestFetchSessionEndsWhenReloadDenies(t *testing.T) {
 			// policy it started with, as in Kafka. The consumer has one
 			// fetch out at a time: once one is denied, those have ended.
 			if !testkit.WaitFor(10*time.Second, func() bool {
-				return testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "result", "denied") > 0
+				return testkit.MetricValue(t, e.reg, "kproxy_policy_decisions_total", "decision", "deny") > 0
 			}) {
 				t.Fatal("no fetch denied within 10 s of the reload")
 			}

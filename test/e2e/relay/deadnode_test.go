@@ -56,9 +56,11 @@ func TestDeadNodeNoDialStorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	mark := logs.len()
-	dials0 := testkit.ScrapeMetric(t, kp.Admin, "kproxy_upstream_dial_errors_total")
+	failures := fmt.Sprintf(`kproxy_upstream_dial_failures_total{node_id="%d"}`, stopped)
+	dials0, _ := testkit.ScrapeSeries(t, kp.Admin, failures) // absent: none yet
 	accepted, refused := reconnectStorm(t, proxyAddr, stormFor)
-	dialErrors := testkit.ScrapeMetric(t, kp.Admin, "kproxy_upstream_dial_errors_total") - dials0
+	dialErrors, _ := testkit.ScrapeSeries(t, kp.Admin, failures)
+	dialErrors -= dials0
 	warns := logs.since(mark, func(l testkit.LogLine) bool { return l["level"] == "warn" })
 	t.Logf("%s of reconnecting: %d connections accepted, %d refused; %.0f upstream dial errors; %d warnings",
 		stormFor, accepted, refused, dialErrors, len(warns))
