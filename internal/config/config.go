@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/encryption/encryptionconfig"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
@@ -30,6 +31,10 @@ type Config struct {
 	Policy *policyconfig.Policy `yaml:"-" section:"policy"`
 	// Audit says where the policy's decisions are logged.
 	Audit *policyconfig.Audit `yaml:"audit"`
+	// Encryption, when set, encrypts records (see docs/encryption.md). A
+	// filter's section (encryptionconfig.Section), here for the
+	// reference and the check across virtual clusters.
+	Encryption *encryptionconfig.Config `yaml:"-" section:"encryption"`
 	// Tracing exports OpenTelemetry request spans (off by default).
 	Tracing Tracing `yaml:"tracing"`
 	// VirtualClusters, when set, are what kproxy serves, each on its own

@@ -160,6 +160,9 @@ func (c *Config) applyDefaults() {
 	for i := range c.VirtualClusters {
 		c.virtualConfig(&c.VirtualClusters[i]).security().applyDefaults()
 	}
+	if c.Encryption != nil {
+		c.Encryption.SetDefaults() // as its Validate did; for the reference's defaults
+	}
 }
 
 func (u *Upstream) applyDefaults() {

@@ -27,6 +27,7 @@ func SharedSections() []SharedSection {
 		{At: "virtual_clusters[].listeners", SameAs: "listeners"},
 		{At: "virtual_clusters[].upstream", SameAs: "upstream"},
 		{At: "virtual_clusters[].policy", SameAs: "policy"},
+		{At: "virtual_clusters[].encryption", SameAs: "encryption"},
 		{At: "listeners.sni.tls", SameAs: "listeners.tls"},
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/auth"
+	"github.com/kproxy/kproxy/internal/encryption/encryptionconfig"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
@@ -14,7 +15,7 @@ import (
 // section they repeat.
 func Reference() []KeyDoc {
 	return slices.Concat(upstreamKeys(), listenerKeys(), oauthBearerKeys(), serviceKeys(), limitKeys(),
-		PluginReference(policyconfig.PolicySection()), PluginReference(policyconfig.AuditSection()), tracingKeys(), virtualClusterKeys())
+		PluginReference(policyconfig.PolicySection()), PluginReference(policyconfig.AuditSection()), PluginReference(encryptionconfig.Section()), tracingKeys(), virtualClusterKeys())
 }
 
 func upstreamKeys() []KeyDoc {
@@ -199,5 +200,6 @@ func virtualClusterKeys() []KeyDoc {
 		{Key: "cluster_operators", Default: "[]", Meaning: "principals, as in policy rules (`User:ops`, `cn:NAME`, `Claim:NAME=VALUE`, ...), allowed the APIs that act on the whole upstream cluster: SCRAM credentials, client quotas, `BROKER`/`BROKER_LOGGER`/`CLIENT_METRICS` configs, reassignments, leader elections, log dirs, features, delegation tokens; everyone else gets the API's authorization error (`CLUSTER_AUTHORIZATION_FAILED`) from kproxy (see [docs/virtual-clusters.md](virtual-clusters.md#cluster-wide-apis))"},
 		{Key: "upstream", DefaultNote: "top-level `upstream`", Meaning: "the keys of `upstream` (not `embedded`), for this tenant"},
 		{Key: "policy", DefaultNote: "top-level `policy`", Meaning: "the keys of `policy`, written in the tenant's own (unprefixed) names; reloaded with the file"},
+		{Key: "encryption", DefaultNote: "top-level `encryption`", Meaning: "the keys of `encryption`, with `match` written in the tenant's own (unprefixed) names; records are bound to the cluster's (prefixed) names (see [docs/encryption.md](encryption.md))"},
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/encryption/encryptionconfig"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
@@ -37,14 +38,15 @@ func (c *Config) claimSections(data []byte, plugins []filter.Plugin) (problems [
 		errs, problems = append(errs, vcErrs...), append(problems, vcProblems...)
 	}
 	c.attachBuiltinSections()
+	problems = append(problems, c.checkEncryptionKeys()...)
 	return problems, errors.Join(errs...)
 }
 
 // builtinSections are the sections of kproxy's own filters: the policy's
-// (with its quotas). The loader decodes and validates them as it does a
-// program's.
+// (with its quotas) and record encryption's. The loader decodes and
+// validates them as it does a program's.
 func builtinSections() []filter.Plugin {
-	return []filter.Plugin{policyconfig.PolicySection()}
+	return []filter.Plugin{policyconfig.PolicySection(), encryptionconfig.Section()}
 }
 
 // sectionPlugins are the plugins that decode the file's sections, by
@@ -60,12 +62,14 @@ func sectionPlugins(plugins []filter.Plugin) map[string]filter.Plugin {
 }
 
 // attachBuiltinSections sets the fields that give the code typed access
-// to the built-in sections (Policy) from the decoded sections.
+// to the built-in sections (Policy, Encryption) from the decoded sections.
 func (c *Config) attachBuiltinSections() {
 	c.Policy, _ = c.Filters[policySection].(*policyconfig.Policy)
+	c.Encryption, _ = c.Filters[encryptionconfig.SectionName].(*encryptionconfig.Config)
 	for i := range c.VirtualClusters {
 		vc := &c.VirtualClusters[i]
 		vc.Policy, _ = vc.Filters[policySection].(*policyconfig.Policy)
+		vc.Encryption, _ = vc.Filters[encryptionconfig.SectionName].(*encryptionconfig.Config)
 	}
 }
 

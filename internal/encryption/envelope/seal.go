@@ -38,11 +38,16 @@ func NewSealer(dek DEK) (*Sealer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newSealer(aead, dek), nil
+}
+
+// newSealer builds a Sealer of a validated DEK whose AEAD is built.
+func newSealer(aead cipher.AEAD, dek DEK) *Sealer {
 	s := &Sealer{aead: aead, nonce: randomNonce}
 	for _, parts := range []Parts{Value, HeaderValues, Value | HeaderValues} {
 		s.markers[parts] = appendMarker(nil, parts, dek)
 	}
-	return s, nil
+	return s
 }
 
 // Marker returns the marker header value to attach to a record whose

@@ -1,0 +1,89 @@
+package encryption
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kproxy/kproxy/internal/encryption/envelope"
+	"github.com/kproxy/kproxy/rewrite/records"
+)
+
+// errTopicUnnamed: a fetched record is encrypted, but the response names
+// its topic by an id no metadata response named, and the topic is bound
+// into the record's authenticated data.
+var errTopicUnnamed = errors.New("encrypted record of a topic id not yet named by a metadata response")
+
+// opening is the fetch path's per-partition state: it opens each record
+// carrying the marker and drops the marker header.
+type opening struct {
+	f         *Filter
+	fn        records.Func // record, bound once
+	ctx       context.Context
+	topic     string // broker-side name; "" unknown
+	buf       []byte
+	headers   []records.Header
+	opened    int
+	badOffset int64 // the record that failed, for the log line
+}
+
+func (o *opening) start(ctx context.Context, topic string) {
+	o.ctx, o.topic, o.opened, o.badOffset = ctx, topic, 0, -1
+}
+
+// record opens one record if it carries the marker; others pass as
+// they are.
+func (o *opening) record(b *records.Batch, r *records.Record) error {
+	at := -1
+	for i, h := range r.Headers {
+		if envelope.IsMarker(h.Key) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	o.badOffset = b.BaseOffset + int64(r.OffsetDelta)
+	if o.topic == "" {
+		return errTopicUnnamed
+	}
+	m, err := envelope.ParseMarker(r.Headers[at].Value)
+	if err != nil {
+		return err
+	}
+	dek, err := o.f.keys.Unwrap(o.ctx, m.Wrapped)
+	if err != nil {
+		return fmt.Errorf("data key of KEK %q: %w", m.KEKID, err)
+	}
+	opener, err := o.f.openers.get(dek)
+	if err != nil {
+		return err
+	}
+	o.buf = o.buf[:0]
+	if m.Parts&envelope.Value != 0 && r.Value != nil {
+		start := len(o.buf)
+		if o.buf, err = opener.OpenValue(o.buf, m, o.topic, r.Value); err != nil {
+			return err
+		}
+		r.Value = o.buf[start:len(o.buf):len(o.buf)]
+	}
+	o.headers = o.headers[:0]
+	for i, h := range r.Headers {
+		if i == at {
+			continue
+		}
+		if m.Parts&envelope.HeaderValues != 0 && h.Value != nil {
+			start := len(o.buf)
+			if o.buf, err = opener.OpenHeader(o.buf, m, o.topic, h.Key, h.Value); err != nil {
+				return fmt.Errorf("header %q: %w", h.Key, err)
+			}
+			h.Value = o.buf[start:len(o.buf):len(o.buf)]
+		}
+		o.headers = append(o.headers, h)
+	}
+	r.Headers = o.headers
+	o.opened++
+	o.badOffset = -1
+	return nil
+}

@@ -1,0 +1,148 @@
+package encryption
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/encryption/envelope"
+	"github.com/kproxy/kproxy/internal/kms"
+	"github.com/kproxy/kproxy/rewrite/records"
+)
+
+// produceKMSError is what a partition gets when its records cannot be
+// encrypted for now (the KMS unreachable, throttling, its key missing with
+// on_missing_key: reject): REQUEST_TIMED_OUT, which every client retries
+// with the same producer sequence numbers, so that an idempotent producer
+// neither loses nor duplicates records once the KMS answers again.
+var produceKMSError = kerr.RequestTimedOut
+
+// produce encrypts the partitions of the topics the rules match and
+// refuses, per partition, what cannot be encrypted: nothing that should
+// be encrypted is forwarded in the clear.
+func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdict {
+	rs := f.rules.Load()
+	w := f.worker()
+	defer f.done(w)
+	ctx, cancel := context.WithTimeout(context.Background(), kms.DefaultCallTimeout)
+	defer cancel()
+	var refused refusals
+	modified := false
+	kept := req.Topics[:0]
+	for _, t := range req.Topics {
+		name := t.Topic
+		if name == "" {
+			var ok bool
+			if name, ok = f.names.Lookup(t.TopicID); !ok {
+				// Clients fetch metadata first; UNKNOWN_TOPIC_ID makes
+				// them fetch it again, and the retry is named.
+				refused.topic(t, kerr.UnknownTopicID, "topic id not yet named by a metadata response through this proxy")
+				f.log.Warn().Hex("topic_id", t.TopicID[:]).Msg("produce to an unnamed topic id refused: its records might need encryption")
+				continue
+			}
+		}
+		r, match := rs.find(name)
+		keyName := ""
+		if match {
+			keyName = string(r.key.AppendName(nil, f.vc, name))
+			f.keyNames.Store(keyName, struct{}{})
+		}
+		partitions := t.Partitions[:0]
+		for _, p := range t.Partitions {
+			out, changed, err := f.sealPartition(ctx, w, keyName, name, r, p.Records)
+			if err != nil && match && rs.passthrough && errors.Is(err, kms.ErrKeyUnavailable) {
+				f.passedInClear(name, keyName, err)
+				out, changed, err = f.sealPartition(ctx, w, "", name, nil, p.Records) // only the marker check
+			}
+			if err != nil {
+				code, reason := f.produceRefusal(err, name, keyName, p.Partition)
+				refused.partition(t, p.Partition, code, err.Error())
+				f.metrics.failed(opEncrypt, reason, name, p.Partition)
+				continue
+			}
+			if changed {
+				p.Records, modified = out, true
+			}
+			partitions = append(partitions, p)
+		}
+		if len(partitions) < len(t.Partitions) {
+			modified = true
+		}
+		if len(partitions) > 0 {
+			t.Partitions = partitions
+			kept = append(kept, t)
+		}
+	}
+	req.Topics = kept
+	return refused.verdict(req, modified)
+}
+
+// sealPartition rewrites one partition's records: sealed under the
+// topic's KEK keyName, or, with keyName "", only checked for the marker.
+func (f *Filter) sealPartition(ctx context.Context, w *worker, keyName, topic string, r *rule, src []byte) ([]byte, bool, error) {
+	if len(src) == 0 {
+		return src, false, nil
+	}
+	parts := r.partsOrNone()
+	w.seal.start(ctx, keyName, f.brokerTopic(topic), parts)
+	out, sum, err := w.rw.Rewrite(nil, src, w.seal.fn)
+	if err != nil {
+		return nil, false, err
+	}
+	if keyName != "" && sum.Legacy > 0 {
+		return nil, false, fmt.Errorf("%w: %d message sets of magic 0 or 1 cannot carry the encryption header", errLegacy, sum.Legacy)
+	}
+	f.metrics.encrypted.Add(float64(w.seal.recorded))
+	return out, sum.Changed > 0, nil
+}
+
+// errLegacy: records in a format older than record batches.
+var errLegacy = errors.New("legacy message format")
+
+// partsOrNone is r's parts, none without a rule.
+func (r *rule) partsOrNone() envelope.Parts {
+	if r == nil {
+		return 0
+	}
+	return r.parts
+}
+
+// produceRefusal is the error code of a partition whose records could not
+// be encrypted, the failure reason for the metric, and the log line.
+func (f *Filter) produceRefusal(err error, topic, keyName string, partition int32) (*kerr.Error, string) {
+	code, reason := produceKMSError, "kms_unavailable"
+	switch {
+	case errors.Is(err, errClientMarker):
+		code, reason = kerr.InvalidRecord, "client_marker"
+	case errors.Is(err, kms.ErrKeyUnavailable):
+		reason = "key_unavailable"
+	case errors.Is(err, kms.ErrRejected):
+		reason = "kms_rejected"
+	case errors.Is(err, errLegacy):
+		code, reason = kerr.UnsupportedForMessageFormat, "legacy_format"
+	case errors.Is(err, records.ErrTooLarge):
+		code, reason = kerr.MessageTooLarge, "too_large"
+	case errors.Is(err, records.ErrMalformed), errors.Is(err, records.ErrCorrupt):
+		code, reason = kerr.CorruptMessage, "malformed"
+	case errors.Is(err, kms.ErrRetriable):
+	default:
+		reason = "internal"
+	}
+	f.log.Warn().Err(err).Str("topic", topic).Int32("partition", partition).Str("key", keyName).
+		Str("reason", reason).Str("error_code", code.Message).Msg("produce partition refused: its records could not be encrypted")
+	return code, reason
+}
+
+// passedInClear logs, once per topic, that on_missing_key: passthrough
+// let a topic's records through unencrypted.
+func (f *Filter) passedInClear(topic, keyName string, err error) {
+	if _, logged := f.passthrough.LoadOrStore(topic, struct{}{}); logged {
+		return
+	}
+	f.log.Warn().Err(err).Str("topic", topic).Str("key", keyName).
+		Msg("encryption key missing: records stored in the clear (on_missing_key: passthrough); logged once per topic")
+}

@@ -1,0 +1,101 @@
+package encryption
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kproxy/kproxy/internal/encryption/envelope"
+	"github.com/kproxy/kproxy/internal/kms"
+	"github.com/kproxy/kproxy/rewrite/records"
+)
+
+// errClientMarker: a produced record already carries the marker header.
+var errClientMarker = errors.New("record already carries the " + envelope.HeaderName + " header")
+
+// sealing is the produce path's per-partition state: it seals each record
+// of one partition under the active DEK of the topic's KEK.
+type sealing struct {
+	f          *Filter
+	fn         records.Func // record, bound once
+	ctx        context.Context
+	keyName    string // "": only check for the marker
+	topic      string // broker-side name, bound into the authenticated data
+	parts      envelope.Parts
+	left       int32 // records of the current batch not yet sealed
+	sealer     *envelope.Sealer
+	buf        []byte
+	headers    []records.Header
+	recorded   int
+	markerName []byte // envelope.HeaderName, as records carry it
+}
+
+// start prepares the state for a partition; keyName "" only checks.
+func (s *sealing) start(ctx context.Context, keyName, topic string, parts envelope.Parts) {
+	s.ctx, s.keyName, s.topic, s.parts = ctx, keyName, topic, parts
+	s.left, s.sealer, s.recorded = 0, nil, 0
+}
+
+// record seals one record: its value and header values as parts says,
+// and adds the marker header.
+func (s *sealing) record(b *records.Batch, r *records.Record) error {
+	for _, h := range r.Headers {
+		if envelope.IsMarker(h.Key) {
+			return errClientMarker
+		}
+	}
+	if s.keyName == "" {
+		return nil
+	}
+	if s.left == 0 {
+		lease, err := s.f.keys.Reserve(s.ctx, s.keyName, int(b.NumRecords))
+		if err != nil {
+			return fmt.Errorf("data key under %q: %w", s.keyName, err)
+		}
+		if s.sealer, err = s.f.sealers.get(s.keyName, lease.DEK); err != nil {
+			return err
+		}
+		s.left = b.NumRecords
+	}
+	s.left--
+	marker, err := s.sealer.Marker(s.parts)
+	if err != nil {
+		return err
+	}
+	s.buf = s.buf[:0]
+	if s.parts&envelope.Value != 0 && r.Value != nil {
+		start := len(s.buf)
+		if s.buf, err = s.sealer.SealValue(s.buf, s.parts, s.topic, r.Value); err != nil {
+			return s.sealFailed(err)
+		}
+		r.Value = s.buf[start:len(s.buf):len(s.buf)]
+	}
+	s.headers = append(s.headers[:0], r.Headers...)
+	if s.parts&envelope.HeaderValues != 0 {
+		for i := range s.headers {
+			h := &s.headers[i]
+			if h.Value == nil {
+				continue
+			}
+			start := len(s.buf)
+			if s.buf, err = s.sealer.SealHeader(s.buf, s.parts, s.topic, h.Key, h.Value); err != nil {
+				return s.sealFailed(err)
+			}
+			h.Value = s.buf[start:len(s.buf):len(s.buf)]
+		}
+	}
+	r.Headers = append(s.headers, records.Header{Key: s.markerName, Value: marker})
+	s.headers = r.Headers
+	s.recorded++
+	return nil
+}
+
+// sealFailed retires a DEK that has sealed all it may: the producer's
+// retry gets a new one.
+func (s *sealing) sealFailed(err error) error {
+	if errors.Is(err, envelope.ErrDEKExhausted) {
+		s.f.keys.Retire(s.keyName)
+		return fmt.Errorf("%w: %w", kms.ErrRetriable, err)
+	}
+	return err
+}
