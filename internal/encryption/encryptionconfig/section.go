@@ -30,7 +30,7 @@ func Section() filter.Factory[Config] {
 
 func sectionKeys() []filter.KeyDoc {
 	return []filter.KeyDoc{
-		{Key: "", Meaning: "Record encryption (docs/encryption.md): values and header values of the matching topics' records are encrypted on produce and decrypted on fetch, under data keys from a KMS."},
+		{Key: "", Meaning: "Record encryption ([docs/encryption.md](encryption.md)): values and header values of the matching topics' records are encrypted on produce and decrypted on fetch, under data keys from a KMS."},
 		{Key: "kms", DefaultNote: "required", Meaning: "The KMS holding the key-encryption keys."},
 		{Key: "kms.aws_kms", DefaultNote: "required", Meaning: "AWS KMS, or a KMS speaking its API; credentials come from the usual AWS chain (environment, shared files, web identity, container and instance roles)."},
 		{Key: "kms.aws_kms.endpoint", DefaultNote: "the region's public endpoint", Meaning: "KMS endpoint URL; plain `http://` only towards a loopback address."},
