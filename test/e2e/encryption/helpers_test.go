@@ -28,7 +28,8 @@ type env struct {
 }
 
 // newEnv starts the cluster with topics, local-kms, and kproxy with the
-// encryption section section (YAML, its endpoint written as ENDPOINT);
+// sections section (YAML, the KMS endpoint written as ENDPOINT; with
+// virtual_clusters, their listeners too);
 // setup creates the keys before kproxy starts.
 func newEnv(t *testing.T, topics []string, section string, setup func(*localkms.Server)) *env {
 	t.Helper()
@@ -41,9 +42,13 @@ func newEnv(t *testing.T, topics []string, section string, setup func(*localkms.
 		setup(e.kms)
 	}
 	e.cluster = testkit.Cluster(t, 1, kfake.SeedTopics(1, topics...))
-	cfg := testkit.Config{Upstream: e.cluster.ListenAddrs(), Admin: true, Log: "{level: info, format: json}",
-		Extra: strings.ReplaceAll(section, "ENDPOINT", e.kms.Endpoint())}
-	e.cfgPath = testkit.WriteConfig(t, cfg.YAML())
+	section = strings.ReplaceAll(section, "ENDPOINT", e.kms.Endpoint())
+	text := testkit.Config{Upstream: e.cluster.ListenAddrs(), Admin: true, Log: "{level: info, format: json}", Extra: section}.YAML()
+	if strings.Contains(section, "virtual_clusters:") { // their own listeners; no top-level ports
+		text = fmt.Sprintf("upstream: {bootstrap_servers: [%q]}\nadmin: {listen: \"127.0.0.1:0\"}\nlog: {level: info, format: json}\n%s",
+			e.cluster.ListenAddrs()[0], section)
+	}
+	e.cfgPath = testkit.WriteConfig(t, text)
 	e.kp = testkit.RunBinary(t, testkit.SharedKproxy(t), e.cfgPath)
 	t.Cleanup(func() {
 		if !t.Failed() {
