@@ -118,18 +118,12 @@ func TestQuickRun(t *testing.T) {
 			if _, ok := lr.Result(bench.TargetKproxy).Ratios["mb_per_s_vs_splice"]; !ok {
 				t.Errorf("load %s: kproxy has no ratio vs splice", lr.Name)
 			}
-			if _, ok := lr.Result(bench.TargetKproxyTLS).Ratios["cpu_per_gib_vs_tls_relay"]; !ok {
-				t.Errorf("load %s: kproxy-tls has no CPU ratio vs tls-relay", lr.Name)
-			}
 			if _, ok := lr.Result(bench.TargetKproxyBase).Ratios["mb_per_s_vs_kproxy"]; !ok {
 				t.Errorf("load %s: kproxy-base has no ratio vs kproxy", lr.Name)
 			}
-			if _, ok := lr.Result(bench.TargetKproxyBaseVC).Ratios["cpu_per_gib_vs_after"]; !ok {
-				t.Errorf("load %s: kproxy-base-vc has no CPU ratio vs kproxy-vc", lr.Name)
-			}
-			if _, ok := lr.Result(bench.TargetKproxySNI).Ratios["cpu_per_gib_vs_kproxy_tls"]; !ok {
-				t.Errorf("load %s: kproxy-sni has no CPU ratio vs kproxy-tls", lr.Name)
-			}
+			wantCPURatio(t, lr, bench.TargetKproxyTLS, bench.TargetTLSRelay, "cpu_per_gib_vs_tls_relay")
+			wantCPURatio(t, lr, bench.TargetKproxyBaseVC, bench.TargetKproxyVC, "cpu_per_gib_vs_after")
+			wantCPURatio(t, lr, bench.TargetKproxySNI, bench.TargetKproxyTLS, "cpu_per_gib_vs_kproxy_tls")
 		}
 	}
 
@@ -168,4 +162,27 @@ func contains(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// wantCPURatio checks that target's result carries the CPU ratio key
+// against ref's. The CPU time of a process is read in clock ticks (10 ms):
+// on a machine busy with other tests, a one-second round may show a proxy
+// none at all, and then no ratio can exist; that is logged, not failed.
+func wantCPURatio(t *testing.T, lr *bench.LoadResult, target, ref, key string) {
+	t.Helper()
+	m, r := lr.Result(target), lr.Result(ref)
+	if m == nil || r == nil || m.Median == nil || r.Median == nil {
+		t.Errorf("load %s: no result for %s or %s", lr.Name, target, ref)
+		return
+	}
+	if _, ok := m.Ratios[key]; ok {
+		return
+	}
+	for _, s := range []*bench.Sample{m.Median, r.Median} {
+		if s.ProxyCPUSeconds != nil && *s.ProxyCPUSeconds == 0 {
+			t.Logf("load %s: %s has no %s: a proxy showed no CPU time in its round", lr.Name, target, key)
+			return
+		}
+	}
+	t.Errorf("load %s: %s has no %s although both proxies used CPU", lr.Name, target, key)
 }
