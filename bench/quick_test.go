@@ -36,7 +36,7 @@ func TestQuickRun(t *testing.T) {
 	pngPath := filepath.Join(dir, "out.png")
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"),
 		"-quick", "-rounds", "1", "-duration", "1s", "-warmup", "500ms", "-latency-n", "30",
-		"-brokers", "2", "-conns", "20", "-policy", "-vc", "-quotas", "-tls", "-tracing", "-procs", "1",
+		"-brokers", "2", "-conns", "20", "-idle", "1s", "-policy", "-vc", "-quotas", "-tls", "-tracing", "-procs", "1",
 		"-kproxy-bin", filepath.Join(dir, "kproxy"), "-kproxy-base", filepath.Join(dir, "kproxy"),
 		"-json", jsonPath, "-md", mdPath, "-png", pngPath)
 	out, err := cmd.CombinedOutput()
@@ -76,6 +76,10 @@ func TestQuickRun(t *testing.T) {
 			continue
 		}
 		measured = append(measured, name)
+		// -idle: every proxy process reports its CPU without traffic.
+		if name != bench.TargetDirect && (info.IdleMillicores == nil || *info.IdleMillicores < 0 || info.IdleSeconds < 1) {
+			t.Errorf("target %s: idle CPU %v over %v s, want a figure over -idle 1s", name, info.IdleMillicores, info.IdleSeconds)
+		}
 	}
 	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetKproxyBase, bench.TargetKproxyVC, bench.TargetKproxyBaseVC, bench.TargetKproxyTraced, bench.TargetTLSRelay, bench.TargetKproxyTLS, bench.TargetKproxySNI} {
 		if !contains(measured, must) {
@@ -113,6 +117,9 @@ func TestQuickRun(t *testing.T) {
 			if (name == bench.TargetDirect) != (m.ProxyCPUSeconds == nil) {
 				t.Errorf("load %s target %s: proxy CPU %v (only direct has none)", lr.Name, name, m.ProxyCPUSeconds)
 			}
+			if lr.Kind == "throughput" && (name == bench.TargetDirect) != (m.ProxyMillicores == nil) {
+				t.Errorf("load %s target %s: proxy millicores %v (only direct has none)", lr.Name, name, m.ProxyMillicores)
+			}
 		}
 		if lr.Kind == "throughput" && lr.Result(bench.TargetSplice) != nil {
 			if _, ok := lr.Result(bench.TargetKproxy).Ratios["mb_per_s_vs_splice"]; !ok {
@@ -130,17 +137,22 @@ func TestQuickRun(t *testing.T) {
 	if rep.Conns == nil || len(rep.Conns.Results) == 0 {
 		t.Fatal("no connection-scale result")
 	}
+	var connsMeasured []string
 	for _, c := range rep.Conns.Results {
 		if c.Error != "" || c.Opened != 20 || c.RSSAfter <= 0 {
 			t.Errorf("conns %s: %+v", c.Target, c)
 		}
+		connsMeasured = append(connsMeasured, c.Target)
+	}
+	if !contains(connsMeasured, bench.TargetKproxyPolicy) {
+		t.Errorf("idle pairs measured for %v, want kproxy-policy too", connsMeasured)
 	}
 
 	md, err := os.ReadFile(mdPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice", "| kproxy-tls |", "kproxy-tls vs tls-relay", "| kproxy-sni |", "kproxy-sni vs kproxy-tls", "### before and after", "| produce | kproxy-vc | ", "kproxy-base-vc vs kproxy-vc"} {
+	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice", "| kproxy-tls |", "kproxy-tls vs tls-relay", "| kproxy-sni |", "kproxy-sni vs kproxy-tls", "### before and after", "| produce | kproxy-vc | ", "kproxy-base-vc vs kproxy-vc", "| idle CPU |", "Idle CPU: millicores over 1 s", "| proxy mCPU |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("markdown lacks %q", want)
 		}
