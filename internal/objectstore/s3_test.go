@@ -137,13 +137,13 @@ func TestS3AgainstSeaweedFS(t *testing.T) {
 		_, _, err := other.Get(testkit.Context(t, 10*time.Second), "small/obj-1")
 		wantClass(t, err, objectstore.ErrRejected)
 	})
+	t.Run("100 MiB streams with bounded memory", func(t *testing.T) { testBoundedMemory(t, store) })
+	t.Run("stopped server is retriable", func(t *testing.T) { testStoppedServer(t, srv, store) }) // last: stops the server
 }
 
 // A 100 MiB object goes in and comes out with the heap growing by about
 // one part on Put and by a small, size-independent amount on Get.
-func TestS3StreamsWithBoundedMemory(t *testing.T) {
-	srv := seaweed.Start(t)
-	store := newStore(t, srv, nil)
+func testBoundedMemory(t *testing.T, store *objectstore.S3) {
 	const n = 100 << 20
 
 	var peak heapPeak
@@ -180,9 +180,7 @@ func TestS3StreamsWithBoundedMemory(t *testing.T) {
 }
 
 // A store that is down is retriable, not a rejection.
-func TestS3StoppedServerIsRetriable(t *testing.T) {
-	srv := seaweed.Start(t)
-	store := newStore(t, srv, nil)
+func testStoppedServer(t *testing.T, srv *seaweed.Server, store *objectstore.S3) {
 	putAndCheck(t, store, "small/before-stop", 9, 10)
 	srv.Stop()
 	_, err := store.Put(testkit.Context(t, 30*time.Second), "small/after-stop", value(9, 10), 10, "")

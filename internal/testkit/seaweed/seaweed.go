@@ -5,6 +5,7 @@
 package seaweed
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,7 +122,21 @@ func Start(t testing.TB) *Server {
 			t.Logf("weed log:\n%s", s.logs)
 		}
 	})
-	s.createBucket()
+	s.untilOK("create bucket "+Bucket, func(ctx context.Context) error {
+		_, err := s.Admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(Bucket)})
+		return err
+	})
+	// The first write waits for the master to grow volumes (seconds):
+	// wait for it here, so that a test's first write is as fast as any.
+	probe := aws.String(".kproxy-probe")
+	s.untilOK("write a first object", func(ctx context.Context) error {
+		_, err := s.Admin.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(Bucket), Key: probe, Body: strings.NewReader("ok")})
+		return err
+	})
+	s.untilOK("delete the first object", func(ctx context.Context) error {
+		_, err := s.Admin.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(Bucket), Key: probe})
+		return err
+	})
 	return s
 }
 
@@ -134,14 +150,13 @@ func (s *Server) Endpoint() string {
 	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.s3Port))
 }
 
-// createBucket creates Bucket, retrying while the gateway, filer and
-// volume server come up.
-func (s *Server) createBucket() {
+// untilOK retries do while the gateway, filer and volume server come
+// up, for 60 s at most.
+func (s *Server) untilOK(what string, do func(context.Context) error) {
 	s.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		ctx := testkit.Context(s.t, 5*time.Second)
-		_, err := s.Admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(Bucket)})
+		err := do(testkit.Context(s.t, 10*time.Second))
 		if err == nil {
 			return
 		}
@@ -152,7 +167,7 @@ func (s *Server) createBucket() {
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("SeaweedFS S3 did not create bucket %s within 60s: %v\n%s", Bucket, err, s.logs)
+			s.t.Fatalf("SeaweedFS S3 did not %s within 60s: %v\n%s", what, err, s.logs)
 		}
 	}
 }
