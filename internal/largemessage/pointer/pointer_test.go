@@ -181,3 +181,19 @@ func TestObjectKey(t *testing.T) {
 		t.Errorf("FormatCreatedAt = %s", got)
 	}
 }
+
+// KafScale's resolvers look for "kfs_lfs" in the first 50 bytes exactly:
+// a marker ending at byte 50 is a pointer, one ending at byte 51 is not.
+func TestDetectWindowBoundary(t *testing.T) {
+	marker := `"kfs_lfs"`
+	at := func(end int) []byte { // a value whose marker ends at byte end
+		pad := end - len(marker) - len(`{"p":"",`)
+		return []byte(`{"p":"` + strings.Repeat("x", pad) + `",` + marker + `:1}`)
+	}
+	if v := at(50); !Detect(v) || !bytes.HasSuffix(v[:50], []byte(marker)) {
+		t.Errorf("marker ending at byte 50 not detected: %s", v)
+	}
+	if v := at(51); Detect(v) {
+		t.Errorf("marker ending at byte 51 detected: %s", v)
+	}
+}
