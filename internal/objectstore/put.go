@@ -139,7 +139,7 @@ func (e *exactReader) fill(p []byte) error {
 	e.left -= int64(n)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return classify(ErrRejected, fmt.Errorf("the value ended %d bytes short of its size", int64(len(p)-n)+e.left))
+			return classify(ErrRejected, fmt.Errorf("the value ended before its size: %d B missing", e.left))
 		}
 		return classify(ErrRejected, fmt.Errorf("reading the value: %w", err))
 	}

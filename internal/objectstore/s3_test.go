@@ -110,6 +110,9 @@ func TestS3AgainstSeaweedFS(t *testing.T) {
 		for _, n := range []int64{100, 12 << 20} { // one PUT, multipart
 			_, err := store.Put(testkit.Context(t, time.Minute), "short/obj", value(5, n-1), n, "")
 			wantClass(t, err, objectstore.ErrRejected)
+			if !strings.Contains(err.Error(), "1 B missing") {
+				t.Errorf("error %v does not say by how much the value was short", err)
+			}
 			_, _, err = store.Get(testkit.Context(t, 10*time.Second), "short/obj")
 			wantClass(t, err, objectstore.ErrMissing)
 		}
