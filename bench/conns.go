@@ -36,9 +36,10 @@ type ConnsTargetResult struct {
 	Error        string  `json:"error,omitempty"`
 }
 
-// connsTargets are the proxies measured; direct has no process and the
-// policy target holds pairs the way kproxy does.
-var connsTargets = []string{TargetSplice, TargetCopy, TargetKproxy}
+// connsTargets are the proxies measured (those of the run); direct has no
+// process. kproxy-policy is there because a gateway enforcing a policy
+// keeps each connection's principal and decisions.
+var connsTargets = []string{TargetSplice, TargetCopy, TargetKproxy, TargetKproxyPolicy}
 
 // fdsPerPair is how many file descriptors a proxy holds per idle pair: the
 // two sockets, and for the splice relay also one pipe (two descriptors) per

@@ -27,6 +27,9 @@ type Sample struct {
 	ProxyCPUSeconds *float64 `json:"proxy_cpu_s,omitempty"`
 	// ProxyCPUPerGiB is ProxyCPUSeconds per 2^30 bytes moved.
 	ProxyCPUPerGiB *float64 `json:"proxy_cpu_s_per_gib,omitempty"`
+	// ProxyMillicores is ProxyCPUSeconds per second of the window, in
+	// thousandths of a core: the unit of a Kubernetes CPU request.
+	ProxyMillicores *float64 `json:"proxy_millicores,omitempty"`
 	// ProxyCPUPerReqUs is proxy CPU microseconds per request (latency load).
 	ProxyCPUPerReqUs *float64 `json:"proxy_cpu_us_per_req,omitempty"`
 	// BenchCPUPerGiB is this process's CPU (client and embedded upstream)
@@ -98,6 +101,10 @@ func (m *meter) fill(s *Sample, bytes, records int64) {
 	if m.pid != 0 {
 		cpu := m.cpu.Seconds()
 		s.ProxyCPUSeconds = &cpu
+		if s.Seconds > 0 {
+			mc := cpu / s.Seconds * 1000
+			s.ProxyMillicores = &mc
+		}
 		if gib > 0 {
 			per := cpu / gib
 			s.ProxyCPUPerGiB = &per

@@ -116,9 +116,12 @@ type Options struct {
 	// with the feature's target on the current binary.
 	KproxyBaseBin string
 	Conns         int // idle connection pairs for the RSS-per-pair measurement; 0 skips it
-	Targets       []string
-	Loads         []string
-	Quick         bool
+	// Idle, when positive, holds every target without traffic this long
+	// after start-up and reports the CPU each used meanwhile.
+	Idle    time.Duration
+	Targets []string
+	Loads   []string
+	Quick   bool
 	// Self is the command that runs this tool's hidden subcommands
 	// ("relay", "backend") as child processes: an executable and any
 	// leading arguments. Empty means this executable.
@@ -185,6 +188,9 @@ func (o *Options) validate() error {
 	}
 	if o.Conns < 0 {
 		bad = append(bad, "conns must not be negative")
+	}
+	if o.Idle < 0 {
+		bad = append(bad, "idle must not be negative")
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("bench options: %s", strings.Join(bad, "; "))

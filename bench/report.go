@@ -77,13 +77,17 @@ type Meta struct {
 
 // TargetInfo describes one target and what its process cost overall.
 type TargetInfo struct {
-	Name            string  `json:"name"`
-	Description     string  `json:"description"`
-	Skipped         bool    `json:"skipped,omitempty"`
-	Note            string  `json:"note,omitempty"`
-	IdleRSS         int64   `json:"idle_rss_bytes,omitempty"`
-	FinalRSS        int64   `json:"final_rss_bytes,omitempty"`
-	TotalCPUSeconds float64 `json:"total_cpu_s,omitempty"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Skipped     bool   `json:"skipped,omitempty"`
+	Note        string `json:"note,omitempty"`
+	IdleRSS     int64  `json:"idle_rss_bytes,omitempty"`
+	// IdleMillicores is the CPU the process used without traffic over
+	// IdleSeconds after start-up (-idle), in thousandths of a core.
+	IdleMillicores  *float64 `json:"idle_millicores,omitempty"`
+	IdleSeconds     float64  `json:"idle_seconds,omitempty"`
+	FinalRSS        int64    `json:"final_rss_bytes,omitempty"`
+	TotalCPUSeconds float64  `json:"total_cpu_s,omitempty"`
 }
 
 // LoadResult is one load across every target.
@@ -243,6 +247,7 @@ func summarize(target string, samples []Sample) *TargetResult {
 		LoadAvg1:         val(func(s *Sample) float64 { return s.LoadAvg1 }),
 		ProxyCPUSeconds:  medianOf(samples, func(s *Sample) *float64 { return s.ProxyCPUSeconds }),
 		ProxyCPUPerGiB:   medianOf(samples, func(s *Sample) *float64 { return s.ProxyCPUPerGiB }),
+		ProxyMillicores:  medianOf(samples, func(s *Sample) *float64 { return s.ProxyMillicores }),
 		ProxyCPUPerReqUs: medianOf(samples, func(s *Sample) *float64 { return s.ProxyCPUPerReqUs }),
 	}
 	m.Bytes = int64(val(func(s *Sample) float64 { return float64(s.Bytes) }))
@@ -351,19 +356,20 @@ func (r *Report) Markdown() string {
 		m.Upstream, m.Rounds, m.Duration, m.Warmup)
 	fmt.Fprintf(&b, "Load average at start %s, at end %s. Run took %.0f s.\n\n", firstN(m.LoadAvgStart, 3), firstN(m.LoadAvgEnd, 3), m.Seconds)
 
-	b.WriteString("| target | what it is | idle RSS | RSS at end | CPU-s over the run |\n| --- | --- | ---: | ---: | ---: |\n")
+	b.WriteString("| target | what it is | idle RSS | idle CPU | RSS at end | CPU-s over the run |\n| --- | --- | ---: | ---: | ---: | ---: |\n")
 	for _, t := range r.Targets {
 		if t.Skipped {
-			fmt.Fprintf(&b, "| %s | %s | skipped: %s | | |\n", t.Name, t.Description, mdEscape(t.Note))
+			fmt.Fprintf(&b, "| %s | %s | skipped: %s | | | |\n", t.Name, t.Description, mdEscape(t.Note))
 			continue
 		}
 		desc := t.Description
 		if t.Note != "" {
 			desc += " (" + t.Note + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.Name, mdEscape(desc), mib(t.IdleRSS), mib(t.FinalRSS), cpuTotal(t))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", t.Name, mdEscape(desc), mib(t.IdleRSS), idleCPU(t), mib(t.FinalRSS), cpuTotal(t))
 	}
 	b.WriteString("\n")
+	r.idleNote(&b)
 
 	for _, lr := range r.Loads {
 		fmt.Fprintf(&b, "### %s\n\n%s.", lr.Name, lr.Description)
@@ -371,7 +377,7 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, " Pace: %.0f MB/s (%s).", lr.RateMBps, lr.RateNote)
 		}
 		b.WriteString("\n\n")
-		header, row := []string{"target", "MB/s", "spread", "records/s", "vs direct", "vs splice", "proxy CPU-s/GiB", "CPU/GiB vs splice", "proxy peak RSS", "bench CPU-s/GiB"}, r.throughputRow
+		header, row := []string{"target", "MB/s", "spread", "records/s", "vs direct", "vs splice", "proxy CPU-s/GiB", "CPU/GiB vs splice", "proxy mCPU", "proxy peak RSS", "bench CPU-s/GiB"}, r.throughputRow
 		if lr.Kind == "latency" {
 			header, row = []string{"target", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "p50 vs direct", "p50 vs splice", "p99 vs direct", "p99 vs splice", "proxy CPU µs/req", "CPU/req vs splice"}, r.latencyRow
 		}
@@ -441,7 +447,7 @@ func (r *Report) throughputRow(res *TargetResult) []string {
 	return []string{res.Target, fmt.Sprintf("%.1f", s.MBps), spread(res), fmt.Sprintf("%.0f", s.RecPerS),
 		rat(res.Ratios, "mb_per_s_vs_direct"), rat(res.Ratios, "mb_per_s_vs_splice"),
 		r.coarse(s, optf(s.ProxyCPUPerGiB, "%.2f")), rat(res.Ratios, "cpu_per_gib_vs_splice"),
-		mib(s.ProxyPeakRSS), fmt.Sprintf("%.2f", s.BenchCPUPerGiB)}
+		r.coarse(s, optf(s.ProxyMillicores, "%.0f")), mib(s.ProxyPeakRSS), fmt.Sprintf("%.2f", s.BenchCPUPerGiB)}
 }
 
 func (r *Report) latencyRow(res *TargetResult) []string {

@@ -19,6 +19,8 @@ func fakeReport() *Report {
 	for _, name := range o.Targets {
 		r.Targets = append(r.Targets, TargetInfo{Name: name, Description: name})
 	}
+	r.Meta.ClockTicks = 100
+	r.Targets[2].IdleMillicores, r.Targets[2].IdleSeconds = ptr(1.5), 20
 	r.Targets = append(r.Targets, TargetInfo{Name: TargetKproxyPolicy, Skipped: true, Note: "not | enforced"})
 	mk := func(load, kind string, mbps map[string]float64) *LoadResult {
 		lr := &LoadResult{Name: load, Kind: kind}
@@ -29,6 +31,7 @@ func fakeReport() *Report {
 				if t != TargetDirect {
 					s.ProxyCPUSeconds = ptr(float64(round))
 					s.ProxyCPUPerGiB = ptr(mbps[t] / 1000 * float64(round))
+					s.ProxyMillicores = ptr(float64(round) * 200)
 				}
 				if kind == "latency" {
 					for i := range 100 {
@@ -78,7 +81,8 @@ func TestSummaryAndRatios(t *testing.T) {
 func TestMarkdownAndPNG(t *testing.T) {
 	r := fakeReport()
 	md := r.Markdown()
-	for _, want := range []string{"### produce", "### latency", "| kproxy | 302.0 |", `not \| enforced`, "### idle connection pairs", "100.0 KiB"} {
+	for _, want := range []string{"### produce", "### latency", "| kproxy | 302.0 |", `not \| enforced`, "### idle connection pairs", "100.0 KiB",
+		"| kproxy | kproxy | — | 1.5 m |", "one clock tick over that window is 0.50 m", "| 0.75× | 400 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

@@ -196,6 +196,9 @@ func (r *runner) startTargets(ctx context.Context) error {
 	}
 	// Let start-up settle before recording idle memory.
 	time.Sleep(200 * time.Millisecond)
+	if err := r.holdIdle(ctx); err != nil {
+		return err
+	}
 	for _, t := range r.targets {
 		t.recordIdle()
 	}
@@ -205,7 +208,7 @@ func (r *runner) startTargets(ctx context.Context) error {
 // finishTargets records what the targets cost over the whole run.
 func (r *runner) finishTargets() {
 	for _, t := range r.targets {
-		info := TargetInfo{Name: t.name, Description: t.desc, IdleRSS: t.idleRSS}
+		info := TargetInfo{Name: t.name, Description: t.desc, IdleRSS: t.idleRSS, IdleMillicores: t.idleMillicores, IdleSeconds: t.idleSeconds}
 		if t.skipped != "" {
 			info.Skipped = true
 			info.Note = t.skipped

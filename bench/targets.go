@@ -48,6 +48,10 @@ type target struct {
 	// note is shown with a measured target.
 	note    string
 	idleRSS int64
+	// idleMillicores is the CPU used over idleSeconds without traffic
+	// (-idle); nil when not measured.
+	idleMillicores *float64
+	idleSeconds    float64
 }
 
 func (t *target) pid() int {
@@ -422,7 +426,7 @@ func oneLine(s string, max int) string {
 	return s
 }
 
-// idleRSS records the process's resident memory before any load.
+// recordIdle records the process's resident memory before any load.
 func (t *target) recordIdle() {
 	if pid := t.pid(); pid != 0 {
 		if m, err := procstat.Mem(pid); err == nil {

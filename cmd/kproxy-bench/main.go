@@ -66,6 +66,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.PolicyFile, "policy-file", "", "YAML file holding a top-level policy: block to use instead of the generated 50-rule one (implies -policy)")
 	fs.StringVar(&o.KproxyBin, "kproxy-bin", "", "prebuilt kproxy binary (default: go build ./cmd/kproxy of this module)")
 	fs.StringVar(&o.KproxyBaseBin, "kproxy-base", "", "add the kproxy-base target: this prebuilt kproxy binary (e.g. built from the commit before a change), passthrough, compared with kproxy in the same run; with -policy, -vc or -quotas also kproxy-base-policy, kproxy-base-vc or kproxy-base-quotas, that feature on this binary, compared with its kproxy-* target")
+	fs.DurationVar(&o.Idle, "idle", 0, "hold every target without traffic this long after start-up and report its idle CPU (millicores) and RSS (e.g. 30s)")
 	fs.IntVar(&o.Conns, "conns", 0, "also measure RSS per idle connection pair with this many connections (e.g. 10000)")
 	targets := fs.String("targets", strings.Join(d.Targets, ","), "comma-separated targets: "+strings.Join(bench.AllTargets, ","))
 	loads := fs.String("loads", strings.Join(d.Loads, ","), "comma-separated loads, or none: "+strings.Join(bench.AllLoads, ","))
