@@ -28,6 +28,7 @@ var passthroughSections = map[string]string{
 	"audit":                      "audit",
 	"tracing":                    "tracing",
 	"metrics":                    "metrics",
+	"encryption":                 "encryption",
 	"policy":                     "policy",
 	"virtualClusters":            "virtual_clusters",
 	"upstream.embedded":          "upstream.embedded",

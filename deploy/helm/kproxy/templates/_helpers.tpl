@@ -178,7 +178,7 @@ and changing the policy does not.
 {{- $admin := dict "listen" (printf "%s:%d" (include "kproxy.adminBindHost" .) (int $v.ports.admin)) -}}
 {{- if $v.admin.pprof }}{{ $_ := set $admin "pprof" true }}{{ end -}}
 {{- $_ := set $cfg "admin" $admin -}}
-{{- range $key := list "limits" "tracing" "metrics" -}}
+{{- range $key := list "limits" "tracing" "metrics" "encryption" -}}
 {{- with (get $v $key) }}{{ $_ := set $cfg $key . }}{{ end -}}
 {{- end -}}
 {{- with $v.virtualClusters }}{{ $_ := set $cfg "virtual_clusters" . }}{{ end -}}
