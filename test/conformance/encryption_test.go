@@ -38,8 +38,9 @@ const encKEK = "alias/kproxy-conformance"
 // encHeader is one record header as produced and consumed.
 type encHeader struct{ key, value string }
 
-// encRec is one record of the scenario; every value and header value is
-// unique to it, so a scan of the upstream can look for each.
+// encRec is one record of the scenario. Values are unique to a record and
+// header values to a client and codec (kcat gives every record of a run
+// the same headers), so a scan of the upstream can look for each.
 type encRec struct {
 	key, value string
 	headers    []encHeader
@@ -47,12 +48,12 @@ type encRec struct {
 
 // encRecs makes the records a client produces with codec.
 func encRecs(c *cellCtx, codec string) []encRec {
+	secret := fmt.Sprintf("plaintext-%s-%s-%s", c.key.client, codec, runID)
 	rs := make([]encRec, encRecordsPerCodec)
 	for i := range rs {
-		secret := fmt.Sprintf("plaintext-%s-%s-%d-%s", c.key.client, codec, i, runID)
 		rs[i] = encRec{
 			key:   fmt.Sprintf("k-%s-%d", codec, i),
-			value: "value-" + secret,
+			value: fmt.Sprintf("value-%s-%d", secret, i),
 			headers: []encHeader{
 				{"trace-id", "header-a-" + secret},
 				{"source", "header-b-" + secret},
