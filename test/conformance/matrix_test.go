@@ -59,7 +59,6 @@ var notCovered = map[[2]string]string{
 	{"kcat", "quota-principals"}:             quotaPrincipalsCovered,
 	{"confluent-kafka", "quota-principals"}:  quotaPrincipalsCovered,
 	{"java", "quota-principals"}:             quotaPrincipalsCovered,
-	{"java", scenarioEncryption}:             encryptionClientsCovered,
 }
 
 // Why only some clients run the quota scenarios (each is a 20 s
@@ -68,10 +67,6 @@ const (
 	quotaClientsCovered    = "the quota scenarios run franz-go, Kafka's perf tools (Java) and librdkafka through confluent-kafka (kcat is the same librdkafka)"
 	quotaPrincipalsCovered = "two principals at once is a property of kproxy's quota rules, not of the client: franz-go runs it"
 )
-
-// encryptionClientsCovered is why only the Go clients run the encryption
-// scenario so far.
-const encryptionClientsCovered = "not yet run: the encryption scenario drives the Go clients, kcat and confluent-kafka"
 
 // negotiatesVersions is why only sarama runs protocol-versions.
 const negotiatesVersions = "the client uses the newest versions it and the broker support (ApiVersions), as every other cell exercises; sarama is configured for a Kafka version, so it is the client run at older ones"
