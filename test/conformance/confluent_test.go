@@ -45,6 +45,12 @@ func requireConfluent(t *testing.T, c *cellCtx) {
 // connection librdkafka made must have gone to px.
 func (e *env) confluent(t *testing.T, px *kproxytest.Kproxy, out any, args ...string) {
 	t.Helper()
+	e.confluentStdin(t, px, nil, out, args...)
+}
+
+// confluentStdin is confluent with stdin given to the script.
+func (e *env) confluentStdin(t *testing.T, px *kproxytest.Kproxy, stdin []byte, out any, args ...string) {
+	t.Helper()
 	args = append([]string{confluentScript}, args...)
 	args = append(args, "--bootstrap", e.seed(px), "--debug")
 	if e.terminatesSASL(px) {
@@ -53,7 +59,7 @@ func (e *env) confluent(t *testing.T, px *kproxytest.Kproxy, out any, args ...st
 	if px == e.oauth {
 		args = append(args, "--oauth", e.pki.CAFile, e.idp.TokenURL(), oauthClientID, oauthSecret)
 	}
-	p := run(t, 150*time.Second, nil, nil, "python3", args...)
+	p := run(t, 150*time.Second, stdin, nil, "python3", args...)
 	e.checkSockets(t, px, p)
 	if err := json.Unmarshal([]byte(p.stdout.String()), out); err != nil {
 		t.Fatalf("confluent_client.py output: %v\n%s", err, p.stdout.String())
@@ -65,10 +71,11 @@ type confluentConsumed struct {
 	Acked    int `json:"acked"`
 	Consumed int `json:"consumed"`
 	Records  []struct {
-		P int32  `json:"p"`
-		O int64  `json:"o"`
-		K string `json:"k"`
-		V string `json:"v"`
+		P int32       `json:"p"`
+		O int64       `json:"o"`
+		K string      `json:"k"`
+		V string      `json:"v"`
+		H [][2]string `json:"h"`
 	} `json:"records"`
 }
 

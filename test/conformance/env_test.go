@@ -71,6 +71,11 @@ type env struct {
 	nodes []int32 // upstream node ids
 	skip  string  // every cell of this upstream skips with this reason
 
+	// enc encrypts the encryption scenario's topics with a KEK in
+	// local-kms (encryption_test.go); encSkip, if set, is why it cannot.
+	enc     *kproxytest.Kproxy
+	encSkip string
+
 	mu     sync.Mutex
 	topics []string
 }
@@ -116,6 +121,7 @@ func newEnv(t *testing.T, name string) *env {
 	}
 	e.startSNI(t)
 	e.startVirtualCluster(t)
+	e.startEncryption(t)
 	if e.real {
 		e.startUpstreamSecurity(t)
 	}

@@ -13,7 +13,7 @@ import (
 // The matrix's axes, in the order they are printed.
 var (
 	clients   = []string{"franz-go", "sarama", "kafka-go", "kcat", "confluent-kafka", "java"}
-	scenarios = []string{"produce-consume", "resume", "protocol-versions", "kip848", "share-group", "admin", "transactions", "addresses", "tls-scram", "sni", "virtual-cluster", "oauth", "upstream-scram-tls", "upstream-oauth", "rolling-restart", "quota-produce", "quota-fetch", "quota-principals"}
+	scenarios = []string{"produce-consume", "resume", "protocol-versions", "kip848", "share-group", "admin", "transactions", "addresses", "tls-scram", "sni", "virtual-cluster", "oauth", "upstream-scram-tls", "upstream-oauth", "encryption", "rolling-restart", "quota-produce", "quota-fetch", "quota-principals"}
 	upstreams = []string{"kfake", "kafka"}
 )
 
@@ -311,6 +311,7 @@ func sameNoteEverywhere(client, scenario, n string) bool {
 
 func TestMain(m *testing.M) {
 	start := time.Now()
+	setKMSCredentials()
 	code := m.Run()
 	md := renderMatrix()
 	header := fmt.Sprintf("kproxy conformance matrix (kfake: in-process kfake; kafka: %s; %s)\n\n", realDescription(), time.Since(start).Round(time.Second))

@@ -7,7 +7,9 @@ Commands (each prints one JSON object on stdout; exit 1 on any error):
   roundtrip  produce --records N keyed records (idempotent, acks=all), then
              consume them with group --group; prints what was consumed
   produce    produce --records N keyed records from --start (optionally in
-             one transaction: --transactional-id ID --end commit|abort)
+             one transaction: --transactional-id ID --end commit|abort), or
+             with --stdin the records read from stdin, one JSON object a
+             line: {"k": KEY, "v": VALUE, "h": [[HEADER, VALUE], ...]}
   consume    consume --count N records with group --group (or, without a
              group, every partition from the beginning), commit, close
   share      consume --count N records in share group --group (KIP-932;
@@ -28,6 +30,8 @@ Commands (each prints one JSON object on stdout; exit 1 on any error):
              every broker address the client was told
 
 Records are KEY=PREFIX-kNN, VALUE=PREFIX-NNNNNN (the Go tests' scheme).
+Consumed records are printed with their headers ("h", as on stdin).
+--compression CODEC sets the producer's compression.type (default none).
 --security CA_FILE:USER:PASSWORD switches to SASL_SSL with SCRAM-SHA-512;
 --oauth CA_FILE TOKEN_URL CLIENT_ID CLIENT_SECRET to SASL_SSL with
 OAUTHBEARER, librdkafka fetching tokens itself (sasl.oauthbearer.method=oidc,
@@ -73,7 +77,8 @@ def records(prefix, start, n):
 
 def produce(a, recs):
     conf = base_conf(a)
-    conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5})
+    conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5,
+                 "compression.type": a.compression})
     if a.transactional_id:
         conf["transactional.id"] = a.transactional_id
     p = Producer(conf)
@@ -88,10 +93,10 @@ def produce(a, recs):
     if a.transactional_id:
         p.init_transactions(30)
         p.begin_transaction()
-    for k, v in recs:
+    for k, v, *h in recs:
         while True:
             try:
-                p.produce(a.topic, key=k, value=v, on_delivery=report)
+                p.produce(a.topic, key=k, value=v, headers=h[0] if h else None, on_delivery=report)
                 break
             except BufferError:
                 p.poll(0.1)
@@ -138,7 +143,8 @@ def consume(a, count):
                 if m.error().code() == confluent_kafka.KafkaError._PARTITION_EOF:
                     continue
                 raise KafkaException(m.error())
-            got.append({"p": m.partition(), "o": m.offset(), "k": m.key().decode(), "v": m.value().decode()})
+            got.append({"p": m.partition(), "o": m.offset(), "k": m.key().decode(), "v": m.value().decode(),
+                        "h": [[k, v.decode()] for k, v in m.headers() or []]})
     if grouped:
         c.commit(asynchronous=False)
     c.close()
@@ -390,6 +396,8 @@ def main():
     ap.add_argument("--security", default="")
     ap.add_argument("--oauth", nargs=4, metavar=("CA_FILE", "TOKEN_URL", "CLIENT_ID", "CLIENT_SECRET"))
     ap.add_argument("--allow-errors", action="store_true")
+    ap.add_argument("--stdin", action="store_true")
+    ap.add_argument("--compression", default="none", choices=["none", "gzip", "snappy", "lz4", "zstd"])
     ap.add_argument("--debug", action="store_true")
     a = ap.parse_args()
     if a.command == "version":
@@ -401,6 +409,8 @@ def main():
         got = {(r["k"], r["v"]) for r in out["records"]}
         out["missing"] = sum(1 for r in recs if r not in got)
         out["duplicates"] = len(out["records"]) - len(got)
+    elif a.command == "produce" and a.stdin:
+        out = produce(a, [(r["k"], r["v"], [tuple(h) for h in r["h"]]) for r in map(json.loads, sys.stdin)])
     elif a.command == "produce":
         out = produce(a, records(a.prefix, a.start, a.records))
     elif a.command == "consume":

@@ -1,0 +1,170 @@
+package conformance
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kproxy/kproxy/internal/testkit"
+)
+
+// The encryption scenario's producers and consumers, one pair per client.
+
+func init() {
+	register("franz-go", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
+		encRoundTrip(t, c, e, franzEncProduce, franzEncConsume)
+		encCompactedTombstone(t, c, e)
+	})
+	register("sarama", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
+		encRoundTrip(t, c, e, saramaEncProduce, saramaEncConsume)
+	})
+	register("kafka-go", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
+		encRoundTrip(t, c, e, kafkagoEncProduce, kafkagoEncConsume)
+	})
+}
+
+func franzEncProduce(t *testing.T, addr, topic, codec string, rs []encRec) {
+	t.Helper()
+	codecs := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
+		"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}
+	cl := testkit.Client(t, kgo.SeedBrokers(addr), kgo.ProducerBatchCompression(codecs[codec]), kgo.ProducerLinger(50*time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var krs []*kgo.Record
+	for _, r := range rs {
+		kr := &kgo.Record{Topic: topic, Key: []byte(r.key), Value: []byte(r.value)}
+		for _, h := range r.headers {
+			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.key, Value: []byte(h.value)})
+		}
+		krs = append(krs, kr)
+	}
+	if err := cl.ProduceSync(ctx, krs...).FirstErr(); err != nil {
+		t.Fatalf("franz-go produce with %s: %v", codec, err)
+	}
+}
+
+func franzEncConsume(t *testing.T, addr, topic string, n int) []encRec {
+	t.Helper()
+	cl := testkit.Client(t, kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var got []encRec
+	for len(got) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("franz-go consumed %d of %d records: %v", len(got), n, ctx.Err())
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("franz-go fetch %s/%d: %v", topic, p, err) })
+		for _, r := range fs.Records() {
+			g := encRec{key: string(r.Key), value: string(r.Value)}
+			for _, h := range r.Headers {
+				g.headers = append(g.headers, encHeader{h.Key, string(h.Value)})
+			}
+			got = append(got, g)
+		}
+	}
+	return got
+}
+
+func saramaEncProduce(t *testing.T, addr, topic, codec string, rs []encRec) {
+	t.Helper()
+	codecs := map[string]sarama.CompressionCodec{"none": sarama.CompressionNone, "gzip": sarama.CompressionGZIP,
+		"snappy": sarama.CompressionSnappy, "lz4": sarama.CompressionLZ4, "zstd": sarama.CompressionZSTD}
+	cfg := saramaConfig()
+	cfg.Producer.Compression = codecs[codec]
+	p := saramaProducer(t, saramaClient(t, addr, cfg))
+	var msgs []*sarama.ProducerMessage
+	for _, r := range rs {
+		m := &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(r.key), Value: sarama.StringEncoder(r.value)}
+		for _, h := range r.headers {
+			m.Headers = append(m.Headers, sarama.RecordHeader{Key: []byte(h.key), Value: []byte(h.value)})
+		}
+		msgs = append(msgs, m)
+	}
+	if err := p.SendMessages(msgs); err != nil {
+		t.Fatalf("sarama produce with %s: %v", codec, err)
+	}
+}
+
+func saramaEncConsume(t *testing.T, addr, topic string, n int) []encRec {
+	t.Helper()
+	cfg := saramaConfig()
+	cfg.Consumer.Return.Errors = true
+	cons, err := sarama.NewConsumerFromClient(saramaClient(t, addr, cfg))
+	if err != nil {
+		t.Fatalf("sarama consumer: %v", err)
+	}
+	defer cons.Close()
+	pc, err := cons.ConsumePartition(topic, 0, sarama.OffsetOldest)
+	if err != nil {
+		t.Fatalf("sarama consume %s: %v", topic, err)
+	}
+	defer pc.Close()
+	timeout := time.After(60 * time.Second)
+	var got []encRec
+	for len(got) < n {
+		select {
+		case m := <-pc.Messages():
+			g := encRec{key: string(m.Key), value: string(m.Value)}
+			for _, h := range m.Headers {
+				g.headers = append(g.headers, encHeader{string(h.Key), string(h.Value)})
+			}
+			got = append(got, g)
+		case err := <-pc.Errors():
+			t.Fatalf("sarama fetch: %v", err)
+		case <-timeout:
+			t.Fatalf("sarama consumed %d of %d records", len(got), n)
+		}
+	}
+	return got
+}
+
+func kafkagoEncProduce(t *testing.T, addr, topic, codec string, rs []encRec) {
+	t.Helper()
+	codecs := map[string]kafka.Compression{"none": 0, "gzip": kafka.Gzip,
+		"snappy": kafka.Snappy, "lz4": kafka.Lz4, "zstd": kafka.Zstd}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w := &kafka.Writer{Addr: kafka.TCP(addr), Topic: topic, RequiredAcks: kafka.RequireAll,
+		BatchTimeout: 5 * time.Millisecond, Compression: codecs[codec]}
+	var msgs []kafka.Message
+	for _, r := range rs {
+		m := kafka.Message{Key: []byte(r.key), Value: []byte(r.value)}
+		for _, h := range r.headers {
+			m.Headers = append(m.Headers, kafka.Header{Key: h.key, Value: []byte(h.value)})
+		}
+		msgs = append(msgs, m)
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatalf("kafka-go produce with %s: %v", codec, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("kafka-go writer close: %v", err)
+	}
+}
+
+func kafkagoEncConsume(t *testing.T, addr, topic string, n int) []encRec {
+	t.Helper()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{addr}, Topic: topic, Partition: 0, MaxWait: 200 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var got []encRec
+	for len(got) < n {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("kafka-go consumed %d of %d records: %v", len(got), n, err)
+		}
+		g := encRec{key: string(m.Key), value: string(m.Value)}
+		for _, h := range m.Headers {
+			g.headers = append(g.headers, encHeader{h.Key, string(h.Value)})
+		}
+		got = append(got, g)
+	}
+	return got
+}
