@@ -19,6 +19,13 @@ func passedInClear(topic string) func(testkit.LogLine) bool {
 	}
 }
 
+// producerGivingUp produces to topic and fails a record after two
+// retries, instead of retrying a retriable refusal without end (not
+// idempotent: an idempotent producer may not give up a record it sent).
+func producerGivingUp(topic string) []kgo.Opt {
+	return []kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.DisableIdempotentWrite(), kgo.RecordRetries(2)}
+}
+
 // TestMissingKeyPassthroughStoresInTheClear: with on_missing_key:
 // passthrough, records of a topic whose KEK does not exist are stored as
 // written, read back through kproxy, and the topic is logged once, not
@@ -26,7 +33,7 @@ func passedInClear(topic string) func(testkit.LogLine) bool {
 func TestMissingKeyPassthroughStoresInTheClear(t *testing.T) {
 	e := newEnv(t, []string{"paymissing"}, section(`    - {match: "pay*", key: "alias/absent"}`, "  on_missing_key: passthrough"), nil)
 	ctx := e.ctx()
-	p := e.proxied(kgo.DefaultProduceTopic("paymissing"))
+	p := e.proxied(producerGivingUp("paymissing")...)
 	for _, v := range []string{"first in the clear", "second in the clear"} {
 		if err := p.ProduceSync(ctx, kgo.StringRecord(v)).FirstErr(); err != nil {
 			t.Fatalf("produce %q with the key missing and passthrough: %v", v, err)
@@ -51,13 +58,12 @@ func TestMissingKeyPassthroughStoresInTheClear(t *testing.T) {
 }
 
 // TestMissingKeyRejectStoresNothing: with on_missing_key: reject (the
-// default), the same produce (not idempotent, so that the client gives
-// up after its retries) is refused with REQUEST_TIMED_OUT, which
+// default), the same produce is refused with REQUEST_TIMED_OUT, which
 // clients retry, the refusal names the topic and key, and the topic
 // stays empty.
 func TestMissingKeyRejectStoresNothing(t *testing.T) {
 	e := newEnv(t, []string{"paymissing"}, section(`    - {match: "pay*", key: "alias/absent"}`, "  on_missing_key: reject"), nil)
-	p := e.proxied(kgo.DefaultProduceTopic("paymissing"), kgo.DisableIdempotentWrite(), kgo.RecordRetries(2))
+	p := e.proxied(producerGivingUp("paymissing")...)
 	err := p.ProduceSync(e.ctx(), kgo.StringRecord("must not be stored")).FirstErr()
 	if !errors.Is(err, kgo.ErrRecordRetries) { // retried: the refusal is retriable
 		t.Fatalf("produce with the key missing and reject: %v, want it refused and retried", err)
