@@ -7,6 +7,7 @@
 //	go run ./cmd/kproxy-bench -quick              # smoke test, under a minute
 //	go run ./cmd/kproxy-bench -conns 10000 -loads none
 //	go run ./cmd/kproxy-bench -vc -targets kproxy    # prefixed virtual cluster vs passthrough
+//	go run ./cmd/kproxy-bench -encryption -localkms-bin LOCALKMS -targets kproxy -compression lz4  # record encryption vs passthrough
 //	go run ./cmd/kproxy-bench -targets kproxy -kproxy-base OLD -policy -vc -quotas  # before/after, every feature
 //
 // It re-executes itself with the hidden subcommands "relay" (the reference
