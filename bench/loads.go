@@ -119,14 +119,19 @@ func (m *meter) fill(s *Sample, bytes, records int64) {
 }
 
 // clientOpts are the options every load's client shares: the target's
-// seeds and dialer, and no compression (the proxies move bytes; compression
-// would only move client CPU around).
+// seeds and dialer, and no compression unless asked (the proxies move
+// bytes; compression would only move client CPU around, except through a
+// proxy that re-encodes batches, as encryption does).
 func clientOpts(t *target, o *Options) []kgo.Opt {
+	codec := kgo.NoCompression()
+	if o.Compression == "lz4" {
+		codec = kgo.Lz4Compression()
+	}
 	return []kgo.Opt{
 		kgo.SeedBrokers(t.seeds...),
 		kgo.Dialer(t.dial),
 		kgo.ClientID("kproxy-bench"),
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchCompression(codec),
 		kgo.DefaultProduceTopic(o.Topic),
 		kgo.RequestRetries(3),
 	}

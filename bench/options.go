@@ -15,6 +15,8 @@
 //   - kproxy-vc: kproxy serving one prefixed virtual cluster (optional).
 //   - kproxy-quotas: kproxy with quotas configured that the bench traffic
 //     matches but never reaches (optional).
+//   - kproxy-encryption: kproxy encrypting the bench topic's record values
+//     with DEKs from local-kms, which the bench starts (optional).
 //   - kproxy-base-policy, kproxy-base-vc, kproxy-base-quotas: the same
 //     three on the kproxy-base binary, when it and the feature are both
 //     asked for.
@@ -50,6 +52,8 @@ const (
 	TargetKproxyPolicy = "kproxy-policy"
 	TargetKproxyVC     = "kproxy-vc"
 	TargetKproxyQuotas = "kproxy-quotas"
+	// TargetKproxyEncryption is kproxy encrypting the bench topic.
+	TargetKproxyEncryption = "kproxy-encryption"
 	// The base binary's feature targets: kproxy-policy, kproxy-vc and
 	// kproxy-quotas run on the -kproxy-base binary.
 	TargetKproxyBasePolicy = "kproxy-base-policy"
@@ -63,7 +67,7 @@ const (
 
 // AllTargets is every target in report order.
 var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyBase, TargetKproxyPolicy, TargetKproxyBasePolicy,
-	TargetKproxyVC, TargetKproxyBaseVC, TargetKproxyQuotas, TargetKproxyBaseQuotas, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
+	TargetKproxyVC, TargetKproxyBaseVC, TargetKproxyQuotas, TargetKproxyBaseQuotas, TargetKproxyEncryption, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
 
 // tlsTargets are the targets a client reaches over TLS; -tls adds them.
 var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
@@ -105,10 +109,16 @@ type Options struct {
 	// VirtualCluster adds the kproxy-vc target: kproxy serving one virtual
 	// cluster whose names all carry VCPrefix upstream.
 	VirtualCluster bool
-	PolicyFile     string // YAML with a top-level policy: key, replacing the generated one
-	TLS            bool   // add the tls-relay, kproxy-tls and kproxy-sni targets
-	Tracing        bool   // add the kproxy-traced target
-	KproxyBin      string // prebuilt kproxy; empty builds ./cmd/kproxy
+	// Encryption adds the kproxy-encryption target; LocalKMSBin is the
+	// local-kms binary it needs.
+	Encryption  bool
+	LocalKMSBin string
+	// Compression is the producer's codec: "none" or "lz4".
+	Compression string
+	PolicyFile  string // YAML with a top-level policy: key, replacing the generated one
+	TLS         bool   // add the tls-relay, kproxy-tls and kproxy-sni targets
+	Tracing     bool   // add the kproxy-traced target
+	KproxyBin   string // prebuilt kproxy; empty builds ./cmd/kproxy
 	// KproxyBaseBin adds the kproxy-base target: this binary, passthrough,
 	// compared with kproxy (mb_per_s_vs_after, cpu_per_gib_vs_after, ...);
 	// with Policy, VirtualCluster or Quotas it also adds that feature's
@@ -143,6 +153,7 @@ func Defaults() Options {
 		Partitions:  16,
 		Brokers:     3,
 		Topic:       "kproxy-bench",
+		Compression: "none",
 		Targets:     AllTargets,
 		Loads:       AllLoads,
 	}
@@ -185,6 +196,12 @@ func (o *Options) validate() error {
 		if !slices.Contains(AllLoads, l) {
 			bad = append(bad, fmt.Sprintf("unknown load %q (want %s)", l, strings.Join(AllLoads, ",")))
 		}
+	}
+	if o.Compression != "none" && o.Compression != "lz4" {
+		bad = append(bad, fmt.Sprintf("compression %q: want none or lz4", o.Compression))
+	}
+	if o.Encryption && o.LocalKMSBin == "" {
+		bad = append(bad, "encryption needs the local-kms binary: -localkms-bin or "+LocalKMSBinEnv)
 	}
 	if o.Conns < 0 {
 		bad = append(bad, "conns must not be negative")

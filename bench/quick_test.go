@@ -31,14 +31,25 @@ func TestQuickRun(t *testing.T) {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
+	// kproxy-encryption needs local-kms: without it that target is left
+	// out here, and fails the test in CI, where the binary must be there.
+	encryption := os.Getenv(bench.LocalKMSBinEnv) != ""
+	args := []string{"-quick", "-rounds", "1", "-duration", "1s", "-warmup", "500ms", "-latency-n", "30",
+		"-brokers", "2", "-conns", "20", "-idle", "1s", "-policy", "-vc", "-quotas", "-tls", "-tracing", "-procs", "1"}
+	switch {
+	case encryption:
+		args = append(args, "-encryption")
+	case os.Getenv("CI") != "":
+		t.Fatalf("%s is not set in CI: the kproxy-encryption target cannot run", bench.LocalKMSBinEnv)
+	default:
+		t.Logf("%s is not set: the kproxy-encryption target is left out", bench.LocalKMSBinEnv)
+	}
 	jsonPath := filepath.Join(dir, "out.json")
 	mdPath := filepath.Join(dir, "out.md")
 	pngPath := filepath.Join(dir, "out.png")
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"),
-		"-quick", "-rounds", "1", "-duration", "1s", "-warmup", "500ms", "-latency-n", "30",
-		"-brokers", "2", "-conns", "20", "-idle", "1s", "-policy", "-vc", "-quotas", "-tls", "-tracing", "-procs", "1",
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"), append(args,
 		"-kproxy-bin", filepath.Join(dir, "kproxy"), "-kproxy-base", filepath.Join(dir, "kproxy"),
-		"-json", jsonPath, "-md", mdPath, "-png", pngPath)
+		"-json", jsonPath, "-md", mdPath, "-png", pngPath)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("kproxy-bench: %v\n%s", err, out)
@@ -64,6 +75,9 @@ func TestQuickRun(t *testing.T) {
 				info = &rep.Targets[i]
 			}
 		}
+		if info == nil && name == bench.TargetKproxyEncryption && !encryption {
+			continue
+		}
 		if info == nil {
 			t.Errorf("target %s missing from the report", name)
 			continue
@@ -84,6 +98,18 @@ func TestQuickRun(t *testing.T) {
 	for _, must := range []string{bench.TargetDirect, bench.TargetSplice, bench.TargetCopy, bench.TargetKproxy, bench.TargetKproxyBase, bench.TargetKproxyVC, bench.TargetKproxyBaseVC, bench.TargetKproxyTraced, bench.TargetTLSRelay, bench.TargetKproxyTLS, bench.TargetKproxySNI} {
 		if !contains(measured, must) {
 			t.Errorf("target %s was not measured", must)
+		}
+	}
+	if encryption {
+		if !contains(measured, bench.TargetKproxyEncryption) {
+			t.Errorf("target %s was not measured", bench.TargetKproxyEncryption)
+		}
+		// Every record went through a DEK from the KMS, and the note
+		// counts the calls that took.
+		for _, info := range rep.Targets {
+			if info.Name == bench.TargetKproxyEncryption && !strings.Contains(info.Note, "KMS calls") {
+				t.Errorf("kproxy-encryption note %q does not count KMS calls", info.Note)
+			}
 		}
 	}
 	if rep.Meta.ChildGOMAXPROCS != 1 {
@@ -131,6 +157,9 @@ func TestQuickRun(t *testing.T) {
 			wantCPURatio(t, lr, bench.TargetKproxyTLS, bench.TargetTLSRelay, "cpu_per_gib_vs_tls_relay")
 			wantCPURatio(t, lr, bench.TargetKproxyBaseVC, bench.TargetKproxyVC, "cpu_per_gib_vs_after")
 			wantCPURatio(t, lr, bench.TargetKproxySNI, bench.TargetKproxyTLS, "cpu_per_gib_vs_kproxy_tls")
+			if encryption {
+				wantCPURatio(t, lr, bench.TargetKproxyEncryption, bench.TargetKproxy, "cpu_per_gib_vs_kproxy")
+			}
 		}
 	}
 

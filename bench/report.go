@@ -393,6 +393,7 @@ func (r *Report) Markdown() string {
 		compareLine(&b, lr, "TLS on the client side", TargetKproxyTLS, TargetTLSRelay, "tls_relay")
 		compareLine(&b, lr, "SNI listener", TargetKproxySNI, TargetKproxyTLS, "kproxy_tls")
 		compareLine(&b, lr, "Prefixed virtual cluster", TargetKproxyVC, TargetKproxy, "kproxy")
+		compareLine(&b, lr, "Record encryption", TargetKproxyEncryption, TargetKproxy, "kproxy")
 		for _, base := range baseTargets() {
 			compareLine(&b, lr, "Base binary (before)", base, afterOf(base), "after")
 		}

@@ -24,8 +24,12 @@ type runner struct {
 	pki     *benchPKI
 	// traceSink receives the kproxy-traced target's spans.
 	traceSink *traceSink
-	targets   []*target
-	report    *Report
+	// kms is local-kms, for the kproxy-encryption target; kmsEndpoint
+	// its URL.
+	kms         *target
+	kmsEndpoint string
+	targets     []*target
+	report      *Report
 }
 
 // Run runs the benchmark o describes and returns its report. ctx cancels
@@ -85,6 +89,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	if slices.Contains(r.o.Targets, TargetKproxyEncryption) {
+		if r.kms, r.kmsEndpoint, err = startLocalKMS(ctx, &r.o, r.workDir); err != nil {
+			return nil, err
+		}
+		defer r.kms.stop()
+	}
 	if o.TLS {
 		if r.pki, err = newBenchPKI(r.workDir); err != nil {
 			return nil, err
@@ -118,7 +128,7 @@ func wantedTargets(o Options) []string {
 	// Each optional target is in the run exactly when its flags are set;
 	// a feature's base target needs the feature and the base binary.
 	for target, on := range map[string]bool{TargetKproxyPolicy: o.Policy, TargetKproxyVC: o.VirtualCluster,
-		TargetKproxyQuotas: o.Quotas, TargetKproxyTraced: o.Tracing, TargetKproxyBase: base,
+		TargetKproxyQuotas: o.Quotas, TargetKproxyEncryption: o.Encryption, TargetKproxyTraced: o.Tracing, TargetKproxyBase: base,
 		TargetKproxyBasePolicy: base && o.Policy, TargetKproxyBaseVC: base && o.VirtualCluster, TargetKproxyBaseQuotas: base && o.Quotas} {
 		out = slices.DeleteFunc(out, func(s string) bool { return s == target })
 		if on {
@@ -137,7 +147,7 @@ func wantedTargets(o Options) []string {
 
 func (r *runner) needsKproxy() bool {
 	return slices.ContainsFunc(r.o.Targets, func(t string) bool {
-		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyVC || t == TargetKproxyQuotas || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
+		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyVC || t == TargetKproxyQuotas || t == TargetKproxyEncryption || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
 	}) || r.o.Conns > 0
 }
 
@@ -151,6 +161,8 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 	case TargetKproxy, TargetKproxyBase, TargetKproxyPolicy, TargetKproxyBasePolicy,
 		TargetKproxyVC, TargetKproxyBaseVC, TargetKproxyQuotas, TargetKproxyBaseQuotas:
 		return r.startKproxyFeature(ctx, name)
+	case TargetKproxyEncryption:
+		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, encryptionYAML(r.kmsEndpoint, r.o.Topic), nil, r.workDir)
 	case TargetKproxyTraced:
 		return r.startKproxyTraced(ctx)
 	case TargetKproxyTLS, TargetKproxySNI:
@@ -214,6 +226,9 @@ func (r *runner) finishTargets() {
 			info.Note = t.skipped
 		} else if t.note != "" {
 			info.Note = t.note
+		}
+		if t.name == TargetKproxyEncryption && !info.Skipped {
+			info.Note = encryptionNote(context.Background(), t)
 		}
 		if pid := t.pid(); pid != 0 {
 			if m, err := procstat.Mem(pid); err == nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kproxy/kproxy/bench/procstat"
 	"github.com/kproxy/kproxy/bench/relay"
+	"github.com/kproxy/kproxy/internal/freeport"
 )
 
 // target is one way of reaching the upstream.
@@ -52,6 +53,8 @@ type target struct {
 	// (-idle); nil when not measured.
 	idleMillicores *float64
 	idleSeconds    float64
+	// adminAddr is kproxy's admin endpoint; empty for other processes.
+	adminAddr string
 }
 
 func (t *target) pid() int {
@@ -227,16 +230,11 @@ func buildKproxy(ctx context.Context, workDir string, log io.Writer) (string, er
 	return bin, nil
 }
 
-// freePort asks the kernel for a free loopback port. Another process could
-// take it before kproxy binds it; on loopback during a benchmark that does
-// not happen in practice, and kproxy would then fail loudly.
+// freePort is a loopback port to write into a child's configuration, from
+// below the ephemeral range: a port the kernel handed out could go to one
+// of the many connections a run opens before the child binds it.
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return freeport.Run("127.0.0.1", 1)
 }
 
 // kproxyConfig is the generated configuration: passthrough, quiet logs,
@@ -264,7 +262,8 @@ func kproxyConfig(u *upstream, bootstrapPort, adminPort int, policy string, pki 
 	if pki != nil && !sni {
 		fmt.Fprintf(&b, "  tls: {cert_file: %q, key_file: %q}\n", pki.certFile, pki.keyFile)
 	}
-	fmt.Fprintf(&b, "admin:\n  listen: 127.0.0.1:%d\n", adminPort)
+	// pprof so that any kproxy target can be profiled during a run.
+	fmt.Fprintf(&b, "admin:\n  listen: 127.0.0.1:%d\n  pprof: true\n", adminPort)
 	b.WriteString("log:\n  level: warn\n  format: json\n")
 	if policy != "" {
 		b.WriteString(policy)
@@ -278,6 +277,8 @@ func kproxyConfig(u *upstream, bootstrapPort, adminPort int, policy string, pki 
 func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy string, pki *benchPKI, workDir string) (*target, error) {
 	desc := "kproxy process, passthrough (no policy)"
 	switch {
+	case name == TargetKproxyEncryption:
+		desc = "kproxy process encrypting the bench topic's record values (AES-256-GCM, DEKs from local-kms on loopback)"
 	case feature(name) == TargetKproxyQuotas:
 		desc = fmt.Sprintf("kproxy process with %d quota rules, one matching the bench traffic with limits it never reaches", QuotaRules)
 	case policy != "" && o.PolicyFile != "":
@@ -310,7 +311,9 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 	if err := os.WriteFile(cfgPath, []byte(kproxyConfig(u, bport, aport, policy, pki, sni, vc)), 0o644); err != nil {
 		return nil, err
 	}
-	out, err := exec.CommandContext(ctx, bin, "validate", "--config", cfgPath).CombinedOutput()
+	validate := exec.CommandContext(ctx, bin, "validate", "--config", cfgPath)
+	validate.Env = append(childEnv(o), localKMSEnv...)
+	out, err := validate.CombinedOutput()
 	if err != nil {
 		t.skipped = fmt.Sprintf("`kproxy validate` rejected the generated configuration %s: %s", filepath.Base(cfgPath), oneLine(string(out), 400))
 		return t, nil
@@ -322,7 +325,8 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		return nil, err
 	}
 	defer logf.Close()
-	cmd.Stdout = logf // kproxy logs to stdout
+	cmd.Stdout = logf                         // kproxy logs to stdout
+	cmd.Env = append(cmd.Env, localKMSEnv...) // read only with an encryption section
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
@@ -348,6 +352,7 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.seeds = []string{net.JoinHostPort("127.0.0.1", strconv.Itoa(bport))}
+	t.adminAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(aport))
 	if sni {
 		t.sniAddr = t.seeds[0]
 		t.seeds = []string{net.JoinHostPort(sniBootstrap, strconv.Itoa(bport))}

@@ -51,6 +51,9 @@ func (u *upstream) relayTargets() []string {
 // upstream.
 const VCPrefix = "bench-vc."
 
+// upstreamMaxMessageBytes is the embedded upstream's message.max.bytes.
+const upstreamMaxMessageBytes = 4 << 20
+
 // startUpstream starts the embedded synthetic kfake cluster, or connects to
 // o.Upstream, makes sure the bench topic exists and lists the brokers.
 func startUpstream(ctx context.Context, o *Options) (*upstream, error) {
@@ -59,6 +62,10 @@ func startUpstream(ctx context.Context, o *Options) (*upstream, error) {
 			kfake.NumBrokers(o.Brokers),
 			kfake.SeedTopics(int32(o.Partitions), o.Topic, VCPrefix+o.Topic),
 			kfake.BlackholeProduce(),
+			// Encryption adds a marker header and a GCM tag to every
+			// record: a producer batch near the default 1 MiB limit would
+			// be refused once encrypted. Every target gets the same room.
+			kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(upstreamMaxMessageBytes)}),
 			kfake.SyntheticFetch(kfake.SyntheticBatch{RecordBytes: o.RecordBytes}),
 		)
 		if err != nil {

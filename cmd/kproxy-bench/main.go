@@ -7,6 +7,7 @@
 //	go run ./cmd/kproxy-bench -quick              # smoke test, under a minute
 //	go run ./cmd/kproxy-bench -conns 10000 -loads none
 //	go run ./cmd/kproxy-bench -vc -targets kproxy    # prefixed virtual cluster vs passthrough
+//	go run ./cmd/kproxy-bench -encryption -localkms-bin LOCALKMS -targets kproxy -compression lz4  # record encryption vs passthrough
 //	go run ./cmd/kproxy-bench -targets kproxy -kproxy-base OLD -policy -vc -quotas  # before/after, every feature
 //
 // It re-executes itself with the hidden subcommands "relay" (the reference
@@ -61,6 +62,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Policy, "policy", false, "add the kproxy-policy target (kproxy with a 50-rule policy); skipped with a note if kproxy rejects the policy")
 	fs.BoolVar(&o.VirtualCluster, "vc", false, "add the kproxy-vc target (kproxy serving one virtual cluster with prefix "+bench.VCPrefix+" on every name); skipped with a note if kproxy rejects virtual_clusters")
 	fs.BoolVar(&o.Quotas, "quotas", false, "add the kproxy-quotas target (kproxy with quotas configured, one matching the bench traffic with limits it never reaches)")
+	fs.BoolVar(&o.Encryption, "encryption", false, "add the kproxy-encryption target (kproxy encrypting the bench topic's record values, AES-256-GCM, with DEKs from local-kms that the bench starts on loopback)")
+	fs.StringVar(&o.LocalKMSBin, "localkms-bin", os.Getenv(bench.LocalKMSBinEnv), "local-kms binary for -encryption (default $"+bench.LocalKMSBinEnv+")")
+	fs.StringVar(&o.Compression, "compression", d.Compression, "producer codec: none or lz4")
 	fs.BoolVar(&o.Tracing, "tracing", false, "add the kproxy-traced target (kproxy with tracing at 1% sampling, exporting to an OTLP/HTTP sink in this process)")
 	fs.BoolVar(&o.TLS, "tls", false, "add the tls-relay, kproxy-tls and kproxy-sni targets: the client speaks TLS to a TLS-terminating relay, to kproxy with TLS listeners, and to kproxy's SNI listener (one port, routed by server name)")
 	fs.StringVar(&o.PolicyFile, "policy-file", "", "YAML file holding a top-level policy: block to use instead of the generated 50-rule one (implies -policy)")
