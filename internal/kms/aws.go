@@ -14,6 +14,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
+	"github.com/kproxy/kproxy/internal/errclass"
 )
 
 // AWSConfig is `kms.aws_kms`: where AWS KMS is. Credentials come from the
@@ -126,7 +127,7 @@ func (a *AWS) GenerateDataKey(ctx context.Context, keyID string) (DataKey, error
 		return DataKey{}, fmt.Errorf("generate data key under %s: %w", keyID, classifyAWS(err, false))
 	}
 	if len(out.Plaintext) != DEKSize || len(out.CiphertextBlob) == 0 {
-		return DataKey{}, classify(ErrRejected, fmt.Errorf("generate data key under %s: KMS returned a %d-byte key and a %d-byte blob, want %d and some",
+		return DataKey{}, errclass.Mark(ErrRejected, fmt.Errorf("generate data key under %s: KMS returned a %d-byte key and a %d-byte blob, want %d and some",
 			keyID, len(out.Plaintext), len(out.CiphertextBlob), DEKSize))
 	}
 	return DataKey{Plaintext: out.Plaintext, Wrapped: out.CiphertextBlob, KeyID: aws.ToString(out.KeyId)}, nil
@@ -141,7 +142,7 @@ func (a *AWS) Decrypt(ctx context.Context, wrapped []byte) ([]byte, error) {
 		return nil, fmt.Errorf("decrypt data key: %w", classifyAWS(err, true))
 	}
 	if len(out.Plaintext) != DEKSize {
-		return nil, classify(ErrRejected, fmt.Errorf("decrypt data key under %s: KMS returned a %d-byte key, want %d",
+		return nil, errclass.Mark(ErrRejected, fmt.Errorf("decrypt data key under %s: KMS returned a %d-byte key, want %d",
 			aws.ToString(out.KeyId), len(out.Plaintext), DEKSize))
 	}
 	return out.Plaintext, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/aws/smithy-go"
+	"github.com/kproxy/kproxy/internal/errclass"
 )
 
 // classifyAWS puts an SDK error into one of the classes. An error without
@@ -18,22 +19,22 @@ import (
 func classifyAWS(err error, decrypting bool) error {
 	var api smithy.APIError
 	if !errors.As(err, &api) {
-		return classify(ErrRetriable, err)
+		return errclass.Mark(ErrRetriable, err)
 	}
 	code := api.ErrorCode()
 	if decrypting && code == "AccessDeniedException" {
-		return classify(ErrKeyUnavailable, err)
+		return errclass.Mark(ErrKeyUnavailable, err)
 	}
 	switch code {
 	case "NotFoundException", "DisabledException",
 		"KMSInvalidStateException": // pending deletion, or a key of the wrong kind
-		return classify(ErrKeyUnavailable, err)
+		return errclass.Mark(ErrKeyUnavailable, err)
 	case "ThrottlingException", "LimitExceededException", "RequestLimitExceeded",
 		"KeyUnavailableException": // AWS: the key is temporarily unavailable
-		return classify(ErrRetriable, err)
+		return errclass.Mark(ErrRetriable, err)
 	}
 	if api.ErrorFault() == smithy.FaultServer {
-		return classify(ErrRetriable, err)
+		return errclass.Mark(ErrRetriable, err)
 	}
-	return classify(ErrRejected, err)
+	return errclass.Mark(ErrRejected, err)
 }

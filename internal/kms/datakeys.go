@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kproxy/kproxy/internal/errclass"
 )
 
 // DataKeys hands out DEKs for encryption (Reserve) and unwraps the DEKs
@@ -48,7 +50,7 @@ type Lease struct {
 // bound with them. n must not exceed MaxRecords.
 func (d *DataKeys) Reserve(ctx context.Context, keyID string, n int) (Lease, error) {
 	if n < 1 || int64(n) > d.cfg.MaxRecords {
-		return Lease{}, classify(ErrRejected, fmt.Errorf("reserve %d records of a data key: must be between 1 and dek.max_records (%d)", n, d.cfg.MaxRecords))
+		return Lease{}, errclass.Mark(ErrRejected, fmt.Errorf("reserve %d records of a data key: must be between 1 and dek.max_records (%d)", n, d.cfg.MaxRecords))
 	}
 	s := d.slot(keyID)
 	for {

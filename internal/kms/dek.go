@@ -4,6 +4,8 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"fmt"
+
+	"github.com/kproxy/kproxy/internal/errclass"
 )
 
 // DEK is a data key ready for records: its AES-256-GCM AEAD is built once,
@@ -18,15 +20,15 @@ type DEK struct {
 // newDEK builds the AEAD of a key the KMS handed out.
 func newDEK(plaintext, wrapped []byte, keyID string) (*DEK, error) {
 	if len(plaintext) != DEKSize {
-		return nil, classify(ErrRejected, fmt.Errorf("data key of %d bytes, want %d", len(plaintext), DEKSize))
+		return nil, errclass.Mark(ErrRejected, fmt.Errorf("data key of %d bytes, want %d", len(plaintext), DEKSize))
 	}
 	block, err := aes.NewCipher(plaintext)
 	if err != nil {
-		return nil, classify(ErrRejected, fmt.Errorf("data key: %w", err))
+		return nil, errclass.Mark(ErrRejected, fmt.Errorf("data key: %w", err))
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, classify(ErrRejected, fmt.Errorf("data key: %w", err))
+		return nil, errclass.Mark(ErrRejected, fmt.Errorf("data key: %w", err))
 	}
 	clear(plaintext)
 	return &DEK{AEAD: aead, Wrapped: wrapped, KeyID: keyID}, nil

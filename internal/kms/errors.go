@@ -20,17 +20,3 @@ var (
 	// records in the clear.
 	ErrRejected = errors.New("kms rejected the request")
 )
-
-// classify marks err as being of class (one of the variables above),
-// keeping err's own message and chain.
-func classify(class, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &classified{class: class, err: err}
-}
-
-type classified struct{ class, err error }
-
-func (c *classified) Error() string   { return c.class.Error() + ": " + c.err.Error() }
-func (c *classified) Unwrap() []error { return []error{c.class, c.err} }

@@ -3,6 +3,8 @@ package kms
 import (
 	"context"
 	"fmt"
+
+	"github.com/kproxy/kproxy/internal/errclass"
 )
 
 // flight is one KMS call that every goroutine needing its result waits
@@ -22,6 +24,6 @@ func (f *flight) wait(ctx context.Context) (*DEK, error) {
 	case <-f.done:
 		return f.dek, f.err
 	case <-ctx.Done():
-		return nil, classify(ErrRetriable, fmt.Errorf("waiting for the KMS: %w", ctx.Err()))
+		return nil, errclass.Mark(ErrRetriable, fmt.Errorf("waiting for the KMS: %w", ctx.Err()))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/kproxy/kproxy/internal/errclass"
 )
 
 // MaxWrappedSize is the largest wrapped DEK Unwrap sends to the KMS (AWS
@@ -44,7 +46,7 @@ func newUnwrapCache(p Provider, max int, ttl time.Duration) *unwrapCache {
 // get returns wrapped's DEK. A hit allocates nothing.
 func (c *unwrapCache) get(ctx context.Context, wrapped []byte) (*DEK, error) {
 	if len(wrapped) == 0 || len(wrapped) > MaxWrappedSize {
-		return nil, classify(ErrRejected, fmt.Errorf("wrapped data key of %d bytes: must be between 1 and %d", len(wrapped), MaxWrappedSize))
+		return nil, errclass.Mark(ErrRejected, fmt.Errorf("wrapped data key of %d bytes: must be between 1 and %d", len(wrapped), MaxWrappedSize))
 	}
 	c.mu.Lock()
 	if e, ok := c.entries[string(wrapped)]; ok {

@@ -6,6 +6,7 @@ import (
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+	"github.com/kproxy/kproxy/internal/errclass"
 )
 
 // classifyAWS puts an S3 client error into a class. An error without an
@@ -16,22 +17,22 @@ import (
 func classifyAWS(err error) error {
 	var api smithy.APIError
 	if !errors.As(err, &api) {
-		return classify(ErrRetriable, err)
+		return errclass.Mark(ErrRetriable, err)
 	}
 	switch api.ErrorCode() {
 	case "NoSuchKey", "NoSuchUpload":
-		return classify(ErrMissing, err)
+		return errclass.Mark(ErrMissing, err)
 	case "NotFound":
 		var resp *awshttp.ResponseError
 		if errors.As(err, &resp) && resp.HTTPStatusCode() == http.StatusNotFound {
-			return classify(ErrMissing, err)
+			return errclass.Mark(ErrMissing, err)
 		}
 	case "SlowDown", "Throttling", "ThrottlingException", "RequestTimeout",
 		"InternalError", "ServiceUnavailable":
-		return classify(ErrRetriable, err)
+		return errclass.Mark(ErrRetriable, err)
 	}
 	if api.ErrorFault() == smithy.FaultServer {
-		return classify(ErrRetriable, err)
+		return errclass.Mark(ErrRetriable, err)
 	}
-	return classify(ErrRejected, err)
+	return errclass.Mark(ErrRejected, err)
 }

@@ -16,16 +16,3 @@ var (
 	// what its size said.
 	ErrRejected = errors.New("object store rejected the request")
 )
-
-// classify marks err as being of class, keeping err's message and chain.
-func classify(class, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &classified{class: class, err: err}
-}
-
-type classified struct{ class, err error }
-
-func (c *classified) Error() string   { return c.class.Error() + ": " + c.err.Error() }
-func (c *classified) Unwrap() []error { return []error{c.class, c.err} }

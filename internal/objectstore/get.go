@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/kproxy/kproxy/internal/errclass"
 )
 
 // Get opens key for reading: the body streams from the store as the
@@ -29,7 +30,7 @@ func (s *S3) Get(ctx context.Context, key string) (body io.ReadCloser, size int6
 	if out.ContentLength == nil || *out.ContentLength < 0 {
 		out.Body.Close()
 		cancel()
-		return nil, 0, classify(ErrRejected, fmt.Errorf("get s3://%s/%s: the store sent no length", s.bucket, key))
+		return nil, 0, errclass.Mark(ErrRejected, fmt.Errorf("get s3://%s/%s: the store sent no length", s.bucket, key))
 	}
 	return &cancelOnClose{ReadCloser: out.Body, cancel: cancel}, aws.ToInt64(out.ContentLength), nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/kproxy/kproxy/internal/errclass"
 )
 
 // Stored is what Put wrote.
@@ -28,7 +29,7 @@ type Stored struct {
 // bytes (else ErrRejected, and nothing is left in the store).
 func (s *S3) Put(ctx context.Context, key string, value io.Reader, size int64, contentType string) (Stored, error) {
 	if size < 0 || size > s.partSize*maxParts {
-		return Stored{}, classify(ErrRejected, fmt.Errorf("put s3://%s/%s: size %d outside 0..%d", s.bucket, key, size, s.partSize*maxParts))
+		return Stored{}, errclass.Mark(ErrRejected, fmt.Errorf("put s3://%s/%s: size %d outside 0..%d", s.bucket, key, size, s.partSize*maxParts))
 	}
 	sum := sha256.New()
 	in := &exactReader{r: io.TeeReader(value, sum), left: size}
@@ -139,9 +140,9 @@ func (e *exactReader) fill(p []byte) error {
 	e.left -= int64(n)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return classify(ErrRejected, fmt.Errorf("the value ended before its size: %d B missing", e.left))
+			return errclass.Mark(ErrRejected, fmt.Errorf("the value ended before its size: %d B missing", e.left))
 		}
-		return classify(ErrRejected, fmt.Errorf("reading the value: %w", err))
+		return errclass.Mark(ErrRejected, fmt.Errorf("reading the value: %w", err))
 	}
 	return nil
 }
@@ -150,7 +151,7 @@ func (e *exactReader) fill(p []byte) error {
 func (e *exactReader) atEnd() error {
 	var one [1]byte
 	if n, _ := io.ReadFull(e.r, one[:]); n != 0 {
-		return classify(ErrRejected, errors.New("the value is longer than its size"))
+		return errclass.Mark(ErrRejected, errors.New("the value is longer than its size"))
 	}
 	return nil
 }
