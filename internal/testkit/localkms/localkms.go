@@ -8,7 +8,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -56,14 +55,7 @@ type Server struct {
 // the binary must be there.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin := os.Getenv(BinEnv)
-	if bin == "" {
-		const how = "build it with `cd test/localkms && go build -o DIR/local-kms .` and point " + BinEnv + " at it (.ci/run does)"
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set in CI: %s", BinEnv, how)
-		}
-		t.Skipf("%s is not set: %s", BinEnv, how)
-	}
+	bin := testkit.ToolBinary(t, BinEnv, "build it with `cd test/localkms && go build -o DIR/local-kms .` and point "+BinEnv+" at it (.ci/run does)")
 	k := &Server{t: t, bin: bin, dataDir: t.TempDir(),
 		addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(testkit.FreePort(t)))}
 	k.Admin = awskms.New(awskms.Options{

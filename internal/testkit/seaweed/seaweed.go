@@ -73,14 +73,7 @@ type Server struct {
 // (CI set), where the binary must be there.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin := os.Getenv(BinEnv)
-	if bin == "" {
-		const how = "build it with test/seaweedfs/build.sh and point " + BinEnv + " at the path it prints"
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set in CI: %s", BinEnv, how)
-		}
-		t.Skipf("%s is not set: %s", BinEnv, how)
-	}
+	bin := testkit.ToolBinary(t, BinEnv, "build it with test/seaweedfs/build.sh and point "+BinEnv+" at the path it prints (.ci/run does)")
 	dir := t.TempDir()
 	// Unix socket paths are limited to about 100 bytes: a short directory
 	// of their own.

@@ -30,13 +30,7 @@ const jaegerBinEnv = "KPROXY_JAEGER_BIN"
 // in-memory storage) as spans of service kproxy carrying the messaging
 // conventions, kproxy's request attributes and the upstream child span.
 func TestTracesReachJaeger(t *testing.T) {
-	bin := os.Getenv(jaegerBinEnv)
-	if bin == "" {
-		t.Skipf("%s is not set: build Jaeger with `cd test/jaeger && go build -o DIR/jaeger github.com/jaegertracing/jaeger/cmd/jaeger` and point %s at it (.ci/run does)", jaegerBinEnv, jaegerBinEnv)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s=%s: %v", jaegerBinEnv, bin, err)
-	}
+	bin := testkit.ToolBinary(t, jaegerBinEnv, "build Jaeger with `cd test/jaeger && go build -o DIR/jaeger github.com/jaegertracing/jaeger/cmd/jaeger` and point "+jaegerBinEnv+" at it (.ci/run does)")
 	ctx := testkit.Context(t, 60*time.Second)
 	otlpHTTP, query := startJaeger(t, bin)
 
