@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/rewrite/records"
 )
 
@@ -28,10 +29,10 @@ func benchBatch(b testing.TB, codec kgo.CompressionCodec) []byte {
 // only; the input is handed back). Allocations per op are per batch of
 // 100 records.
 func BenchmarkRewrite(b *testing.B) {
-	for _, c := range codecs {
+	for _, c := range testkit.Codecs() {
 		for _, mode := range []string{"changed", "unchanged"} {
-			b.Run(c.name+"/"+mode, func(b *testing.B) {
-				in := benchBatch(b, c.codec)
+			b.Run(c.Name+"/"+mode, func(b *testing.B) {
+				in := benchBatch(b, c.Codec)
 				fn := reverseValues()
 				if mode == "unchanged" {
 					fn = func(*records.Batch, *records.Record) error { return nil }

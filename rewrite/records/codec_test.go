@@ -94,13 +94,13 @@ func TestXerialSnappyStaysXerial(t *testing.T) {
 // limit, and for lz4 the block buffers of the 4 MiB blocks a frame may
 // declare (and franz-go producers write).
 func TestDecompressionBombs(t *testing.T) {
-	for _, c := range codecs[1:] {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range testkit.Codecs()[1:] {
+		t.Run(c.Name, func(t *testing.T) {
 			size := 32 << 20
-			if c.name == "snappy" {
+			if c.Name == "snappy" {
 				size = 16 << 20
 			}
-			in := compressedBatch(t, c.codec, string(make([]byte, size)))
+			in := compressedBatch(t, c.Codec, string(make([]byte, size)))
 			if len(in) > 1<<20 {
 				t.Fatalf("the bomb is %d bytes compressed", len(in))
 			}

@@ -16,18 +16,6 @@ import (
 
 const topic = "payments"
 
-// codecs are the codecs franz-go producers write, by name.
-var codecs = []struct {
-	name  string
-	codec kgo.CompressionCodec
-}{
-	{"none", kgo.NoCompression()},
-	{"gzip", kgo.GzipCompression()},
-	{"snappy", kgo.SnappyCompression()},
-	{"lz4", kgo.Lz4Compression()},
-	{"zstd", kgo.ZstdCompression()},
-}
-
 // testRecords are what the producers of these tests write: keys, headers
 // (one with a null value) and a tombstone.
 func testRecords(n int) []*kgo.Record {

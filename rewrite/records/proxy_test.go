@@ -85,10 +85,10 @@ func value(i int) string { return "value-" + string(rune('a'+i%26)) + string(run
 // accepts each batch's sequence numbers (no OUT_OF_ORDER_SEQUENCE), and a
 // consumer of the broker reads the rewritten values in order.
 func TestIdempotentProducerThroughRewrite(t *testing.T) {
-	for _, c := range codecs {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range testkit.Codecs() {
+		t.Run(c.Name, func(t *testing.T) {
 			cluster, bootstrap := proxied(t)
-			producer := testkit.Client(t, kgo.SeedBrokers(bootstrap), kgo.ProducerBatchCompression(c.codec),
+			producer := testkit.Client(t, kgo.SeedBrokers(bootstrap), kgo.ProducerBatchCompression(c.Codec),
 				kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
 			ctx := testkit.Context(t, 30*time.Second)
 			want := map[int32][]string{}
@@ -119,11 +119,11 @@ func TestIdempotentProducerThroughRewrite(t *testing.T) {
 // a read_committed consumer of the broker reads exactly the committed
 // records, rewritten.
 func TestTransactionalProducerThroughRewrite(t *testing.T) {
-	for _, c := range codecs {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range testkit.Codecs() {
+		t.Run(c.Name, func(t *testing.T) {
 			cluster, bootstrap := proxied(t)
-			producer := testkit.Client(t, kgo.SeedBrokers(bootstrap), kgo.ProducerBatchCompression(c.codec),
-				kgo.TransactionalID("rewrite-"+c.name), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			producer := testkit.Client(t, kgo.SeedBrokers(bootstrap), kgo.ProducerBatchCompression(c.Codec),
+				kgo.TransactionalID("rewrite-"+c.Name), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 			ctx := testkit.Context(t, 30*time.Second)
 			var want []string
 			for round, commit := range []kgo.TransactionEndTry{kgo.TryCommit, kgo.TryAbort, kgo.TryCommit} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/rewrite/records"
 )
 
@@ -28,12 +29,12 @@ var producers = []struct {
 // forEachStored runs test on the batches each producer kind writes with
 // each codec.
 func forEachStored(t *testing.T, test func(t *testing.T, codec string, raw []byte)) {
-	for _, c := range codecs {
+	for _, c := range testkit.Codecs() {
 		for _, p := range producers {
-			t.Run(c.name+"/"+p.name, func(t *testing.T) {
+			t.Run(c.Name+"/"+p.name, func(t *testing.T) {
 				t.Parallel()
-				opts := append([]kgo.Opt{kgo.ProducerBatchCompression(c.codec)}, p.opts...)
-				test(t, c.name, storedBatches(t, p.transactional, testRecords(40), opts...))
+				opts := append([]kgo.Opt{kgo.ProducerBatchCompression(c.Codec)}, p.opts...)
+				test(t, c.Name, storedBatches(t, p.transactional, testRecords(40), opts...))
 			})
 		}
 	}

@@ -29,9 +29,11 @@ func init() {
 
 func franzEncProduce(t *testing.T, addr, topic, codec string, rs []encRec) {
 	t.Helper()
-	codecs := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
-		"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}
-	cl := testkit.Client(t, kgo.SeedBrokers(addr), kgo.ProducerBatchCompression(codecs[codec]), kgo.ProducerLinger(50*time.Millisecond))
+	compression, ok := testkit.CodecNamed(codec)
+	if !ok {
+		t.Fatalf("no codec %q", codec)
+	}
+	cl := testkit.Client(t, kgo.SeedBrokers(addr), kgo.ProducerBatchCompression(compression), kgo.ProducerLinger(50*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var krs []*kgo.Record

@@ -12,18 +12,6 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit/localkms"
 )
 
-// codecs are the batch codecs a producer may choose.
-var codecs = []struct {
-	name  string
-	codec kgo.CompressionCodec
-}{
-	{"none", kgo.NoCompression()},
-	{"gzip", kgo.GzipCompression()},
-	{"snappy", kgo.SnappyCompression()},
-	{"lz4", kgo.Lz4Compression()},
-	{"zstd", kgo.ZstdCompression()},
-}
-
 // TestEveryCodecStoresOnlyCiphertext: an idempotent producer writes
 // records with headers and a tombstone through kproxy with every codec; a
 // consumer through kproxy reads exactly what was written, while the
@@ -32,16 +20,16 @@ var codecs = []struct {
 // keys stay in the clear. A topic no rule matches is stored as written.
 func TestEveryCodecStoresOnlyCiphertext(t *testing.T) {
 	var topics []string
-	for _, c := range codecs {
-		topics = append(topics, "pay"+c.name)
+	for _, c := range testkit.Codecs() {
+		topics = append(topics, "pay"+c.Name)
 	}
 	e := newEnv(t, append(topics, "plain"), section(`    - {match: "pay*", key: "alias/kek", encrypt: [value, headers]}`, ""),
 		func(k *localkms.Server) { k.CreateAlias("alias/kek", k.CreateKey()) })
 	ctx := e.ctx()
 	const n = 50
-	for _, c := range codecs {
-		topic := "pay" + c.name
-		p := e.proxied(kgo.ProducerBatchCompression(c.codec), kgo.DefaultProduceTopic(topic))
+	for _, c := range testkit.Codecs() {
+		topic := "pay" + c.Name
+		p := e.proxied(kgo.ProducerBatchCompression(c.Codec), kgo.DefaultProduceTopic(topic))
 		var recs []*kgo.Record
 		for i := range n {
 			recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "key-%d", i), Value: plaintext(topic, i),
