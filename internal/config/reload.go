@@ -68,6 +68,10 @@ func (r *Reloader) WithFilters(plugins []filter.Plugin) *Reloader {
 	return r
 }
 
+// RestartNeededMessage is the log message of a reloaded key whose change
+// applies only at the next restart; its "section" field names the key.
+const RestartNeededMessage = "configuration section changed; it takes effect only after a restart"
+
 // Reload loads the file and applies it. trigger says why, for the log
 // ("sighup", "file change"). The error is the load's or the Applier's.
 func (r *Reloader) Reload(trigger string) error {
@@ -84,7 +88,7 @@ func (r *Reloader) Reload(trigger string) error {
 		return err
 	}
 	for _, key := range restartNeeded(r.running, cfg, r.plugins) {
-		log.Warn().Str("section", key).Msg("configuration section changed; it takes effect only after a restart")
+		log.Warn().Str("section", key).Msg(RestartNeededMessage)
 	}
 	return r.apply.ApplyConfig(cfg, log)
 }

@@ -3,12 +3,14 @@ package encryption
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/config"
 	"github.com/kproxy/kproxy/internal/encryption/encryptionconfig"
 	"github.com/kproxy/kproxy/internal/encryption/envelope"
 	"github.com/kproxy/kproxy/internal/kms"
@@ -36,6 +38,10 @@ type Filter struct {
 	metrics     *metrics
 	passthrough sync.Map // client topic name -> struct{}: logged once
 	keyNames    sync.Map // KEK names used, retired on reload
+	// startedKMS and startedDEK are what a reload cannot change: the
+	// client and the data keys' bounds are built once.
+	startedKMS encryptionconfig.KMSConfig
+	startedDEK encryptionconfig.DEKConfig
 }
 
 // Options is what New needs besides the section.
@@ -73,7 +79,8 @@ func New(cfg *encryptionconfig.Config, opts Options) (*Filter, error) {
 		return nil, err
 	}
 	f := &Filter{vc: opts.Env.VirtualCluster, topicPrefix: opts.TopicPrefix, keys: keys,
-		log: opts.Env.Log.With().Str("filter", encryptionconfig.SectionName).Logger(), metrics: m}
+		log: opts.Env.Log.With().Str("filter", encryptionconfig.SectionName).Logger(), metrics: m,
+		startedKMS: cfg.KMS, startedDEK: cfg.DEK}
 	f.rules.Store(rs)
 	f.workers.New = func() any { return newWorker(f) }
 	return f, nil
@@ -91,12 +98,19 @@ func (f *Filter) Register(r *filter.Registry) {
 // Reload applies a changed topics list, key templates and on_missing_key
 // to the next request, and retires the data keys in use, so that the next
 // records get a new one under the KEK the key names now (a rotated alias
-// included). The KMS and dek bounds apply at the next restart.
+// included). The KMS and dek bounds apply at the next restart, which a
+// changed one logs as config.Reloader does for a section.
 func (f *Filter) Reload(cfg *encryptionconfig.Config, log zerolog.Logger) error {
 	cfg.SetDefaults()
 	rs, err := compileRules(cfg)
 	if err != nil {
 		return err
+	}
+	if !reflect.DeepEqual(cfg.KMS, f.startedKMS) {
+		log.Warn().Str("section", encryptionconfig.SectionName+".kms").Msg(config.RestartNeededMessage)
+	}
+	if cfg.DEK != f.startedDEK {
+		log.Warn().Str("section", encryptionconfig.SectionName+".dek").Msg(config.RestartNeededMessage)
 	}
 	f.rules.Store(rs)
 	retired := 0

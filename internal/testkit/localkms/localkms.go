@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ type Server struct {
 	dataDir string // kept across Stop and Restart: keys survive
 	cmd     *exec.Cmd
 	exited  chan error
-	logs    *strings.Builder
+	logs    *callLog
 	Admin   *awskms.Client
 }
 
@@ -73,6 +74,11 @@ func Start(t testing.TB) *Server {
 	return k
 }
 
+// Log is what the running process (since its last start) has logged:
+// local-kms logs every call it answers, such as "Data key generated with
+// plaintext: KEY-ARN" for a GenerateDataKey under that key.
+func (k *Server) Log() string { return k.logs.String() }
+
 // Endpoint is the URL clients send KMS requests to.
 func (k *Server) Endpoint() string { return "http://" + k.addr }
 
@@ -89,7 +95,7 @@ func (k *Server) run() {
 	if k.cmd != nil {
 		k.t.Fatal("local-kms is already running")
 	}
-	k.logs = &strings.Builder{}
+	k.logs = &callLog{}
 	cmd := exec.Command(k.bin, "-addr", k.addr, "-data", k.dataDir, "-region", Region)
 	cmd.Stdout, cmd.Stderr = k.logs, k.logs
 	if err := cmd.Start(); err != nil {
@@ -181,3 +187,22 @@ func (k *Server) ScheduleKeyDeletion(keyID string) {
 }
 
 func (k *Server) ctx() context.Context { return testkit.Context(k.t, 10*time.Second) }
+
+// callLog is the process's output, written by exec's copying goroutine
+// while a test reads it.
+type callLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *callLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *callLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}

@@ -42,6 +42,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "kproxy.listenerTLSDir" -}}/etc/kproxy/tls/listener{{- end -}}
 {{- define "kproxy.upstreamTLSDir" -}}/etc/kproxy/tls/upstream{{- end -}}
 {{- define "kproxy.upstreamSASLDir" -}}/etc/kproxy/sasl/upstream{{- end -}}
+{{- define "kproxy.kmsCredentialsDir" -}}/etc/kproxy/aws{{- end -}}
 {{- define "kproxy.upstreamOAuthDir" -}}/etc/kproxy/oauth/upstream{{- end -}}
 {{- define "kproxy.tokenEndpointCADir" -}}/etc/kproxy/tls/token-endpoint{{- end -}}
 {{- define "kproxy.sniTLSDir" -}}/etc/kproxy/tls/sni{{- end -}}
@@ -161,6 +162,17 @@ brokerPortBase + id), the SNI port, and each virtual cluster's.
 {{- if and .Values.upstream.sasl.enabled (ne .Values.upstream.sasl.mechanism "OAUTHBEARER") (not .Values.upstream.sasl.passwordSecret.name) -}}
 {{- fail "upstream.sasl.passwordSecret.name: name the Secret holding kproxy's upstream SASL password" -}}
 {{- end -}}
+{{- with .Values.kmsCredentials -}}
+{{- if and .envSecret.name .fileSecret.name -}}
+{{- fail "kmsCredentials: name envSecret or fileSecret, not both (the AWS SDK would use envSecret's and ignore the file)" -}}
+{{- end -}}
+{{- if and .envSecret.name (not (and .envSecret.accessKeyIdKey .envSecret.secretAccessKeyKey)) -}}
+{{- fail "kmsCredentials.envSecret: accessKeyIdKey and secretAccessKeyKey name the Secret's keys holding the access key" -}}
+{{- end -}}
+{{- if and .fileSecret.name (not .fileSecret.key) -}}
+{{- fail "kmsCredentials.fileSecret.key: name the Secret's key holding the shared credentials file" -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.listeners.tls.enabled (not .Values.listeners.tls.secretName) -}}
 {{- fail "listeners.tls.secretName: name the kubernetes.io/tls Secret with kproxy's certificate" -}}
 {{- end -}}
@@ -168,11 +180,39 @@ brokerPortBase + id), the SNI port, and each virtual cluster's.
 
 {{/*
 kproxy.restartConfig: every key of kproxy.yaml that takes effect only at
-start (all but policy and audit.log_allowed), as YAML. Its checksum is the
+start, as YAML: all but what kproxy reloads, which is the policy (each
+virtual cluster's too), audit.log_allowed, and encryption's topics and
+on_missing_key (at the top level and per virtual cluster; its kms and dek,
+and adding or removing the section, need a restart). Its checksum is the
 pods' checksum/config annotation, so changing one of these rolls the pods
-and changing the policy does not.
+and changing what kproxy reloads does not.
 */}}
 {{- define "kproxy.restartConfig" -}}
+{{- $cfg := include "kproxy.baseConfig" . | fromYaml -}}
+{{- with $cfg.encryption }}{{ $_ := set $cfg "encryption" (include "kproxy.encryptionRestartKeys" . | fromYaml) }}{{ end -}}
+{{- with $cfg.virtual_clusters -}}
+{{- $vcs := list -}}
+{{- range . -}}
+{{- $vc := omit . "policy" -}}
+{{- with $vc.encryption }}{{ $_ := set $vc "encryption" (include "kproxy.encryptionRestartKeys" . | fromYaml) }}{{ end -}}
+{{- $vcs = append $vcs $vc -}}
+{{- end -}}
+{{- $_ := set $cfg "virtual_clusters" $vcs -}}
+{{- end -}}
+{{- toYaml $cfg -}}
+{{- end -}}
+
+{{/*
+An encryption section's keys a reload does not apply: kms and dek. The
+section stays (as {} at least) so that adding or removing it, which kproxy
+applies only at start, changes the checksum.
+*/}}
+{{- define "kproxy.encryptionRestartKeys" -}}
+{{- toYaml (omit . "topics" "on_missing_key") -}}
+{{- end -}}
+
+{{/* kproxy.baseConfig: kproxy.yaml without the policy and audit.log_allowed. */}}
+{{- define "kproxy.baseConfig" -}}
 {{- $v := .Values -}}
 {{- $cfg := dict "upstream" (include "kproxy.upstreamConfig" . | fromYaml) "listeners" (include "kproxy.listenersConfig" . | fromYaml) "log" $v.log -}}
 {{- $admin := dict "listen" (printf "%s:%d" (include "kproxy.adminBindHost" .) (int $v.ports.admin)) -}}
@@ -281,7 +321,7 @@ and changing the policy does not.
 
 {{/* kproxy.config: the whole kproxy.yaml, the restart keys plus what kproxy reloads. */}}
 {{- define "kproxy.config" -}}
-{{- $cfg := include "kproxy.restartConfig" . | fromYaml -}}
+{{- $cfg := include "kproxy.baseConfig" . | fromYaml -}}
 {{- with .Values.policy }}{{ $_ := set $cfg "policy" . }}{{ end -}}
 {{- if hasKey .Values.audit "log_allowed" -}}
 {{- $audit := default dict (get $cfg "audit") -}}
@@ -322,6 +362,7 @@ env:
   - name: KPROXY_MEMORY_LIMIT
     valueFrom:
       resourceFieldRef: {resource: limits.memory}
+  {{- include "kproxy.kmsCredentialsEnv" . | nindent 2 }}
   {{- with .Values.extraEnv }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
@@ -387,7 +428,36 @@ secret, dir, key}: key, when set, is the only key projected.
 {{- $m = append $m (dict "volume" "upstream-sasl" "secret" .passwordSecret.name "dir" (include "kproxy.upstreamSASLDir" $) "key" .passwordSecret.key) -}}
 {{- end -}}
 {{- end -}}
+{{- with $v.kmsCredentials.fileSecret -}}
+{{- if .name }}{{ $m = append $m (dict "volume" "kms-credentials" "secret" .name "dir" (include "kproxy.kmsCredentialsDir" $) "key" .key) }}{{ end -}}
+{{- end -}}
 {{- toJson $m -}}
+{{- end -}}
+
+{{/*
+The AWS SDK's environment variables for kmsCredentials: the keys of
+envSecret, or where fileSecret is mounted. The session token is optional:
+long-lived access keys have none.
+*/}}
+{{- define "kproxy.kmsCredentialsEnv" -}}
+{{- $c := .Values.kmsCredentials -}}
+{{- $env := list -}}
+{{- with $c.envSecret -}}
+{{- if .name -}}
+{{- $env = append $env (dict "name" "AWS_ACCESS_KEY_ID" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .accessKeyIdKey))) -}}
+{{- $env = append $env (dict "name" "AWS_SECRET_ACCESS_KEY" "valueFrom" (dict "secretKeyRef" (dict "name" .name "key" .secretAccessKeyKey))) -}}
+{{- with .sessionTokenKey -}}
+{{- $env = append $env (dict "name" "AWS_SESSION_TOKEN" "valueFrom" (dict "secretKeyRef" (dict "name" $c.envSecret.name "key" . "optional" true))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- with $c.fileSecret -}}
+{{- if .name -}}
+{{- $env = append $env (dict "name" "AWS_SHARED_CREDENTIALS_FILE" "value" (printf "%s/%s" (include "kproxy.kmsCredentialsDir" $) .key)) -}}
+{{- with .profile }}{{ $env = append $env (dict "name" "AWS_PROFILE" "value" .) }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- if $env }}{{ toYaml $env }}{{ end -}}
 {{- end -}}
 
 {{/* The volumes the kproxy container mounts. */}}
