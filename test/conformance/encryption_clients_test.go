@@ -18,6 +18,7 @@ func init() {
 	register("franz-go", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
 		encRoundTrip(t, c, e, franzEncProduce, franzEncConsume)
 		encCompactedTombstone(t, c, e)
+		encTransactions(t, c, e)
 	})
 	register("sarama", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
 		encRoundTrip(t, c, e, saramaEncProduce, saramaEncConsume)
