@@ -78,12 +78,12 @@ func New(cfg *largemessageconfig.Config, opts Options) (*Filter, error) {
 }
 
 // Register makes f see every Produce request, the EndTxn requests that
-// end transactions, every Fetch response, and the Metadata responses that
+// end transactions, every Fetch request and its response, and the Metadata responses that
 // name topic ids.
 func (f *Filter) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.produce)
 	filter.OnRequest(r, f.endTxn)
-	filter.OnResponse(r, f.fetch)
+	filter.OnRequest(r, f.fetchRequest)
 	filter.OnResponse(r, f.names.Learn)
 }
 

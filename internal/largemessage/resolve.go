@@ -28,6 +28,9 @@ var (
 	errForeign = errors.New("pointer names an object outside this cluster's bucket and prefix")
 	// errMismatch: the object is not the value the pointer describes.
 	errMismatch = errors.New("object does not match its pointer")
+	// errFull: the value does not fit what the client asked the response
+	// to hold; the batch and those after it wait for its next fetch.
+	errFull = errors.New("resolved value does not fit the fetch's max bytes")
 )
 
 // resolving is the fetch path's per-partition state: it replaces each
@@ -39,6 +42,8 @@ type resolving struct {
 	buf       []byte
 	resolved  int
 	bytes     int64
+	room      int64  // bytes the batch may still grow to
+	first     bool   // nothing returned yet: the batch goes whatever its size
 	badOffset int64  // the record that failed, for the log line
 	badKey    []byte // its key, copied
 }
@@ -57,6 +62,9 @@ func (r *resolving) record(b *records.Batch, rec *records.Record) error {
 	p, err := pointer.Decode(rec.Value)
 	if err != nil {
 		return err
+	}
+	if r.room -= p.Size; r.room < 0 && !r.first {
+		return errFull
 	}
 	value, err := r.f.download(r.ctx, p, r.buf[:0])
 	if err != nil {
