@@ -32,7 +32,8 @@ type Filter struct {
 	maxObject int64
 	names     filter.TopicNames
 	txns      transactions
-	workers   sync.Pool // *worker
+	deleters  chan struct{} // a slot per orphan deletion running in the background
+	workers   sync.Pool     // *worker
 	log       zerolog.Logger
 	metrics   *metrics
 }
@@ -70,7 +71,8 @@ func New(cfg *largemessageconfig.Config, opts Options) (*Filter, error) {
 	}
 	host, _ := os.Hostname()
 	f := &Filter{namespace: ns, proxyID: "kproxy-" + host, store: store, maxObject: cfg.MaxObjectBytes,
-		log: opts.Env.Log.With().Str("filter", largemessageconfig.SectionName).Logger(), metrics: m}
+		deleters: make(chan struct{}, maxDeleters),
+		log:      opts.Env.Log.With().Str("filter", largemessageconfig.SectionName).Logger(), metrics: m}
 	f.rules.Store(rs)
 	f.resolve.Store(cfg.Resolves())
 	f.workers.New = func() any { return newWorker(f) }
