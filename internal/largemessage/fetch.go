@@ -37,7 +37,7 @@ type fetchLimits struct {
 
 // fetchRequest notes the client's size limits and resolves the pointers
 // of the response to it.
-func (f *Filter) fetchRequest(_ *filter.Conn, req *kmsg.FetchRequest) filter.Verdict {
+func (f *Filter) fetchRequest(c *filter.Conn, req *kmsg.FetchRequest) filter.Verdict {
 	if !f.resolve.Load() {
 		return filter.Verdict{}
 	}
@@ -50,8 +50,9 @@ func (f *Filter) fetchRequest(_ *filter.Conn, req *kmsg.FetchRequest) filter.Ver
 			lim.byPartition[topicPartition{t.Topic, t.TopicID, p.Partition}] = int64(p.PartitionMaxBytes)
 		}
 	}
+	mem := c.Memory
 	return filter.Verdict{OnResponse: filter.Then(func(resp *kmsg.FetchResponse) error {
-		f.fetch(resp, lim)
+		f.fetch(resp, lim, mem)
 		return nil
 	})}
 }
@@ -60,10 +61,13 @@ func (f *Filter) fetchRequest(_ *filter.Conn, req *kmsg.FetchRequest) filter.Ver
 // many as fit the client's limits: the records after the first pointer
 // that does not fit are left out, and the client fetches them next, as
 // it does when the cluster returns fewer records than it could.
-func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits) {
+// The values are charged to mem while they are downloaded and resolved.
+func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, mem filter.Memory) {
 	rs := f.rules.Load()
 	w := f.worker()
 	defer f.done(w)
+	w.resolve.mem, w.resolve.charged = mem, 0
+	defer w.resolve.release()
 	ctx := context.Background()
 	room := lim.total
 	for i := range resp.Topics {
