@@ -87,7 +87,7 @@ func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, mem filter.Mem
 			if !ok {
 				partRoom = math.MaxInt32
 			}
-			p.RecordBatches = f.resolvePartition(ctx, w, name, p, min(room, partRoom), room == lim.total)
+			p.RecordBatches = f.resolvePartition(ctx, w, name, p.Partition, p.RecordBatches, p.AbortedTransactions, &p.ErrorCode, min(room, partRoom), room == lim.total)
 			room -= int64(len(p.RecordBatches))
 		}
 	}
@@ -95,14 +95,15 @@ func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, mem filter.Mem
 
 // resolvePartition returns a partition's records with their pointers
 // resolved, up to room bytes (the first batch whatever its size when
-// first); on failure it sets the partition's error code, logs the
-// record, counts the failure, and returns no records.
-func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, p *kmsg.FetchResponseTopicPartition, room int64, first bool) []byte {
-	src := p.RecordBatches
+// first), leaving the batches of the aborted transactions alone; on
+// failure it sets the partition's error code, logs the record, counts
+// the failure, and returns no records.
+func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, partition int32, src []byte,
+	abortedTxns []kmsg.FetchResponseTopicPartitionAbortedTransaction, code *int16, room int64, first bool) []byte {
 	var out []byte
 	changed := false
 	w.resolve.start(ctx)
-	aborted := newAbortedBatches(p.AbortedTransactions)
+	aborted := newAbortedBatches(abortedTxns)
 	for at := 0; at < len(src); {
 		n := batchLen(src[at:])
 		if n == 0 { // a truncated last batch: the rewriter passes it
@@ -120,7 +121,7 @@ func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, 
 			break
 		}
 		if err != nil {
-			f.resolveFailed(err, w, topic, p)
+			f.resolveFailed(err, w, topic, partition, code)
 			return nil
 		}
 		changed = changed || sum.Changed > 0
@@ -151,7 +152,7 @@ func batchLen(src []byte) int {
 
 // resolveFailed withholds a partition's records: its error code, the
 // metric, and a log line naming the record.
-func (f *Filter) resolveFailed(err error, w *worker, topic string, p *kmsg.FetchResponseTopicPartition) {
+func (f *Filter) resolveFailed(err error, w *worker, topic string, partition int32, code *int16) {
 	errCode, reason := fetchUnresolvableError, "unreadable"
 	switch {
 	case errors.Is(err, objectstore.ErrRetriable):
@@ -165,9 +166,9 @@ func (f *Filter) resolveFailed(err error, w *worker, topic string, p *kmsg.Fetch
 	case errors.Is(err, errMismatch):
 		reason = "mismatch"
 	}
-	p.ErrorCode = errCode.Code
-	f.metrics.failed(opResolve, reason, topic, p.Partition)
-	f.log.Error().Err(err).Str("topic", topic).Int32("partition", p.Partition).Int64("offset", w.resolve.badOffset).
+	*code = errCode.Code
+	f.metrics.failed(opResolve, reason, topic, partition)
+	f.log.Error().Err(err).Str("topic", topic).Int32("partition", partition).Int64("offset", w.resolve.badOffset).
 		Bytes("record_key", w.resolve.badKey).Str("reason", reason).Str("error_code", errCode.Message).
 		Msg("fetched pointer could not be resolved: the partition's records withheld")
 }

@@ -40,7 +40,7 @@ func produceRequest(topic string, records []byte) *kmsg.ProduceRequest {
 // trigger header, removes the trigger, keeps the other headers and
 // records; fetch puts the values back, byte for byte.
 func TestOffloadAndResolve(t *testing.T) {
-	store := &memStore{}
+	store := &memStore{putsOK: -1}
 	f := newTestFilter(t, store, 10)
 	big := bytes.Repeat([]byte("b"), 100)
 	in := batch(0, 0, 7,
@@ -97,7 +97,7 @@ func fetchResponse(topic string, batches []byte) *kmsg.FetchResponse {
 // A response holds what the client's max bytes allow, counting resolved
 // values: the first batch whatever its size, then only batches that fit.
 func TestFetchKeepsToMaxBytes(t *testing.T) {
-	store := &memStore{}
+	store := &memStore{putsOK: -1}
 	f := newTestFilter(t, store, 10)
 	var all []byte
 	for i := range 3 {

@@ -26,6 +26,7 @@ type memStore struct {
 	mu      sync.Mutex
 	objects map[string][]byte
 	gets    []string
+	putsOK  int // Puts that succeed before the others fail; -1 all
 }
 
 func (m *memStore) Bucket() string { return "unit" }
@@ -37,6 +38,10 @@ func (m *memStore) Put(_ context.Context, key string, value io.Reader, size int6
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.putsOK == 0 {
+		return objectstore.Stored{}, errclass.Mark(objectstore.ErrRetriable, fmt.Errorf("store down"))
+	}
+	m.putsOK--
 	if m.objects == nil {
 		m.objects = map[string][]byte{}
 	}
@@ -54,6 +59,12 @@ func (m *memStore) Get(_ context.Context, key string) (io.ReadCloser, int64, err
 		return nil, 0, errclass.Mark(objectstore.ErrMissing, fmt.Errorf("no %s", key))
 	}
 	return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
+}
+
+func (m *memStore) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.objects)
 }
 
 func (m *memStore) Delete(_ context.Context, key string) error {
