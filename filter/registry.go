@@ -47,6 +47,9 @@ type ResponseHandler struct {
 	Phase Phase
 	// Handle changes a decoded response of Key in place.
 	Handle func(resp kmsg.Response) error
+	// Spliced, when set, is called instead of Handle, with the response's
+	// Splicer (see OnFetchSpliced).
+	Spliced func(resp kmsg.Response, s *Splicer) error
 	// Need, when set, says what Handle needs per version; unset means
 	// Decode for every version.
 	Need func(version int16) Need
