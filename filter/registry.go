@@ -47,9 +47,6 @@ type ResponseHandler struct {
 	Phase Phase
 	// Handle changes a decoded response of Key in place.
 	Handle func(resp kmsg.Response) error
-	// Spliced, when set, is called instead of Handle, with the response's
-	// Splicer (see OnFetchSpliced).
-	Spliced func(resp kmsg.Response, s *Splicer) error
 	// Need, when set, says what Handle needs per version; unset means
 	// Decode for every version.
 	Need func(version int16) Need
@@ -91,7 +88,7 @@ type RequestOption func(*RequestHandler)
 // version. When it returns decided, v is the handler's verdict and the
 // typed handler is not called; otherwise the engine decodes the request and
 // calls it as usual. A decided verdict may forward (the zero Verdict),
-// Close or Respond; it must not set Modified or OnResponse, which need a
+// Close or Respond; it must not set Modified or a response hook, which need a
 // decoded request (the engine calls the typed handler if it does). decide
 // must not keep body or c past the call, nor change body.
 func DecideRaw(decide func(c *Conn, version int16, body []byte) (v Verdict, decided bool)) RequestOption {

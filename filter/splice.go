@@ -2,17 +2,14 @@ package filter
 
 import (
 	"crypto/rand"
-	"fmt"
 	"io"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // PlaceholderLen is the length of a Splicer's placeholders.
 const PlaceholderLen = 16
 
-// Splicer lets a Fetch response handler put into the response a record
-// value it streams rather than holds, such as a large message kept in
+// Splicer lets a Verdict.OnFetchSpliced hook put into a Fetch response a
+// record value it streams rather than holds, such as a large message kept in
 // object storage: the handler encodes the record with the placeholder
 // Add returns in the value's place (records.Spliced does this, with the
 // record and batch lengths and the CRC of the real value), and the
@@ -56,27 +53,4 @@ func (s *Splicer) Splices() []Splice { return s.splices }
 func (s *Splicer) Reset() {
 	clear(s.splices)
 	s.splices = s.splices[:0]
-}
-
-// OnFetchSpliced registers h for Fetch responses, as OnResponse does,
-// with a Splicer to put values it streams into the response. Only Fetch
-// responses can carry spliced values.
-func OnFetchSpliced(r *Registry, h func(resp *kmsg.FetchResponse, s *Splicer) error, opts ...ResponseOption) {
-	spliced := func(resp kmsg.Response, s *Splicer) error {
-		typed, ok := resp.(*kmsg.FetchResponse)
-		if !ok {
-			return wrongType(h, resp)
-		}
-		return h(typed, s)
-	}
-	rh := ResponseHandler{
-		Key: kmsg.Fetch.Int16(), Phase: r.currentPhase(), Spliced: spliced,
-		Handle: func(resp kmsg.Response) error {
-			return fmt.Errorf("filter: the spliced Fetch handler %T called without a Splicer", h)
-		},
-	}
-	for _, opt := range opts {
-		opt(&rh)
-	}
-	r.responses = append(r.responses, rh)
 }

@@ -263,15 +263,17 @@ func (p *pair) runResponseHandlers(owed *pending, resp kmsg.Response, handlers [
 		}
 	}
 	for _, h := range handlers {
-		handle := h.Handle
-		if h.Spliced != nil {
-			handle = func(resp kmsg.Response) error { return h.Spliced(resp, &p.splicer) }
-		}
-		if err := handle(resp); err != nil {
+		if err := h.Handle(resp); err != nil {
 			return fail(reasonRewrite, err)
 		}
 	}
 	return nil
+}
+
+// splicedHook makes hook a response hook that runs, in the response loop,
+// with the pair's Splicer.
+func (p *pair) splicedHook(hook func(*kmsg.FetchResponse, *filter.Splicer) error) func(kmsg.Response) error {
+	return filter.Then(func(resp *kmsg.FetchResponse) error { return hook(resp, &p.splicer) })
 }
 
 // writeSpliced writes resp, encoded in p.encodeBuf, with the values its

@@ -50,20 +50,23 @@ func (f *Filter) fetchRequest(_ *filter.Conn, req *kmsg.FetchRequest) filter.Ver
 			lim.byPartition[topicPartition{t.Topic, t.TopicID, p.Partition}] = int64(p.PartitionMaxBytes)
 		}
 	}
-	return filter.Verdict{OnResponse: filter.Then(func(resp *kmsg.FetchResponse) error {
-		f.fetch(resp, lim)
+	return filter.Verdict{OnFetchSpliced: func(resp *kmsg.FetchResponse, s *filter.Splicer) error {
+		f.fetch(resp, lim, s)
 		return nil
-	})}
+	}}
 }
 
 // fetch resolves the pointers of a Fetch response's matching topics, as
 // many as fit the client's limits: the records after the first pointer
 // that does not fit are left out, and the client fetches them next, as
 // it does when the cluster returns fewer records than it could.
-func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits) {
+// Values larger than streamAbove are streamed through s (see splice).
+func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, s *filter.Splicer) {
 	rs := f.rules.Load()
 	w := f.worker()
 	defer f.done(w)
+	w.resolve.splicer = s
+	defer func() { w.resolve.splicer = nil }()
 	ctx := context.Background()
 	room := lim.total
 	for i := range resp.Topics {
@@ -98,6 +101,7 @@ func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, 
 	var out []byte
 	changed := false
 	w.resolve.start(ctx)
+	w.resolve.topic, w.resolve.partition = topic, p.Partition
 	for at := 0; at < len(src); {
 		n := batchLen(src[at:])
 		if n == 0 { // a truncated last batch: the rewriter passes it
