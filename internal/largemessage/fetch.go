@@ -102,10 +102,16 @@ func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, 
 	changed := false
 	w.resolve.start(ctx)
 	w.resolve.topic, w.resolve.partition = topic, p.Partition
+	aborted := newAbortedBatches(p.AbortedTransactions)
 	for at := 0; at < len(src); {
 		n := batchLen(src[at:])
 		if n == 0 { // a truncated last batch: the rewriter passes it
 			n = len(src) - at
+		}
+		if aborted.skip(src[at : at+n]) {
+			out = append(out, src[at:at+n]...)
+			at += n
+			continue
 		}
 		w.resolve.room, w.resolve.first = room-int64(len(out)), first && len(out) == 0
 		got, sum, err := w.rw.Rewrite(nil, src[at:at+n], w.resolve.fn)

@@ -70,7 +70,7 @@ func (r *resolving) record(b *records.Batch, rec *records.Record) error {
 	if r.room -= p.Size; r.room < 0 && !r.first {
 		return errFull
 	}
-	if r.splicer != nil && p.Size > streamAbove {
+	if r.splicer != nil && p.Size > streamAbove && !encrypted(rec) {
 		if rec.Spliced, err = r.f.splice(r.ctx, p, r.splicer, r.topic, r.partition); err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func (f *Filter) download(ctx context.Context, p pointer.Pointer, dst []byte) ([
 // open starts reading the object p names, checking that it is this
 // cluster's, within max_object_bytes, and of the pointer's size.
 func (f *Filter) open(ctx context.Context, p pointer.Pointer) (io.ReadCloser, int64, error) {
-	if p.Bucket != f.store.Bucket() || !strings.HasPrefix(p.Key, f.namespace+"/") || strings.Contains(p.Key, "..") {
+	if p.Bucket != f.store.Bucket() || !f.ownKey(p.Key) {
 		return nil, 0, fmt.Errorf("%w: s3://%s/%s", errForeign, p.Bucket, p.Key)
 	}
 	if p.Size > f.maxObject {
@@ -140,6 +140,22 @@ func (f *Filter) open(ctx context.Context, p pointer.Pointer) (io.ReadCloser, in
 		return nil, 0, fmt.Errorf("%w: s3://%s/%s is %d bytes, the pointer says %d", errMismatch, p.Bucket, p.Key, size, p.Size)
 	}
 	return body, size, nil
+}
+
+// ownKey reports whether key is under this cluster's prefix, with no
+// empty, "." or ".." segment that a store mapping keys to paths might
+// resolve to another prefix.
+func (f *Filter) ownKey(key string) bool {
+	rest, ok := strings.CutPrefix(key, f.namespace+"/")
+	if !ok {
+		return false
+	}
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 func newChecksum(alg string) (hash.Hash, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/encryption/envelope"
 	"github.com/kproxy/kproxy/internal/errclass"
 	"github.com/kproxy/kproxy/internal/largemessage/pointer"
 	"github.com/kproxy/kproxy/internal/objectstore"
@@ -19,6 +20,20 @@ import (
 // limits.max_buffered_bytes with the response) costs less than reading
 // the object twice.
 const streamAbove = 4 << 20
+
+// encrypted reports whether rec carries record encryption's marker: its
+// value is decrypted after it is resolved, by a filter that needs the
+// value's bytes, so it is held rather than streamed. (A streamed record's
+// batch declares the length of the real value, which such a filter
+// would take for a truncated batch and pass on undecrypted.)
+func encrypted(rec *records.Record) bool {
+	for _, h := range rec.Headers {
+		if envelope.IsMarker(h.Key) {
+			return true
+		}
+	}
+	return false
+}
 
 // castagnoli is the CRC-32C table of record batch checksums.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
