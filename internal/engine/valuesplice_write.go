@@ -31,7 +31,7 @@ func (p *pair) writeSplicedFrame(down *direction, pieces []framePiece) error {
 			}
 			continue
 		}
-		if err := streamSplice(down, pc.splice, chunk); err != nil {
+		if err := streamSplice(down, pc.splice, chunk, p.closed); err != nil {
 			return err
 		}
 	}
@@ -41,13 +41,26 @@ func (p *pair) writeSplicedFrame(down *direction, pieces []framePiece) error {
 // errSpliceSource is a spliced value that could not be streamed whole.
 var errSpliceSource = errors.New("spliced value")
 
-// streamSplice copies sp's value to the client through chunk.
-func streamSplice(down *direction, sp *filter.Splice, chunk []byte) error {
+// streamSplice copies sp's value to the client through chunk. The source
+// is closed when closed is, so that a pair closing (the client gone,
+// kproxy draining) does not wait on the store.
+func streamSplice(down *direction, sp *filter.Splice, chunk []byte, closed <-chan struct{}) error {
 	src, err := sp.Open()
 	if err != nil {
 		return fail(reasonFilter, fmt.Errorf("%w: open: %w", errSpliceSource, err))
 	}
-	defer src.Close()
+	done := make(chan struct{})
+	defer func() {
+		close(done)
+		src.Close()
+	}()
+	go func() {
+		select {
+		case <-closed:
+			src.Close()
+		case <-done:
+		}
+	}()
 	for left := sp.Size; left > 0; {
 		n, err := src.Read(chunk[:min(int64(len(chunk)), left)])
 		if n > 0 {

@@ -38,7 +38,7 @@ func TestStreamSpliceDeliversExactlyTheValue(t *testing.T) {
 				}
 				return io.NopCloser(tc.src), nil
 			}}
-			err := streamSplice(down, sp, make([]byte, 64<<10))
+			err := streamSplice(down, sp, make([]byte, 64<<10), nil)
 			down.w.Flush()
 			if tc.ok {
 				if err != nil || !bytes.Equal(out.Bytes(), value) {

@@ -6,6 +6,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"time"
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/encryption/envelope"
@@ -51,15 +52,19 @@ func (f *Filter) splice(ctx context.Context, p pointer.Pointer, s *filter.Splice
 		return nil, err
 	}
 	open := func() (io.ReadCloser, error) {
-		body, _, err := f.open(context.Background(), p)
+		ctx, cancel := context.WithCancel(context.Background())
+		body, _, err := f.open(ctx, p)
 		if err != nil {
+			cancel()
 			return nil, err
 		}
 		v, err := newVerifying(body, p, crc, true)
 		if err != nil {
+			cancel()
 			body.Close()
 			return nil, err
 		}
+		v.stalled = cancel
 		v.onMismatch = func(err error) {
 			f.metrics.failed(opResolve, "changed_while_streaming", topic, partition)
 			f.log.Error().Err(err).Str("topic", topic).Int32("partition", partition).Str("key", p.Key).Msg("object changed between its check and its streaming: the client's connection is closed")
@@ -72,6 +77,8 @@ func (f *Filter) splice(ctx context.Context, p pointer.Pointer, s *filter.Splice
 // scan reads the object p names to its end, checking it, and returns its
 // CRC-32C.
 func (f *Filter) scan(ctx context.Context, p pointer.Pointer) (uint32, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	body, _, err := f.open(ctx, p)
 	if err != nil {
 		return 0, err
@@ -81,6 +88,7 @@ func (f *Filter) scan(ctx context.Context, p pointer.Pointer) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
+	v.stalled = cancel
 	if _, err := io.Copy(io.Discard, v); err != nil {
 		return 0, err
 	}
@@ -100,7 +108,16 @@ type verifying struct {
 	checkCRC   bool
 	n          int64
 	onMismatch func(error)
+	// stalled, when set, cancels the read: called when the store sends
+	// nothing for readStall while a Read waits.
+	stalled func()
+	timer   *time.Timer
 }
+
+// readStall is how long a read of an object may wait for the store's
+// next bytes: the store client bounds a request until its answer starts,
+// not the body.
+const readStall = 15 * time.Second
 
 func newVerifying(body io.ReadCloser, p pointer.Pointer, wantCRC uint32, checkCRC bool) (*verifying, error) {
 	v := &verifying{body: body, p: p, crc: crc32.New(castagnoli), wantCRC: wantCRC, checkCRC: checkCRC}
@@ -115,7 +132,17 @@ func newVerifying(body io.ReadCloser, p pointer.Pointer, wantCRC uint32, checkCR
 }
 
 func (v *verifying) Read(b []byte) (int, error) {
+	if v.stalled != nil {
+		if v.timer == nil {
+			v.timer = time.AfterFunc(readStall, v.stalled)
+		} else {
+			v.timer.Reset(readStall)
+		}
+	}
 	n, err := v.body.Read(b)
+	if v.timer != nil {
+		v.timer.Stop()
+	}
 	v.n += int64(n)
 	v.crc.Write(b[:n])
 	if v.sum != nil {
@@ -150,4 +177,12 @@ func (v *verifying) check() error {
 	return nil
 }
 
-func (v *verifying) Close() error { return v.body.Close() }
+// Close may come from another goroutine than Read's (the engine closes a
+// source when its connection closes): it touches only what is safe so.
+func (v *verifying) Close() error {
+	err := v.body.Close()
+	if v.stalled != nil {
+		v.stalled() // the request's context
+	}
+	return err
+}
