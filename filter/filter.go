@@ -55,6 +55,22 @@ type Conn struct {
 	// accepted the connection (virtual_clusters[].name), "" when the
 	// configuration has no virtual_clusters.
 	VirtualCluster string
+	// Memory is the connection's share of limits.max_buffered_bytes, for
+	// a filter that holds data of its own besides the messages the engine
+	// charges (a download, say); nil where nothing bounds it. A handler
+	// may keep Memory, unlike the Conn, for its response hook.
+	Memory Memory
+}
+
+// Memory charges bytes a filter holds to the engine's memory budget.
+type Memory interface {
+	// Acquire charges n bytes, waiting, as the engine's own reads do,
+	// until they fit; it fails, charging nothing, when the connection
+	// closes meanwhile. A charge larger than the whole budget is granted
+	// once nothing else is held.
+	Acquire(n int64) error
+	// Release gives back n bytes charged with Acquire.
+	Release(n int64)
 }
 
 // Verdict is a request handler's decision. The zero Verdict forwards the

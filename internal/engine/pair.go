@@ -154,6 +154,7 @@ func newPair(s *Server, conn net.Conn, nodeID int32, listener string) *pair {
 		bytesIn:  s.metrics.receivedBytes.WithLabelValues(listener),
 		bytesOut: s.metrics.sentBytes.WithLabelValues(listener),
 	}
+	p.conn.Memory = pairMemory{p}
 	p.setLogger(s.log.With().Uint64("conn", id).Str("listener", listener).
 		Str("client", conn.RemoteAddr().String()).Logger())
 	return p

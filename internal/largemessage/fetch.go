@@ -37,7 +37,7 @@ type fetchLimits struct {
 
 // fetchRequest notes the client's size limits and resolves the pointers
 // of the response to it.
-func (f *Filter) fetchRequest(_ *filter.Conn, req *kmsg.FetchRequest) filter.Verdict {
+func (f *Filter) fetchRequest(c *filter.Conn, req *kmsg.FetchRequest) filter.Verdict {
 	if !f.resolve.Load() {
 		return filter.Verdict{}
 	}
@@ -50,8 +50,9 @@ func (f *Filter) fetchRequest(_ *filter.Conn, req *kmsg.FetchRequest) filter.Ver
 			lim.byPartition[topicPartition{t.Topic, t.TopicID, p.Partition}] = int64(p.PartitionMaxBytes)
 		}
 	}
+	mem := c.Memory
 	return filter.Verdict{OnFetchSpliced: func(resp *kmsg.FetchResponse, s *filter.Splicer) error {
-		f.fetch(resp, lim, s)
+		f.fetch(resp, lim, mem, s)
 		return nil
 	}}
 }
@@ -60,11 +61,15 @@ func (f *Filter) fetchRequest(_ *filter.Conn, req *kmsg.FetchRequest) filter.Ver
 // many as fit the client's limits: the records after the first pointer
 // that does not fit are left out, and the client fetches them next, as
 // it does when the cluster returns fewer records than it could.
-// Values larger than streamAbove are streamed through s (see splice).
-func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, s *filter.Splicer) {
+// The values held are charged to mem while they are downloaded and
+// resolved; values larger than streamAbove are streamed through s (see
+// splice) instead, when s is not nil.
+func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, mem filter.Memory, s *filter.Splicer) {
 	rs := f.rules.Load()
 	w := f.worker()
 	defer f.done(w)
+	w.resolve.mem, w.resolve.charged = mem, 0
+	defer w.resolve.release()
 	w.resolve.splicer = s
 	defer func() { w.resolve.splicer = nil }()
 	ctx := context.Background()
@@ -86,7 +91,7 @@ func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, s *filter.Spli
 			if !ok {
 				partRoom = math.MaxInt32
 			}
-			p.RecordBatches = f.resolvePartition(ctx, w, name, p, min(room, partRoom), room == lim.total)
+			p.RecordBatches = f.resolvePartition(ctx, w, name, p.Partition, p.RecordBatches, p.AbortedTransactions, &p.ErrorCode, min(room, partRoom), room == lim.total)
 			room -= int64(len(p.RecordBatches))
 		}
 	}
@@ -94,15 +99,16 @@ func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, s *filter.Spli
 
 // resolvePartition returns a partition's records with their pointers
 // resolved, up to room bytes (the first batch whatever its size when
-// first); on failure it sets the partition's error code, logs the
-// record, counts the failure, and returns no records.
-func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, p *kmsg.FetchResponseTopicPartition, room int64, first bool) []byte {
-	src := p.RecordBatches
+// first), leaving the batches of the aborted transactions alone; on
+// failure it sets the partition's error code, logs the record, counts
+// the failure, and returns no records.
+func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, partition int32, src []byte,
+	abortedTxns []kmsg.FetchResponseTopicPartitionAbortedTransaction, code *int16, room int64, first bool) []byte {
 	var out []byte
 	changed := false
 	w.resolve.start(ctx)
-	w.resolve.topic, w.resolve.partition = topic, p.Partition
-	aborted := newAbortedBatches(p.AbortedTransactions)
+	w.resolve.topic, w.resolve.partition = topic, partition
+	aborted := newAbortedBatches(abortedTxns)
 	for at := 0; at < len(src); {
 		n := batchLen(src[at:])
 		if n == 0 { // a truncated last batch: the rewriter passes it
@@ -120,7 +126,7 @@ func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, 
 			break
 		}
 		if err != nil {
-			f.resolveFailed(err, w, topic, p)
+			f.resolveFailed(err, w, topic, partition, code)
 			return nil
 		}
 		changed = changed || sum.Changed > 0
@@ -151,7 +157,7 @@ func batchLen(src []byte) int {
 
 // resolveFailed withholds a partition's records: its error code, the
 // metric, and a log line naming the record.
-func (f *Filter) resolveFailed(err error, w *worker, topic string, p *kmsg.FetchResponseTopicPartition) {
+func (f *Filter) resolveFailed(err error, w *worker, topic string, partition int32, code *int16) {
 	errCode, reason := fetchUnresolvableError, "unreadable"
 	switch {
 	case errors.Is(err, objectstore.ErrRetriable):
@@ -165,9 +171,9 @@ func (f *Filter) resolveFailed(err error, w *worker, topic string, p *kmsg.Fetch
 	case errors.Is(err, errMismatch):
 		reason = "mismatch"
 	}
-	p.ErrorCode = errCode.Code
-	f.metrics.failed(opResolve, reason, topic, p.Partition)
-	f.log.Error().Err(err).Str("topic", topic).Int32("partition", p.Partition).Int64("offset", w.resolve.badOffset).
+	*code = errCode.Code
+	f.metrics.failed(opResolve, reason, topic, partition)
+	f.log.Error().Err(err).Str("topic", topic).Int32("partition", partition).Int64("offset", w.resolve.badOffset).
 		Bytes("record_key", w.resolve.badKey).Str("reason", reason).Str("error_code", errCode.Message).
 		Msg("fetched pointer could not be resolved: the partition's records withheld")
 }

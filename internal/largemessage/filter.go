@@ -84,12 +84,13 @@ func New(cfg *largemessageconfig.Config, opts Options) (*Filter, error) {
 }
 
 // Register makes f see every Produce request, the EndTxn requests that
-// end transactions, every Fetch request and its response, and the Metadata responses that
+// end transactions, every Fetch and ShareFetch request and its response, and the Metadata responses that
 // name topic ids.
 func (f *Filter) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.produce)
 	filter.OnRequest(r, f.endTxn)
 	filter.OnRequest(r, f.fetchRequest)
+	filter.OnRequest(r, f.shareFetchRequest)
 	filter.OnResponse(r, f.names.Learn)
 }
 

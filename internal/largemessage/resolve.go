@@ -32,7 +32,17 @@ var (
 	// errFull: the value does not fit what the client asked the response
 	// to hold; the batch and those after it wait for its next fetch.
 	errFull = errors.New("resolved value does not fit the fetch's max bytes")
+	// errClosed: the connection closed while the value waited for memory.
+	errClosed = errors.New("connection closed while waiting for limits.max_buffered_bytes")
 )
+
+// release gives back what the response's values held of the budget.
+func (r *resolving) release() {
+	if r.mem != nil && r.charged > 0 {
+		r.mem.Release(r.charged)
+	}
+	r.mem, r.charged = nil, 0
+}
 
 // resolving is the fetch path's per-partition state: it replaces each
 // pointer value by the object it names.
@@ -46,10 +56,12 @@ type resolving struct {
 	buf       []byte
 	resolved  int
 	bytes     int64
-	room      int64  // bytes the batch may still grow to
-	first     bool   // nothing returned yet: the batch goes whatever its size
-	badOffset int64  // the record that failed, for the log line
-	badKey    []byte // its key, copied
+	mem       filter.Memory // the connection's budget; nil: unbounded
+	charged   int64         // what this response's values hold of it
+	room      int64         // bytes the batch may still grow to
+	first     bool          // nothing returned yet: the batch goes whatever its size
+	badOffset int64         // the record that failed, for the log line
+	badKey    []byte        // its key, copied
 }
 
 func (r *resolving) start(ctx context.Context) {
@@ -78,6 +90,13 @@ func (r *resolving) record(b *records.Batch, rec *records.Record) error {
 		r.bytes += p.Size
 		r.badOffset, r.badKey = -1, nil
 		return nil
+	}
+	if r.mem != nil {
+		// The download, and its copy in the re-encoded batch.
+		if err := r.mem.Acquire(2 * p.Size); err != nil {
+			return fmt.Errorf("%w: %w", errClosed, err)
+		}
+		r.charged += 2 * p.Size
 	}
 	value, err := r.f.download(r.ctx, p, r.buf[:0])
 	if err != nil {
