@@ -25,7 +25,7 @@ const (
 	// rssOverhead is what kproxy's peak RSS may exceed
 	// limits.max_buffered_bytes by while it serves one consumer of
 	// records of any size: the Go runtime, the binary, connection
-	// buffers and the object store client. Measured at about 30 MiB on
+	// buffers and the object store client. Measured at about 36 MiB on
 	// loopback (docs/large-messages.md, "Memory"); the bound leaves room.
 	rssOverhead = 64 << 20
 )
