@@ -2,6 +2,7 @@ package e2elargemessages
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,13 @@ func TestInterleavedSizesByteIdentical(t *testing.T) {
 		}
 		if ptr.OriginalHeaders["traceparent"] != string(sent[i].Headers[0].Value) {
 			t.Errorf("record %d: pointer's original_headers %v lack the traceparent", i, ptr.OriginalHeaders)
+		}
+	}
+	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", e.kp.Cmd.Process.Pid)); err == nil {
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "VmHWM:") {
+				t.Logf("kproxy's peak RSS: %s", strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")))
+			}
 		}
 	}
 	if n := len(e.objects("default/media.images/")); n != 3 {
