@@ -92,6 +92,11 @@ type Verdict struct {
 	// Build it with Then to get the response as its type. An error closes
 	// the connection.
 	OnResponse func(kmsg.Response) error
+	// OnFetchSpliced, when set on a Fetch request's verdict, is a hook as
+	// OnResponse, after it, that may put into the response values it
+	// streams rather than holds (see Splicer). An error closes the
+	// connection.
+	OnFetchSpliced func(resp *kmsg.FetchResponse, s *Splicer) error
 }
 
 // Need says how much of a response a handler needs (see NeedByVersion).

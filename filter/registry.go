@@ -88,7 +88,7 @@ type RequestOption func(*RequestHandler)
 // version. When it returns decided, v is the handler's verdict and the
 // typed handler is not called; otherwise the engine decodes the request and
 // calls it as usual. A decided verdict may forward (the zero Verdict),
-// Close or Respond; it must not set Modified or OnResponse, which need a
+// Close or Respond; it must not set Modified or a response hook, which need a
 // decoded request (the engine calls the typed handler if it does). decide
 // must not keep body or c past the call, nor change body.
 func DecideRaw(decide func(c *Conn, version int16, body []byte) (v Verdict, decided bool)) RequestOption {

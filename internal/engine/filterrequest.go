@@ -144,6 +144,9 @@ func (p *pair) runRequestHandlers(w *wholeRequest, owed *pending, handlers []fil
 		if v.OnResponse != nil {
 			w.hooks = append(w.hooks, v.OnResponse)
 		}
+		if v.OnFetchSpliced != nil {
+			w.hooks = append(w.hooks, p.splicedHook(v.OnFetchSpliced))
+		}
 	}
 	return false, nil
 }

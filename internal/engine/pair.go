@@ -83,9 +83,10 @@ type pair struct {
 	// budget is this pair's share of limits.max_buffered_bytes.
 	budget budgetAccount
 
-	decodeBuf []byte // response loop only
-	encodeBuf []byte // response loop only
-	mapBuf    []byte // response loop only: a response the name mapper rewrote raw
+	decodeBuf []byte         // response loop only
+	encodeBuf []byte         // response loop only
+	splicer   filter.Splicer // response loop only: the values a response's handlers spliced
+	mapBuf    []byte         // response loop only: a response the name mapper rewrote raw
 
 	// observed is the timing of the response being delivered (response
 	// loop only); requestObserved that of a request the request loop

@@ -167,6 +167,7 @@ func streamResponse(down *direction, frameLen int) error {
 func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need filter.Need, throttle time.Duration) error {
 	var charged int64
 	defer func() { p.s.budget.release(&p.budget, charged) }()
+	defer p.splicer.Reset()
 	frame, body, err := p.readResponse(owed, down, frameLen, &charged)
 	if err != nil {
 		return err
@@ -192,6 +193,9 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], owed.correlationID, resp)
 	p.observed.ResponseBytes, p.observed.ErrorCode = len(p.encodeBuf), topLevelErrorCode(resp)
 	p.s.metrics.requests.countEntryErrors(resp)
+	if splices := p.splicer.Splices(); len(splices) > 0 {
+		return p.writeSpliced(owed, down, resp, splices)
+	}
 	return p.writeResponse(down, p.encodeBuf)
 }
 
@@ -264,6 +268,27 @@ func (p *pair) runResponseHandlers(owed *pending, resp kmsg.Response, handlers [
 		}
 	}
 	return nil
+}
+
+// splicedHook makes hook a response hook that runs, in the response loop,
+// with the pair's Splicer.
+func (p *pair) splicedHook(hook func(*kmsg.FetchResponse, *filter.Splicer) error) func(kmsg.Response) error {
+	return filter.Then(func(resp *kmsg.FetchResponse) error { return hook(resp, &p.splicer) })
+}
+
+// writeSpliced writes resp, encoded in p.encodeBuf, with the values its
+// handlers spliced streamed in place of their placeholders.
+func (p *pair) writeSpliced(owed *pending, down *direction, resp kmsg.Response, splices []filter.Splice) error {
+	fetch, ok := resp.(*kmsg.FetchResponse)
+	if !ok {
+		return fail(reasonRewrite, fmt.Errorf("%w: values spliced into a %s response", errSpliceLayout, protocol.APIName(owed.key)))
+	}
+	pieces, size, err := planValueSplices(p.encodeBuf, owed.version, fetch, splices)
+	if err != nil {
+		return fail(reasonRewrite, err)
+	}
+	p.observed.ResponseBytes = int(size)
+	return p.writeSplicedFrame(down, pieces)
 }
 
 // writeResponse writes a whole response frame to the client.

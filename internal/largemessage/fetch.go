@@ -51,23 +51,27 @@ func (f *Filter) fetchRequest(c *filter.Conn, req *kmsg.FetchRequest) filter.Ver
 		}
 	}
 	mem := c.Memory
-	return filter.Verdict{OnResponse: filter.Then(func(resp *kmsg.FetchResponse) error {
-		f.fetch(resp, lim, mem)
+	return filter.Verdict{OnFetchSpliced: func(resp *kmsg.FetchResponse, s *filter.Splicer) error {
+		f.fetch(resp, lim, mem, s)
 		return nil
-	})}
+	}}
 }
 
 // fetch resolves the pointers of a Fetch response's matching topics, as
 // many as fit the client's limits: the records after the first pointer
 // that does not fit are left out, and the client fetches them next, as
 // it does when the cluster returns fewer records than it could.
-// The values are charged to mem while they are downloaded and resolved.
-func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, mem filter.Memory) {
+// The values held are charged to mem while they are downloaded and
+// resolved; values larger than streamAbove are streamed through s (see
+// splice) instead, when s is not nil.
+func (f *Filter) fetch(resp *kmsg.FetchResponse, lim fetchLimits, mem filter.Memory, s *filter.Splicer) {
 	rs := f.rules.Load()
 	w := f.worker()
 	defer f.done(w)
 	w.resolve.mem, w.resolve.charged = mem, 0
 	defer w.resolve.release()
+	w.resolve.splicer = s
+	defer func() { w.resolve.splicer = nil }()
 	ctx := context.Background()
 	room := lim.total
 	for i := range resp.Topics {
@@ -103,6 +107,7 @@ func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, 
 	var out []byte
 	changed := false
 	w.resolve.start(ctx)
+	w.resolve.topic, w.resolve.partition = topic, partition
 	aborted := newAbortedBatches(abortedTxns)
 	for at := 0; at < len(src); {
 		n := batchLen(src[at:])

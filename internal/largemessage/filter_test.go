@@ -73,7 +73,7 @@ func TestOffloadAndResolve(t *testing.T) {
 		t.Fatalf("store holds %d objects, want 2", len(store.objects))
 	}
 	resp := fetchResponse("media.x", req.Topics[0].Partitions[0].Records)
-	f.fetch(resp, fetchLimits{total: 1 << 30}, nil)
+	f.fetch(resp, fetchLimits{total: 1 << 30}, nil, nil)
 	got := decode(t, resp.Topics[0].Partitions[0].RecordBatches)
 	if resp.Topics[0].Partitions[0].ErrorCode != 0 || len(got) != 4 || !bytes.Equal(got[1].Value, big) || string(got[2].Value) != "short" || string(got[0].Value) != "tiny" {
 		t.Fatalf("resolved: error %d, %d records", resp.Topics[0].Partitions[0].ErrorCode, len(got))
@@ -106,13 +106,13 @@ func TestFetchKeepsToMaxBytes(t *testing.T) {
 		all = append(all, req.Topics[0].Partitions[0].Records...)
 	}
 	resp := fetchResponse("media.x", all)
-	f.fetch(resp, fetchLimits{total: 1500}, nil)
+	f.fetch(resp, fetchLimits{total: 1500}, nil, nil)
 	got := decode(t, resp.Topics[0].Partitions[0].RecordBatches)
 	if len(got) != 1 || got[0].Value[0] != 'a' || len(got[0].Value) != 1000 {
 		t.Fatalf("got %d records, want only the first, resolved", len(got))
 	}
 	resp = fetchResponse("media.x", all)
-	f.fetch(resp, fetchLimits{total: 100}, nil)
+	f.fetch(resp, fetchLimits{total: 100}, nil, nil)
 	if got := decode(t, resp.Topics[0].Partitions[0].RecordBatches); len(got) != 1 {
 		t.Fatalf("with a limit under the first value: %d records, want the first all the same", len(got))
 	}

@@ -48,7 +48,10 @@ func (r *resolving) release() {
 // pointer value by the object it names.
 type resolving struct {
 	f         *Filter
-	fn        records.Func // record, bound once
+	fn        records.Func    // record, bound once
+	splicer   *filter.Splicer // where a large value is streamed; nil: every value held
+	topic     string          // the partition's, for what streaming logs
+	partition int32
 	ctx       context.Context
 	buf       []byte
 	resolved  int
@@ -79,6 +82,15 @@ func (r *resolving) record(b *records.Batch, rec *records.Record) error {
 	if r.room -= p.Size; r.room < 0 && !r.first {
 		return errFull
 	}
+	if r.splicer != nil && p.Size > streamAbove && !encrypted(rec) {
+		if rec.Spliced, err = r.f.splice(r.ctx, p, r.splicer, r.topic, r.partition); err != nil {
+			return err
+		}
+		r.resolved++
+		r.bytes += p.Size
+		r.badOffset, r.badKey = -1, nil
+		return nil
+	}
 	if r.mem != nil {
 		// The download, and its copy in the re-encoded batch.
 		if err := r.mem.Acquire(2 * p.Size); err != nil {
@@ -100,22 +112,13 @@ func (r *resolving) record(b *records.Batch, rec *records.Record) error {
 
 // download appends the value p names to dst, checking that it is this
 // cluster's object, and its size and checksum. It holds the whole value:
-// this is where a streamed resolve slots in.
+// for values up to streamAbove (see splice for the larger ones).
 func (f *Filter) download(ctx context.Context, p pointer.Pointer, dst []byte) ([]byte, error) {
-	if p.Bucket != f.store.Bucket() || !f.ownKey(p.Key) {
-		return nil, fmt.Errorf("%w: s3://%s/%s", errForeign, p.Bucket, p.Key)
-	}
-	if p.Size > f.maxObject {
-		return nil, fmt.Errorf("%w: size %d over max_object_bytes %d", errMismatch, p.Size, f.maxObject)
-	}
-	body, size, err := f.store.Get(ctx, p.Key)
+	body, size, err := f.open(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	defer body.Close()
-	if size != p.Size {
-		return nil, fmt.Errorf("%w: s3://%s/%s is %d bytes, the pointer says %d", errMismatch, p.Bucket, p.Key, size, p.Size)
-	}
 	alg, digest, check := p.Expected()
 	var sum hash.Hash
 	if check {
@@ -136,6 +139,26 @@ func (f *Filter) download(ctx context.Context, p pointer.Pointer, dst []byte) ([
 		}
 	}
 	return dst, nil
+}
+
+// open starts reading the object p names, checking that it is this
+// cluster's, within max_object_bytes, and of the pointer's size.
+func (f *Filter) open(ctx context.Context, p pointer.Pointer) (io.ReadCloser, int64, error) {
+	if p.Bucket != f.store.Bucket() || !f.ownKey(p.Key) {
+		return nil, 0, fmt.Errorf("%w: s3://%s/%s", errForeign, p.Bucket, p.Key)
+	}
+	if p.Size > f.maxObject {
+		return nil, 0, fmt.Errorf("%w: size %d over max_object_bytes %d", errMismatch, p.Size, f.maxObject)
+	}
+	body, size, err := f.store.Get(ctx, p.Key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if size != p.Size {
+		body.Close()
+		return nil, 0, fmt.Errorf("%w: s3://%s/%s is %d bytes, the pointer says %d", errMismatch, p.Bucket, p.Key, size, p.Size)
+	}
+	return body, size, nil
 }
 
 // ownKey reports whether key is under this cluster's prefix, with no

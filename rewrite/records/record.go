@@ -16,7 +16,8 @@ import (
 // TimestampDelta and OffsetDelta are read-only: the batch header depends
 // on them, and changes to them are ignored. The slices a Func sets are
 // copied before the Func is called again, so it may reuse one buffer for
-// every record.
+// every record. Setting Spliced replaces the value by one streamed later
+// (see Spliced); Value is then ignored.
 type Record struct {
 	Attributes     int8
 	TimestampDelta int64
@@ -24,6 +25,7 @@ type Record struct {
 	Key            []byte
 	Value          []byte
 	Headers        []Header
+	Spliced        *Spliced
 }
 
 // Header is a record header. Kafka allows a null value (nil) but not a
@@ -46,7 +48,7 @@ func sameBytes(a, b []byte) bool {
 // it was decoded with (orig, and origHeaders for its headers): the fields
 // a Func may change.
 func sameRecord(r, orig *Record, origHeaders []Header) bool {
-	if !sameBytes(r.Key, orig.Key) || !sameBytes(r.Value, orig.Value) || len(r.Headers) != len(origHeaders) {
+	if r.Spliced != nil || !sameBytes(r.Key, orig.Key) || !sameBytes(r.Value, orig.Value) || len(r.Headers) != len(origHeaders) {
 		return false
 	}
 	for i := range origHeaders {

@@ -37,14 +37,15 @@ type Rewriter struct {
 	limit  int
 	codecs codecs
 
-	plain   []byte   // the decompressed records of a compressed batch
-	encoded []byte   // the records of a changed batch, re-encoded
-	packed  []byte   // encoded, recompressed
-	headers []Header // the decoded headers of the record at hand
-	orig    []Header // what the Func was handed in headers
-	hdr     Batch    // the header handed to the Func
-	rec     Record   // the record handed to the Func
-	origRec Record   // what the Func was handed in rec
+	plain   []byte      // the decompressed records of a compressed batch
+	encoded []byte      // the records of a changed batch, re-encoded
+	packed  []byte      // encoded, recompressed
+	headers []Header    // the decoded headers of the record at hand
+	orig    []Header    // what the Func was handed in headers
+	hdr     Batch       // the header handed to the Func
+	rec     Record      // the record handed to the Func
+	origRec Record      // what the Func was handed in rec
+	spliced []splicedAt // the spliced values of the batch at hand, in encoded
 }
 
 // NewRewriter returns a Rewriter for batches of at most maxBatchBytes,
@@ -115,7 +116,11 @@ func (rw *Rewriter) Rewrite(dst, src []byte, fn Func) ([]byte, Summary, error) {
 		}
 		sum.Changed++
 		dst = append(dst, src[emitted:at-len(raw)]...)
-		dst = appendBatch(dst, raw[:headerSize], payload)
+		if len(rw.spliced) == 0 {
+			dst = appendBatch(dst, raw[:headerSize], payload)
+		} else if dst, err = appendSplicedBatch(dst, raw[:headerSize], payload, rw.spliced); err != nil {
+			return nil, sum, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
+		}
 		emitted = at
 	}
 	if sum.Changed == 0 {
@@ -149,7 +154,7 @@ func (rw *Rewriter) batch(b *Batch, raw []byte, fn Func, sum *Summary) (payload 
 	if !changed {
 		return nil, false, nil
 	}
-	if codec == CodecNone {
+	if codec == CodecNone || len(rw.spliced) > 0 { // spliced: see Spliced
 		return rw.encoded, true, nil
 	}
 	if rw.packed, err = rw.codecs.compress(codec, isXerial(raw[headerSize:]), rw.encoded, rw.packed[:0]); err != nil {
@@ -164,6 +169,7 @@ func (rw *Rewriter) batch(b *Batch, raw []byte, fn Func, sum *Summary) (payload 
 func (rw *Rewriter) records(b *Batch, plain []byte, fn Func, sum *Summary) (changed bool, err error) {
 	rd := recordReader{b: plain}
 	r, orig := &rw.rec, &rw.origRec
+	rw.spliced = rw.spliced[:0]
 	for i := range b.NumRecords {
 		if rd.pos == len(plain) {
 			return false, fmt.Errorf("%w: %d records where the header says %d", ErrMalformed, i, b.NumRecords)
@@ -175,6 +181,7 @@ func (rw *Rewriter) records(b *Batch, plain []byte, fn Func, sum *Summary) (chan
 		if fn == nil {
 			continue
 		}
+		r.Spliced = nil
 		*orig = *r
 		rw.orig = append(rw.orig[:0], r.Headers...)
 		sum.Records++
@@ -192,7 +199,13 @@ func (rw *Rewriter) records(b *Batch, plain []byte, fn Func, sum *Summary) (chan
 				rw.encoded = append(rw.encoded[:0], plain[:start]...)
 				changed = true
 			}
-			rw.encoded = appendRecord(rw.encoded, r)
+			if r.Spliced == nil {
+				rw.encoded = appendRecord(rw.encoded, r)
+				break
+			}
+			var at int
+			rw.encoded, at = appendSplicedRecord(rw.encoded, r, r.Spliced)
+			rw.spliced = append(rw.spliced, splicedAt{at: at, s: *r.Spliced})
 		}
 	}
 	if rd.pos != len(plain) {
