@@ -117,16 +117,18 @@ func (f *Filter) brokerTopic(topic string) string { return f.topicPrefix + topic
 
 // worker is one handler call's reusable state.
 type worker struct {
-	rw   *records.Rewriter
-	seal sealing
-	open opening
+	rw         *records.Rewriter
+	seal       sealing
+	open       opening
+	markerName []byte // envelope.HeaderName: only records holding it are opened
 }
 
 func newWorker(f *Filter) *worker {
 	w := &worker{rw: records.NewRewriter(maxBatchBytes)}
 	w.seal.f, w.open.f = f, f
 	w.seal.fn, w.open.fn = w.seal.record, w.open.record
-	w.seal.markerName = []byte(envelope.HeaderName)
+	w.markerName = []byte(envelope.HeaderName)
+	w.seal.markerName = w.markerName
 	return w
 }
 
