@@ -18,7 +18,7 @@ import (
 
 // benchFilter is a Filter encrypting record values of every topic under a
 // local-kms key, as the bench's kproxy-encryption target does.
-func benchFilter(b *testing.B) *Filter {
+func benchFilter(b testing.TB) *Filter {
 	k := localkms.Start(b)
 	k.CreateAlias("alias/kek", k.CreateKey())
 	provider, err := kms.NewAWS(context.Background(), kms.AWSConfig{Endpoint: k.Endpoint(), Region: localkms.Region, Credentials: localkms.Credentials()})

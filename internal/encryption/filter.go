@@ -134,4 +134,19 @@ func newWorker(f *Filter) *worker {
 
 func (f *Filter) worker() *worker { return f.workers.Get().(*worker) }
 
-func (f *Filter) done(w *worker) { f.workers.Put(w) }
+// maxPooledWorker bounds the buffers a pooled worker keeps: a worker that
+// rewrote an unusually large batch (up to maxBatchBytes, decompressed)
+// goes to the collector instead of pinning that memory while idle.
+const maxPooledWorker = 8 << 20
+
+func (f *Filter) done(w *worker) {
+	if w.retained() > maxPooledWorker {
+		return
+	}
+	f.workers.Put(w)
+}
+
+// retained is the capacity of the buffers w keeps between calls.
+func (w *worker) retained() int {
+	return w.rw.Retained() + cap(w.seal.buf) + cap(w.open.buf)
+}
