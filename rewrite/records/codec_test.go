@@ -103,3 +103,21 @@ func TestDecompressionBombs(t *testing.T) {
 		})
 	}
 }
+
+// TestLZ4WritesNoContentChecksum: a rewritten lz4 batch's frame carries
+// no content checksum (FLG bit 2), as Kafka's Java clients write it: the
+// batch CRC covers the bytes, and hashing them again costs CPU. franz-go
+// still reads it.
+func TestLZ4WritesNoContentChecksum(t *testing.T) {
+	in := testkit.CompressedBatch(t, kgo.Lz4Compression(), "one", "two")
+	out, _, err := records.NewRewriter(limit).Rewrite(nil, in, reverseValues())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flg := out[61+4]; flg&0x04 != 0 {
+		t.Errorf("lz4 frame flags %#02x: content checksum set", flg)
+	}
+	if rs := decoded(t, out); len(rs) != 2 || string(rs[1].Value) != "owt" {
+		t.Fatalf("records %v", rs)
+	}
+}
