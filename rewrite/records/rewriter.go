@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 )
 
 // castagnoli is the CRC-32C table of record batch checksums.
@@ -206,6 +207,10 @@ func (rw *Rewriter) batch(b *Batch, raw []byte, fn Func, sum *Summary) (changed 
 	}
 	if !direct {
 		rw.out.begin(raw)
+		// Room for the records compressed, if they do not compress
+		// (sealed values do not): growing by appends would copy the
+		// output several times over.
+		rw.out.dst = slices.Grow(rw.out.dst, len(rw.encoded)+len(rw.encoded)/255+64)
 		if rw.out.dst, err = rw.codecs.compress(codec, isXerial(raw[headerSize:]), rw.encoded, rw.out.dst); err != nil {
 			return false, err
 		}
