@@ -90,7 +90,7 @@ func New(cfg *encryptionconfig.Config, opts Options) (*Filter, error) {
 // response, and the Metadata responses that name topic ids.
 func (f *Filter) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.produce)
-	filter.OnResponse(r, f.fetch)
+	filter.OnResponse(r, f.fetch, filter.NeedByVersion(fetchNeed), filter.InspectRaw(fetchWantsDecoding))
 	filter.OnResponse(r, f.shareFetch)
 	filter.OnResponse(r, f.names.Learn)
 }
@@ -131,19 +131,36 @@ func (f *Filter) brokerTopic(topic string) string { return f.topicPrefix + topic
 
 // worker is one handler call's reusable state.
 type worker struct {
-	rw   *records.Rewriter
-	seal sealing
-	open opening
+	rw         *records.Rewriter
+	seal       sealing
+	open       opening
+	markerName []byte // envelope.HeaderName: only records holding it are opened
 }
 
 func newWorker(f *Filter) *worker {
 	w := &worker{rw: records.NewRewriter(maxBatchBytes)}
 	w.seal.f, w.open.f = f, f
 	w.seal.fn, w.open.fn = w.seal.record, w.open.record
-	w.seal.markerName = []byte(envelope.HeaderName)
+	w.markerName = []byte(envelope.HeaderName)
+	w.seal.markerName = w.markerName
 	return w
 }
 
 func (f *Filter) worker() *worker { return f.workers.Get().(*worker) }
 
-func (f *Filter) done(w *worker) { f.workers.Put(w) }
+// maxPooledWorker bounds the buffers a pooled worker keeps: a worker that
+// rewrote an unusually large batch (up to maxBatchBytes, decompressed)
+// goes to the collector instead of pinning that memory while idle.
+const maxPooledWorker = 8 << 20
+
+func (f *Filter) done(w *worker) {
+	if w.retained() > maxPooledWorker {
+		return
+	}
+	f.workers.Put(w)
+}
+
+// retained is the capacity of the buffers w keeps between calls.
+func (w *worker) retained() int {
+	return w.rw.Retained() + cap(w.seal.buf) + cap(w.open.buf)
+}

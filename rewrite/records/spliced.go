@@ -62,22 +62,18 @@ func appendSplicedRecord(dst []byte, r *Record, s *Spliced) ([]byte, int) {
 	return dst, at
 }
 
-// appendSplicedBatch appends a batch with header's fields (the first
-// headerSize bytes of the original), uncompressed, and records payload,
-// whose spliced values are at spliced (offsets into payload), with the
-// length and CRC the records make with their real values.
-func appendSplicedBatch(dst, header, payload []byte, spliced []splicedAt) ([]byte, error) {
-	length := int64(headerSize - logOverhead + len(payload))
+// finishSpliced sets the length and CRC of batch (a header and its
+// uncompressed records, whose spliced values are at spliced, offsets into
+// the records) to those the records make with their real values, and
+// clears its codec bits.
+func finishSpliced(batch []byte, spliced []splicedAt) error {
+	length := int64(len(batch) - logOverhead)
 	for _, s := range spliced {
 		length += s.s.Size - int64(len(s.s.Placeholder))
 	}
 	if length > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: batch of %d bytes with its spliced values", ErrTooLarge, length)
+		return fmt.Errorf("%w: batch of %d bytes with its spliced values", ErrTooLarge, length)
 	}
-	at := len(dst)
-	dst = append(dst, header...)
-	dst = append(dst, payload...)
-	batch := dst[at:]
 	be := binary.BigEndian
 	be.PutUint32(batch[lengthAt:], uint32(length))
 	be.PutUint16(batch[attributesAt:], be.Uint16(batch[attributesAt:])&^codecMask)
@@ -87,7 +83,6 @@ func appendSplicedBatch(dst, header, payload []byte, spliced []splicedAt) ([]byt
 		crc = crc32cCombine(crc, s.s.CRC, s.s.Size)
 		from = headerSize + s.at + len(s.s.Placeholder)
 	}
-	crc = crc32.Update(crc, castagnoli, batch[from:])
-	be.PutUint32(batch[crcAt:], crc)
-	return dst, nil
+	be.PutUint32(batch[crcAt:], crc32.Update(crc, castagnoli, batch[from:]))
+	return nil
 }
