@@ -108,9 +108,17 @@ func parseBatch(raw []byte) Batch {
 	}
 }
 
+// minRecordBytes is the smallest encoded record: a one-byte varint for
+// each of its length, timestamp and offset deltas, key and value lengths
+// and header count, and its attributes.
+const minRecordBytes = 7
+
 // CountRecords is the sum of the record counts the complete v2 batch
 // headers of src declare, read without checking the batches: enough to
-// size an output buffer before a Rewrite.
+// size an output buffer before a Rewrite. A header's count is the
+// sender's word, so each batch counts no more records than its bytes
+// could hold uncompressed: a forged count cannot make the caller
+// allocate more than a few times src's size.
 func CountRecords(src []byte) int {
 	n := 0
 	for len(src) >= headerSize {
@@ -119,7 +127,8 @@ func CountRecords(src []byte) int {
 			break
 		}
 		if src[magicAt] == 2 {
-			n += max(int(int32(binary.BigEndian.Uint32(src[headerSize-4:]))), 0)
+			declared := max(int(int32(binary.BigEndian.Uint32(src[headerSize-4:]))), 0)
+			n += min(declared, int(size-headerSize)/minRecordBytes)
 		}
 		src = src[size:]
 	}
