@@ -320,6 +320,7 @@ LM_PRODUCER = {
     "queue.buffering.max.kbytes": 2 * LM_REQUEST_BYTES // 1024,  # room to queue it
     # kproxy uploads the value before it answers: wait longer than 30 s
     "request.timeout.ms": 300000, "socket.timeout.ms": 300000, "message.timeout.ms": 600000,
+    "transaction.timeout.ms": 600000,  # librdkafka: at least message.timeout.ms (the broker allows 900000)
 }
 LM_CONSUMER = {
     "fetch.max.bytes": LM_REQUEST_BYTES, "max.partition.fetch.bytes": LM_REQUEST_BYTES,
