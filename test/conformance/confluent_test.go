@@ -51,6 +51,12 @@ func (e *env) confluent(t *testing.T, px *kproxytest.Kproxy, out any, args ...st
 // confluentStdin is confluent with stdin given to the script.
 func (e *env) confluentStdin(t *testing.T, px *kproxytest.Kproxy, stdin []byte, out any, args ...string) {
 	t.Helper()
+	e.confluentWithin(t, 150*time.Second, px, stdin, out, args...)
+}
+
+// confluentWithin is confluentStdin killing the script after timeout.
+func (e *env) confluentWithin(t *testing.T, timeout time.Duration, px *kproxytest.Kproxy, stdin []byte, out any, args ...string) {
+	t.Helper()
 	args = append([]string{confluentScript}, args...)
 	args = append(args, "--bootstrap", e.seed(px), "--debug")
 	if e.terminatesSASL(px) {
@@ -59,7 +65,7 @@ func (e *env) confluentStdin(t *testing.T, px *kproxytest.Kproxy, stdin []byte, 
 	if px == e.oauth {
 		args = append(args, "--oauth", e.pki.CAFile, e.idp.TokenURL(), oauthClientID, oauthSecret)
 	}
-	p := run(t, 150*time.Second, stdin, nil, "python3", args...)
+	p := run(t, timeout, stdin, nil, "python3", args...)
 	e.checkSockets(t, px, p)
 	if err := json.Unmarshal([]byte(p.stdout.String()), out); err != nil {
 		t.Fatalf("confluent_client.py output: %v\n%s", err, p.stdout.String())

@@ -22,6 +22,7 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit/certs"
 	"github.com/kproxy/kproxy/internal/testkit/idp"
 	"github.com/kproxy/kproxy/internal/testkit/kproxytest"
+	"github.com/kproxy/kproxy/internal/testkit/seaweed"
 )
 
 const (
@@ -76,6 +77,14 @@ type env struct {
 	enc     *kproxytest.Kproxy
 	encSkip string
 
+	// lm offloads the large-messages scenario's large values to lmStore
+	// (largemessages_test.go); lmSkip, if set, is why it cannot run, and
+	// lmErr is why lm did not start.
+	lm      *kproxytest.Kproxy
+	lmStore *seaweed.Server
+	lmSkip  string
+	lmErr   error
+
 	mu     sync.Mutex
 	topics []string
 }
@@ -122,6 +131,7 @@ func newEnv(t *testing.T, name string) *env {
 	e.startSNI(t)
 	e.startVirtualCluster(t)
 	e.startEncryption(t)
+	e.startLargeMessages(t)
 	if e.real {
 		e.startUpstreamSecurity(t)
 	}

@@ -3,7 +3,8 @@
 # Runs one of Kafka's command-line tools by the name of its bin/ script
 # (with or without .sh), e.g.
 #   tool.sh kafka-topics --bootstrap-server 127.0.0.1:19092 --list
-# NAME may also be a fully qualified main class. `tool.sh --list` prints the
+# NAME may also be a fully qualified main class, or a .java file that Java's
+# source launcher compiles and runs against Kafka's jars. `tool.sh --list` prints the
 # names and their classes. Logging: WARN and above to stderr (KAFKA_TOOL_LOG_LEVEL).
 # JVM: KAFKA_TOOL_HEAP_OPTS (-Xmx256m), KAFKA_TOOL_OPTS (extra flags),
 # KAFKA_TOOL_FAST=0|1 (C1-only JIT; default 1 for admin tools, 0 for load tools).
@@ -64,6 +65,9 @@ if [[ -n $line ]]; then
 elif [[ $name == *.*.* ]]; then
   cls=$name
   fast=1
+elif [[ $name == *.java ]]; then
+  cls=$name
+  fast=0
 else
   kafka_die "unknown tool '$name' (tool.sh --list shows the names)"
 fi

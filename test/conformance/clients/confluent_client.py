@@ -28,6 +28,14 @@ Commands (each prints one JSON object on stdout; exit 1 on any error):
              describe and delete a group; prints what it saw
   metadata   list_topics, describe_cluster and the coordinator of --group:
              every broker address the client was told
+  lm-produce  produce the plan read from stdin with records up to 500 MiB
+             (idempotent, acks=all; transactional with --transactional-id):
+             a line "KEY SIZE" per record, its value SIZE random bytes and
+             its header lm-key=KEY, and "commit" or "abort" ending a
+             transaction; prints each record's key, size and SHA-256
+  lm-consume  consume --count N records up to 500 MiB from the start of
+             partition 0 (--isolation); prints each one's key, size,
+             SHA-256 and headers
 
 Records are KEY=PREFIX-kNN, VALUE=PREFIX-NNNNNN (the Go tests' scheme).
 Consumed records are printed with their headers ("h", as on stdin).
@@ -301,6 +309,96 @@ def quota_consume(a):
     return out
 
 
+# Large records (lm-produce, lm-consume): librdkafka's settings for
+# records up to 500 MiB, as docs/large-messages.md ("Client settings")
+# lists them. LM_REQUEST_BYTES is the largest record plus its batch's
+# framing.
+LM_REQUEST_BYTES = 600 * 1024 * 1024
+LM_PRODUCER = {
+    "message.max.bytes": LM_REQUEST_BYTES,  # the largest request, hence record (librdkafka's limit: 1000000000)
+    "batch.size": LM_REQUEST_BYTES,  # a batch may hold the largest record
+    "queue.buffering.max.kbytes": 2 * LM_REQUEST_BYTES // 1024,  # room to queue it
+    # kproxy uploads the value before it answers: wait longer than 30 s
+    "request.timeout.ms": 300000, "socket.timeout.ms": 300000, "message.timeout.ms": 600000,
+    "transaction.timeout.ms": 600000,  # librdkafka: at least message.timeout.ms (the broker allows 900000)
+}
+LM_CONSUMER = {
+    "fetch.max.bytes": LM_REQUEST_BYTES, "max.partition.fetch.bytes": LM_REQUEST_BYTES,
+    "message.max.bytes": LM_REQUEST_BYTES,  # fetch.max.bytes may not be below it
+    "receive.message.max.bytes": LM_REQUEST_BYTES + 1024 * 1024,  # the largest response read
+    "queued.max.messages.kbytes": 2 * LM_REQUEST_BYTES // 1024,  # the prefetch queue holds one
+    "socket.timeout.ms": 300000,  # kproxy downloads the value before it answers
+}
+
+
+def lm_produce(a):
+    import hashlib
+    import os
+    conf = base_conf(a)
+    conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5, "compression.type": "none"})
+    conf.update(LM_PRODUCER)
+    if a.transactional_id:
+        conf["transactional.id"] = a.transactional_id
+    p = Producer(conf)
+    errors = []
+
+    def report(err, msg):
+        if err is not None:
+            errors.append(f"{msg.key()}: {err}")
+
+    if a.transactional_id:
+        p.init_transactions(60)
+    out, in_txn = [], False
+    for line in sys.stdin:
+        f = line.split()
+        if f == ["commit"]:
+            p.commit_transaction(300)
+            in_txn = False
+            continue
+        if f == ["abort"]:
+            p.abort_transaction(300)
+            in_txn = False
+            continue
+        key, size = f[0], int(f[1])
+        if a.transactional_id and not in_txn:
+            p.begin_transaction()
+            in_txn = True
+        value = os.urandom(size)
+        p.produce(a.topic, key=key, value=value, headers=[("lm-key", key)], on_delivery=report)
+        if p.flush(600) or errors:  # one record at a time: one value in memory
+            raise RuntimeError(f"produce {key}: not delivered: {errors}")
+        out.append({"k": key, "n": size, "sha256": hashlib.sha256(value).hexdigest()})
+        del value
+    return {"records": out}
+
+
+def lm_consume(a):
+    import hashlib
+    conf = base_conf(a)
+    conf.update({"group.id": "unused-" + str(time.time()), "enable.auto.commit": False,
+                 "isolation.level": a.isolation, "fetch.wait.max.ms": 200})
+    conf.update(LM_CONSUMER)
+    c = Consumer(conf)
+    c.assign([TopicPartition(a.topic, 0, confluent_kafka.OFFSET_BEGINNING)])
+    got = []
+    deadline = time.time() + a.timeout
+    while len(got) < a.count:
+        if time.time() > deadline:
+            c.close()
+            raise RuntimeError(f"consume: {len(got)} of {a.count} records in {a.timeout}s")
+        m = c.poll(0.5)
+        if m is None:
+            continue
+        if m.error():
+            raise KafkaException(m.error())
+        v = m.value() or b""
+        got.append({"k": m.key().decode(), "n": len(v), "sha256": hashlib.sha256(v).hexdigest(),
+                    "h": [[k, hv.decode()] for k, hv in m.headers() or []]})
+        del m, v
+    c.close()
+    return {"records": got}
+
+
 def admin(a):
     ad = AdminClient(base_conf(a))
     t, g = a.topic, a.group
@@ -374,7 +472,7 @@ def wait(futures):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["roundtrip", "produce", "consume", "share", "stream-produce", "stream-consume", "quota-produce", "quota-consume", "admin", "metadata", "version"])
+    ap.add_argument("command", choices=["roundtrip", "produce", "consume", "share", "stream-produce", "stream-consume", "quota-produce", "quota-consume", "admin", "metadata", "lm-produce", "lm-consume", "version"])
     ap.add_argument("--bootstrap", default="")
     ap.add_argument("--topic", default="")
     ap.add_argument("--group", default="")
@@ -427,6 +525,10 @@ def main():
         out = share(a, a.count)
     elif a.command == "admin":
         out = admin(a)
+    elif a.command == "lm-produce":
+        out = lm_produce(a)
+    elif a.command == "lm-consume":
+        out = lm_consume(a)
     else:
         out = metadata(a)
     json.dump(out, sys.stdout)
