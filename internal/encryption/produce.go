@@ -101,6 +101,9 @@ func (f *Filter) sealPartition(ctx context.Context, w *worker, keyName, topic st
 	if err != nil {
 		return nil, false, err
 	}
+	if err := sum.Incomplete(); err != nil {
+		return nil, false, err
+	}
 	if keyName != "" && sum.Legacy > 0 {
 		return nil, false, fmt.Errorf("%w: %d message sets of magic 0 or 1 cannot carry the encryption header", errLegacy, sum.Legacy)
 	}

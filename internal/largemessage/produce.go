@@ -3,6 +3,7 @@ package largemessage
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -116,8 +117,18 @@ func (f *Filter) offloadPartition(ctx context.Context, w *worker, topic string, 
 	if err != nil {
 		return nil, false, err
 	}
+	if err := sum.Incomplete(); err != nil {
+		return nil, false, err
+	}
+	if sum.Legacy > 0 { // their values are not read: none may pass unchecked
+		return nil, false, fmt.Errorf("%w: %d message sets of magic 0 or 1", errLegacy, sum.Legacy)
+	}
 	return out, sum.Changed > 0, nil
 }
+
+// errLegacy: records in a format older than record batches, which the
+// filter does not read.
+var errLegacy = errors.New("legacy message format")
 
 // acknowledged sees the upstream's answer to a produce whose values were
 // stored: the objects of a partition it refused are orphans; those of a
@@ -149,6 +160,8 @@ func (f *Filter) produceRefusal(err error, topic string, partition int32) (*kerr
 		code, reason = kerr.MessageTooLarge, "too_large"
 	case errors.Is(err, errChecksum), errors.Is(err, pointer.ErrInvalid):
 		code, reason = kerr.InvalidRecord, "checksum"
+	case errors.Is(err, errLegacy):
+		code, reason = kerr.UnsupportedForMessageFormat, "legacy_format"
 	case errors.Is(err, records.ErrMalformed), errors.Is(err, records.ErrCorrupt):
 		code, reason = kerr.CorruptMessage, "malformed"
 	case errors.Is(err, objectstore.ErrRejected):

@@ -339,3 +339,14 @@ func MayHoldMark(src, mark []byte) bool {
 	}
 	return false
 }
+
+// Incomplete is the error of a produced partition whose Rewrite summary
+// is sum, nil if none: a partial batch at the end, which a Fetch response
+// may carry but a Produce request never does, was passed through unread,
+// so a filter that must see every record refuses the partition instead.
+func (sum Summary) Incomplete() error {
+	if sum.Truncated > 0 {
+		return fmt.Errorf("%w: a partial batch of %d bytes after the last whole one", ErrMalformed, sum.Truncated)
+	}
+	return nil
+}
