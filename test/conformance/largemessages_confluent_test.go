@@ -23,16 +23,18 @@ func init() {
 }
 
 // confluentLargest is confluent-kafka's largest record: 200 MiB, not 500.
-// librdkafka 2.16's produce request for one record of 256 MiB or more is
-// refused as CORRUPT_MESSAGE by kfake without kproxy (255.9 MiB accepted,
-// 256.1 MiB refused, with message.max.bytes raised), and kproxy forwards
-// it without offloading the value (the real cluster then closes the
-// connection: the request is over its socket.request.max.bytes), so the
-// producer retries until it times out. franz-go's and Java's 500 MiB
-// records go through.
+// librdkafka 2.16.0 cannot send a batch of 256 MiB or more: Produce v9+
+// carries the batch's length as an unsigned varint, for which librdkafka
+// reserves 4 bytes (rd_kafka_buf_finalize_arraycnt in src/rdkafka_buf.h,
+// at most 2^28-2 once the compact encoding's +1 is added); for a larger
+// batch it writes no length at all, so kfake without kproxy answers
+// CORRUPT_MESSAGE (255.9 MiB accepted, 256.1 MiB refused; a kfake capped
+// at Produce v8, whose length is an int32, accepts 256.1 MiB), and so does
+// kproxy. The producer retries until message.timeout.ms. franz-go's and
+// Java's 500 MiB records go through.
 const confluentLargest = 200 << 20
 
-const confluentLargestNote = "largest record 200 MiB: librdkafka's produce request for a record of 256 MiB or more is refused by kfake as CORRUPT_MESSAGE without kproxy, and kproxy forwards it without offloading (open)"
+const confluentLargestNote = "largest record 200 MiB: librdkafka 2.16 leaves out the length of a batch of 256 MiB or more in Produce v9+ (it reserves 4 bytes for the varint), so the broker and kproxy refuse the request as CORRUPT_MESSAGE"
 
 // confluentLMRecords is what lm-produce and lm-consume print.
 type confluentLMRecords struct {
