@@ -16,7 +16,9 @@
 //   - kproxy-quotas: kproxy with quotas configured that the bench traffic
 //     matches but never reaches (optional).
 //   - kproxy-encryption: kproxy encrypting the bench topic's record values
-//     with DEKs from local-kms, which the bench starts (optional).
+//     with DEKs from local-kms, which the bench starts (optional); with the
+//     embedded upstream it gets one of its own that serves encrypted
+//     records, so that its consume loads decrypt.
 //   - kproxy-base-policy, kproxy-base-vc, kproxy-base-quotas: the same
 //     three on the kproxy-base binary, when it and the feature are both
 //     asked for.

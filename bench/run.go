@@ -28,8 +28,11 @@ type runner struct {
 	// its URL.
 	kms         *target
 	kmsEndpoint string
-	targets     []*target
-	report      *Report
+	// sealedUp is kproxy-encryption's upstream when the bench embeds
+	// one: it serves encrypted records (startSealedUpstream).
+	sealedUp *upstream
+	targets  []*target
+	report   *Report
 }
 
 // Run runs the benchmark o describes and returns its report. ctx cancels
@@ -94,6 +97,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		defer r.kms.stop()
+		if up.synthetic {
+			if r.sealedUp, err = startSealedUpstream(ctx, &r.o, r.kmsEndpoint); err != nil {
+				return nil, err
+			}
+			defer r.sealedUp.close()
+		}
 	}
 	if o.TLS {
 		if r.pki, err = newBenchPKI(r.workDir); err != nil {
@@ -162,7 +171,11 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 		TargetKproxyVC, TargetKproxyBaseVC, TargetKproxyQuotas, TargetKproxyBaseQuotas:
 		return r.startKproxyFeature(ctx, name)
 	case TargetKproxyEncryption:
-		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, encryptionYAML(r.kmsEndpoint, r.o.Topic), nil, r.workDir)
+		up := r.up
+		if r.sealedUp != nil {
+			up = r.sealedUp
+		}
+		return startKproxy(ctx, &r.o, up, name, r.kproxy, encryptionYAML(r.kmsEndpoint, r.o.Topic), nil, r.workDir)
 	case TargetKproxyTraced:
 		return r.startKproxyTraced(ctx)
 	case TargetKproxyTLS, TargetKproxySNI:

@@ -279,6 +279,9 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 	switch {
 	case name == TargetKproxyEncryption:
 		desc = "kproxy process encrypting the bench topic's record values (AES-256-GCM, DEKs from local-kms on loopback)"
+		if u.synthetic {
+			desc += "; its upstream serves records encrypted under a local-kms data key, which its consume loads decrypt"
+		}
 	case feature(name) == TargetKproxyQuotas:
 		desc = fmt.Sprintf("kproxy process with %d quota rules, one matching the bench traffic with limits it never reaches", QuotaRules)
 	case policy != "" && o.PolicyFile != "":

@@ -80,7 +80,7 @@ func (f *Filter) openPartition(ctx context.Context, w *worker, topic string, par
 		broker = f.brokerTopic(topic)
 	}
 	w.open.start(ctx, broker)
-	out, _, err := w.rw.Rewrite(nil, src, w.open.fn)
+	out, _, err := w.rw.RewriteMarked(nil, src, w.markerName, w.open.fn)
 	if err == nil {
 		f.metrics.decrypted.Add(float64(w.open.opened))
 		return out

@@ -117,19 +117,36 @@ func (f *Filter) brokerTopic(topic string) string { return f.topicPrefix + topic
 
 // worker is one handler call's reusable state.
 type worker struct {
-	rw   *records.Rewriter
-	seal sealing
-	open opening
+	rw         *records.Rewriter
+	seal       sealing
+	open       opening
+	markerName []byte // envelope.HeaderName: only records holding it are opened
 }
 
 func newWorker(f *Filter) *worker {
 	w := &worker{rw: records.NewRewriter(maxBatchBytes)}
 	w.seal.f, w.open.f = f, f
 	w.seal.fn, w.open.fn = w.seal.record, w.open.record
-	w.seal.markerName = []byte(envelope.HeaderName)
+	w.markerName = []byte(envelope.HeaderName)
+	w.seal.markerName = w.markerName
 	return w
 }
 
 func (f *Filter) worker() *worker { return f.workers.Get().(*worker) }
 
-func (f *Filter) done(w *worker) { f.workers.Put(w) }
+// maxPooledWorker bounds the buffers a pooled worker keeps: a worker that
+// rewrote an unusually large batch (up to maxBatchBytes, decompressed)
+// goes to the collector instead of pinning that memory while idle.
+const maxPooledWorker = 8 << 20
+
+func (f *Filter) done(w *worker) {
+	if w.retained() > maxPooledWorker {
+		return
+	}
+	f.workers.Put(w)
+}
+
+// retained is the capacity of the buffers w keeps between calls.
+func (w *worker) retained() int {
+	return w.rw.Retained() + cap(w.seal.buf) + cap(w.open.buf)
+}

@@ -90,7 +90,14 @@ func (f *Filter) sealPartition(ctx context.Context, w *worker, keyName, topic st
 	}
 	parts := r.partsOrNone()
 	w.seal.start(ctx, keyName, f.brokerTopic(topic), parts)
-	out, sum, err := w.rw.Rewrite(nil, src, w.seal.fn)
+	var dst []byte
+	if keyName != "" {
+		// Sized once for the sealed records (uncompressed; compressed
+		// batches grow it as they need): growing it by appends would
+		// allocate and copy it several times over.
+		dst = make([]byte, 0, len(src)+records.CountRecords(src)*w.seal.growth(parts))
+	}
+	out, sum, err := w.rw.Rewrite(dst, src, w.seal.fn)
 	if err != nil {
 		return nil, false, err
 	}

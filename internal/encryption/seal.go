@@ -28,6 +28,7 @@ type sealing struct {
 	headers    []records.Header
 	recorded   int
 	markerName []byte // envelope.HeaderName, as records carry it
+	markerLen  int    // of the last marker attached: to size outputs
 }
 
 // start prepares the state for a partition; keyName "" only checks.
@@ -62,6 +63,7 @@ func (s *sealing) record(b *records.Batch, r *records.Record) error {
 	if err != nil {
 		return err
 	}
+	s.markerLen = len(marker)
 	s.buf = s.buf[:0]
 	if s.parts&envelope.Value != 0 && r.Value != nil {
 		start := len(s.buf)
@@ -88,6 +90,23 @@ func (s *sealing) record(b *records.Batch, r *records.Record) error {
 	s.headers = r.Headers
 	s.recorded++
 	return nil
+}
+
+// growth is about how many bytes sealing adds to a record with parts
+// sealed: the value's nonce and tag, the marker header (its name, the
+// last marker's value, or a guess of 512 bytes before the first, and
+// their lengths) and the larger record length. Sealed header values add
+// more; the output grows for those.
+func (s *sealing) growth(parts envelope.Parts) int {
+	markerLen := s.markerLen
+	if markerLen == 0 {
+		markerLen = 512 // a KEK ARN and a KMS ciphertext blob
+	}
+	n := len(s.markerName) + markerLen + 8
+	if parts&envelope.Value != 0 {
+		n += envelope.Overhead
+	}
+	return n
 }
 
 // sealFailed retires a DEK that has sealed all it may: the producer's

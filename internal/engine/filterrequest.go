@@ -26,6 +26,7 @@ type wholeRequest struct {
 	// handler or the name boundary changed it.
 	req      kmsg.Request
 	modified bool
+	records  int // producedRecords of req as decoded, before the handlers
 	hooks    []func(kmsg.Response) error
 	charge   requestCharge
 }
@@ -106,6 +107,7 @@ func (p *pair) decodeRequestBody(w *wholeRequest, body []byte) (kmsg.Request, er
 	if err != nil {
 		return nil, fail(reasonProtocol, fmt.Errorf("client request: %w", err))
 	}
+	w.records, _ = producedRecords(req)
 	return req, nil
 }
 
@@ -210,14 +212,26 @@ func joinHooks(owed *pending, hooks []func(kmsg.Response) error) {
 }
 
 // encodeFiltered encodes w's changed request into a frame of its own,
-// charged at about the original frame's size.
+// charged at the original frame's size plus what the handlers added to
+// its records (encodedSizeHint), or at its size if that is more; the
+// records the handlers copied (freshRecords) are charged with it.
 func (p *pair) encodeFiltered(w *wholeRequest) ([]byte, *[]byte, requestCharge, error) {
-	if err := p.reserve(w, w.frameLen); err != nil {
+	size := encodedSizeHint(w)
+	if err := p.reserve(w, size+freshRecords(w.req, w.body)); err != nil {
 		return nil, nil, w.charge, err
 	}
-	out := p.s.frames.get(w.frameLen)
+	out := p.s.frames.get(size)
+	if cap(*out) < size {
+		*out = make([]byte, 0, size)
+	}
 	w.h.ClientID = p.conn.ClientID
 	*out = protocol.AppendRequestFrame(*out, w.h, w.req)
+	if grown := len(*out) - size; grown > 0 {
+		// Larger than the hint after all: charged now that it is known.
+		if err := p.reserve(w, grown); err != nil {
+			return nil, nil, w.charge, err
+		}
+	}
 	p.s.frames.put(w.buf) // only now: req, just encoded, aliases it
 	return *out, out, w.charge, nil
 }

@@ -183,11 +183,23 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 	if err := p.runResponseHandlers(owed, resp, handlers); err != nil {
 		return err
 	}
+	if fresh := freshRecords(resp, frame); fresh > 0 {
+		// Records a handler copied (decrypted), held until written.
+		if err := p.s.budget.acquire(&p.budget, int64(fresh), p.closed); err != nil {
+			return fail(reasonClientClosed, err)
+		}
+		charged += int64(fresh)
+	}
 	if throttle > 0 {
 		setDecodedThrottle(resp, throttle)
 	}
 	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.s.sec.terminatesSASL() && owed.onResponse == nil {
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
+	}
+	if cap(p.encodeBuf) < len(frame) {
+		// About the encoding's size (charged by decodeResponse): one
+		// allocation, not a chain of appends copying it over and over.
+		p.encodeBuf = make([]byte, 0, len(frame))
 	}
 	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], owed.correlationID, resp)
 	p.observed.ResponseBytes, p.observed.ErrorCode = len(p.encodeBuf), topLevelErrorCode(resp)

@@ -107,3 +107,21 @@ func parseBatch(raw []byte) Batch {
 		NumRecords:           int32(be.Uint32(raw[57:])),
 	}
 }
+
+// CountRecords is the sum of the record counts the complete v2 batch
+// headers of src declare, read without checking the batches: enough to
+// size an output buffer before a Rewrite.
+func CountRecords(src []byte) int {
+	n := 0
+	for len(src) >= headerSize {
+		size := logOverhead + int64(int32(binary.BigEndian.Uint32(src[lengthAt:])))
+		if size < headerSize || size > int64(len(src)) {
+			break
+		}
+		if src[magicAt] == 2 {
+			n += max(int(int32(binary.BigEndian.Uint32(src[headerSize-4:]))), 0)
+		}
+		src = src[size:]
+	}
+	return n
+}

@@ -21,7 +21,7 @@ func benchBatch(b testing.TB, codec kgo.CompressionCodec) []byte {
 		}
 		values[i] = string(v[:1024])
 	}
-	return compressedBatch(b, codec, values...)
+	return testkit.CompressedBatch(b, codec, values...)
 }
 
 // BenchmarkRewrite rewrites one batch per op: "changed" reverses every

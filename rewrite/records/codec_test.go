@@ -17,31 +17,10 @@ import (
 	"github.com/kproxy/kproxy/rewrite/records"
 )
 
-// compressedBatch is testkit.RecordBatch(values...) with its records
-// compressed by franz-go's compressor (which writes raw snappy, without
-// the xerial framing of its producers).
-func compressedBatch(t testing.TB, codec kgo.CompressionCodec, values ...string) []byte {
-	t.Helper()
-	plain := testkit.RecordBatch(values...)
-	c, err := kgo.DefaultCompressor(codec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c == nil { // no compression
-		return plain
-	}
-	packed, used := c.Compress(new(bytes.Buffer), plain[61:])
-	out := append(bytes.Clone(plain[:61]), packed...)
-	binary.BigEndian.PutUint16(out[21:], uint16(used))
-	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
-	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli)))
-	return out
-}
-
 // TestRawSnappyStaysRaw: snappy without the xerial framing (as
 // librdkafka writes it) is rewritten as raw snappy.
 func TestRawSnappyStaysRaw(t *testing.T) {
-	in := compressedBatch(t, kgo.SnappyCompression(), "one", "two")
+	in := testkit.CompressedBatch(t, kgo.SnappyCompression(), "one", "two")
 	out, _, err := records.NewRewriter(limit).Rewrite(nil, in, reverseValues())
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +79,7 @@ func TestDecompressionBombs(t *testing.T) {
 			if c.Name == "snappy" {
 				size = 16 << 20
 			}
-			in := compressedBatch(t, c.Codec, string(make([]byte, size)))
+			in := testkit.CompressedBatch(t, c.Codec, string(make([]byte, size)))
 			if len(in) > 1<<20 {
 				t.Fatalf("the bomb is %d bytes compressed", len(in))
 			}
@@ -122,5 +101,23 @@ func TestDecompressionBombs(t *testing.T) {
 				t.Errorf("allocated %d bytes for a batch limited to 1 MiB", least)
 			}
 		})
+	}
+}
+
+// TestLZ4WritesNoContentChecksum: a rewritten lz4 batch's frame carries
+// no content checksum (FLG bit 2), as Kafka's Java clients write it: the
+// batch CRC covers the bytes, and hashing them again costs CPU. franz-go
+// still reads it.
+func TestLZ4WritesNoContentChecksum(t *testing.T) {
+	in := testkit.CompressedBatch(t, kgo.Lz4Compression(), "one", "two")
+	out, _, err := records.NewRewriter(limit).Rewrite(nil, in, reverseValues())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flg := out[61+4]; flg&0x04 != 0 {
+		t.Errorf("lz4 frame flags %#02x: content checksum set", flg)
+	}
+	if rs := decoded(t, out); len(rs) != 2 || string(rs[1].Value) != "owt" {
+		t.Fatalf("records %v", rs)
 	}
 }

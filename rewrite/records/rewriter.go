@@ -1,9 +1,11 @@
 package records
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 )
 
 // castagnoli is the CRC-32C table of record batch checksums.
@@ -25,6 +27,9 @@ type Summary struct {
 	// Legacy counts the message sets of magic 0 and 1, passed through
 	// unread.
 	Legacy int
+	// Unread counts the batches RewriteMarked passed on without reading
+	// their records, for want of the mark.
+	Unread int
 	// Truncated is the size of a partial batch that ended the input (a
 	// Fetch response may end with one), passed through unread.
 	Truncated int
@@ -37,9 +42,10 @@ type Rewriter struct {
 	limit  int
 	codecs codecs
 
+	out     output   // the Rewrite call at hand
+	mark    []byte   // RewriteMarked's: batches without it are not read
 	plain   []byte   // the decompressed records of a compressed batch
-	encoded []byte   // the records of a changed batch, re-encoded
-	packed  []byte   // encoded, recompressed
+	encoded []byte   // the records of a changed compressed batch, re-encoded
 	headers []Header // the decoded headers of the record at hand
 	orig    []Header // what the Func was handed in headers
 	hdr     Batch    // the header handed to the Func
@@ -67,7 +73,8 @@ func NewRewriter(maxBatchBytes int) *Rewriter {
 // keep the Record or Batch it is given, nor change the Batch.
 func (rw *Rewriter) Rewrite(dst, src []byte, fn Func) ([]byte, Summary, error) {
 	var sum Summary
-	emitted := 0 // src[:emitted] is in dst already
+	rw.out = output{dst: dst, src: src}
+	defer func() { rw.out = output{} }() // keep neither the caller's src nor dst
 	for at := 0; at < len(src); {
 		rest := src[at:]
 		if len(rest) < logOverhead+5 { // up to and including the magic
@@ -84,20 +91,21 @@ func (rw *Rewriter) Rewrite(dst, src []byte, fn Func) ([]byte, Summary, error) {
 			break
 		}
 		raw := rest[:size]
+		start := at
 		at += int(size)
 		if size <= magicAt {
-			return nil, sum, fmt.Errorf("%w: batch of %d bytes at byte %d", ErrMalformed, size, at-len(raw))
+			return nil, sum, fmt.Errorf("%w: batch of %d bytes at byte %d", ErrMalformed, size, start)
 		}
 		switch magic := int8(raw[magicAt]); {
 		case magic == 0 || magic == 1:
 			sum.Legacy++
 			continue
 		case magic != 2:
-			return nil, sum, fmt.Errorf("%w: magic %d at byte %d", ErrMalformed, magic, at-len(raw))
+			return nil, sum, fmt.Errorf("%w: magic %d at byte %d", ErrMalformed, magic, start)
 		case size > int64(rw.limit):
-			return nil, sum, fmt.Errorf("%w: batch of %d bytes at byte %d, limit %d", ErrTooLarge, size, at-len(raw), rw.limit)
+			return nil, sum, fmt.Errorf("%w: batch of %d bytes at byte %d, limit %d", ErrTooLarge, size, start, rw.limit)
 		case size < headerSize:
-			return nil, sum, fmt.Errorf("%w: batch of %d bytes at byte %d", ErrMalformed, size, at-len(raw))
+			return nil, sum, fmt.Errorf("%w: batch of %d bytes at byte %d", ErrMalformed, size, start)
 		}
 		sum.Batches++
 		rw.hdr = parseBatch(raw)
@@ -106,64 +114,122 @@ func (rw *Rewriter) Rewrite(dst, src []byte, fn Func) ([]byte, Summary, error) {
 		if b.Control() {
 			recordFn = nil // checked, but not the Func's to see
 		}
-		payload, changed, err := rw.batch(b, raw, recordFn, &sum)
+		rw.out.batchAt = start
+		changed, err := rw.batch(b, raw, recordFn, &sum)
 		if err != nil {
 			return nil, sum, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 		}
-		if !changed {
-			continue
+		if changed {
+			sum.Changed++
+			rw.out.emitted = at
 		}
-		sum.Changed++
-		dst = append(dst, src[emitted:at-len(raw)]...)
-		dst = appendBatch(dst, raw[:headerSize], payload)
-		emitted = at
 	}
 	if sum.Changed == 0 {
 		return src, sum, nil
 	}
-	return append(dst, src[emitted:]...), sum, nil
+	return append(rw.out.dst, src[rw.out.emitted:]...), sum, nil
+}
+
+// RewriteMarked is Rewrite for a fn that changes only records holding
+// mark (a header name, say): a batch whose records do not hold its bytes
+// anywhere is passed on without its records decoded, nor, uncompressed,
+// its CRC checked (the consumer checks it, as without a proxy). A
+// compressed batch is still decompressed to look.
+func (rw *Rewriter) RewriteMarked(dst, src, mark []byte, fn Func) ([]byte, Summary, error) {
+	rw.mark = mark
+	defer func() { rw.mark = nil }()
+	return rw.Rewrite(dst, src, fn)
+}
+
+// output is what one Rewrite call writes: dst, and how much of src it
+// holds already.
+type output struct {
+	dst, src []byte
+	emitted  int // src[:emitted] is in dst, as is or rewritten
+	batchAt  int // where in src the batch at hand starts
+	headerAt int // where in dst the batch at hand's rewritten header starts
+}
+
+// begin starts the rewritten form of the batch at hand in dst: the bytes
+// of src before it, then its header (raw[:headerSize]).
+func (o *output) begin(raw []byte) {
+	if o.dst == nil {
+		// The first batch to change: the output is about the input's
+		// size, and growing it by appends would copy it several times.
+		o.dst = make([]byte, 0, len(o.src))
+	}
+	o.dst = append(o.dst, o.src[o.emitted:o.batchAt]...)
+	o.headerAt = len(o.dst)
+	o.dst = append(o.dst, raw[:headerSize]...)
+}
+
+// finish sets the length and CRC of the batch begin started, now that
+// its records follow it in dst: one CRC pass over the bytes as they go
+// out.
+func (o *output) finish() {
+	batch := o.dst[o.headerAt:]
+	binary.BigEndian.PutUint32(batch[lengthAt:], uint32(len(batch)-logOverhead))
+	binary.BigEndian.PutUint32(batch[crcAt:], crc32.Checksum(batch[attributesAt:], castagnoli))
 }
 
 // batch checks raw, hands its records to fn (unless nil), and, if fn
-// changed any, returns the batch's new records, compressed as raw's were.
-func (rw *Rewriter) batch(b *Batch, raw []byte, fn Func, sum *Summary) (payload []byte, changed bool, err error) {
+// changed any, writes the rewritten batch to rw.out, compressed as raw's
+// records were: uncompressed records straight into it, compressed ones
+// re-encoded in rw.encoded and compressed into it.
+func (rw *Rewriter) batch(b *Batch, raw []byte, fn Func, sum *Summary) (changed bool, err error) {
+	codec := b.Codec()
+	if rw.mark != nil && codec == CodecNone && !bytes.Contains(raw[headerSize:], rw.mark) {
+		sum.Unread++
+		return false, nil
+	}
 	if crc := crc32.Checksum(raw[attributesAt:], castagnoli); crc != b.CRC {
-		return nil, false, fmt.Errorf("%w: computed %#08x, batch says %#08x", ErrCorrupt, crc, b.CRC)
+		return false, fmt.Errorf("%w: computed %#08x, batch says %#08x", ErrCorrupt, crc, b.CRC)
 	}
 	if b.NumRecords < 0 || int64(b.NumRecords) > int64(len(raw)) {
-		return nil, false, fmt.Errorf("%w: record count %d in %d bytes", ErrMalformed, b.NumRecords, len(raw))
+		return false, fmt.Errorf("%w: record count %d in %d bytes", ErrMalformed, b.NumRecords, len(raw))
 	}
 	plain := raw[headerSize:]
-	codec := b.Codec()
 	if codec != CodecNone {
 		if rw.plain, err = rw.codecs.decompress(codec, plain, rw.plain); err != nil {
-			return nil, false, err
+			return false, err
 		}
 		plain = rw.plain
+		if rw.mark != nil && !bytes.Contains(plain, rw.mark) {
+			sum.Unread++
+			return false, nil
+		}
 	}
 
-	changed, err = rw.records(b, plain, fn, sum)
-	if err != nil {
-		return nil, false, err
+	direct := codec == CodecNone
+	changed, err = rw.records(b, raw, plain, direct, fn, sum)
+	if err != nil || !changed {
+		return false, err
 	}
-	if !changed {
-		return nil, false, nil
+	if !direct {
+		rw.out.begin(raw)
+		// Room for the records compressed, if they do not compress
+		// (sealed values do not): growing by appends would copy the
+		// output several times over.
+		rw.out.dst = slices.Grow(rw.out.dst, len(rw.encoded)+len(rw.encoded)/255+64)
+		if rw.out.dst, err = rw.codecs.compress(codec, isXerial(raw[headerSize:]), rw.encoded, rw.out.dst); err != nil {
+			return false, err
+		}
 	}
-	if codec == CodecNone {
-		return rw.encoded, true, nil
-	}
-	if rw.packed, err = rw.codecs.compress(codec, isXerial(raw[headerSize:]), rw.encoded, rw.packed[:0]); err != nil {
-		return nil, false, err
-	}
-	return rw.packed, true, nil
+	rw.out.finish()
+	return true, nil
 }
 
 // records decodes the records of b from plain, hands each to fn (unless
-// nil), and re-encodes them into rw.encoded once fn has changed one:
-// the unchanged ones by copy, the changed ones field by field.
-func (rw *Rewriter) records(b *Batch, plain []byte, fn Func, sum *Summary) (changed bool, err error) {
+// nil), and re-encodes them once fn has changed one: the unchanged ones
+// by copy, the changed ones field by field. direct writes them after the
+// batch's header in rw.out, else in rw.encoded.
+func (rw *Rewriter) records(b *Batch, raw, plain []byte, direct bool, fn Func, sum *Summary) (changed bool, err error) {
 	rd := recordReader{b: plain}
 	r, orig := &rw.rec, &rw.origRec
+	enc := rw.encoded[:0]
+	if direct {
+		enc = rw.out.dst
+	}
 	for i := range b.NumRecords {
 		if rd.pos == len(plain) {
 			return false, fmt.Errorf("%w: %d records where the header says %d", ErrMalformed, i, b.NumRecords)
@@ -185,31 +251,37 @@ func (rw *Rewriter) records(b *Batch, plain []byte, fn Func, sum *Summary) (chan
 		same := sameRecord(r, orig, rw.orig)
 		switch {
 		case same && changed:
-			rw.encoded = append(rw.encoded, plain[start:rd.pos]...)
+			enc = append(enc, plain[start:rd.pos]...)
 		case !same:
 			if !changed {
 				// The records before this one are unchanged: copy them.
-				rw.encoded = append(rw.encoded[:0], plain[:start]...)
+				if direct {
+					rw.out.dst = enc
+					rw.out.begin(raw)
+					enc = rw.out.dst
+				}
+				enc = append(enc, plain[:start]...)
 				changed = true
 			}
-			rw.encoded = appendRecord(rw.encoded, r)
+			enc = appendRecord(enc, r)
 		}
 	}
 	if rd.pos != len(plain) {
 		return false, fmt.Errorf("%w: %d bytes after the %d records the header counts", ErrMalformed, len(plain)-rd.pos, b.NumRecords)
 	}
+	if direct {
+		if changed {
+			rw.out.dst = enc
+		}
+	} else {
+		rw.encoded = enc
+	}
 	return changed, nil
 }
 
-// appendBatch appends a batch with header's fields (the first headerSize
-// bytes of the original) and records payload, with the length and CRC
-// that payload makes.
-func appendBatch(dst, header, payload []byte) []byte {
-	at := len(dst)
-	dst = append(dst, header...)
-	dst = append(dst, payload...)
-	batch := dst[at:]
-	binary.BigEndian.PutUint32(batch[lengthAt:], uint32(len(batch)-logOverhead))
-	binary.BigEndian.PutUint32(batch[crcAt:], crc32.Checksum(batch[attributesAt:], castagnoli))
-	return dst
+// Retained is the capacity of the buffers the Rewriter keeps between
+// calls: about the largest batch it has rewritten, decompressed, twice
+// over (its codecs' state aside).
+func (rw *Rewriter) Retained() int {
+	return cap(rw.plain) + cap(rw.encoded) + cap(rw.headers)*48 + cap(rw.orig)*48
 }

@@ -2,6 +2,7 @@ package envelope
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"sync"
 	"testing"
@@ -162,6 +163,34 @@ func TestNoncesDiffer(t *testing.T) {
 			t.Fatalf("nonce %x repeated", nonce)
 		}
 		seen[nonce] = true
+	}
+}
+
+// TestNoncesAreFixedFieldAndCount: a Sealer's nonces are its random
+// 4-byte field and its count of seals, 1, 2, 3, ... (NIST SP 800-38D
+// deterministic construction), and two Sealers of one DEK draw different
+// fixed fields.
+func TestNoncesAreFixedFieldAndCount(t *testing.T) {
+	a, b := mustSealer(t, testDEK("w")), mustSealer(t, testDEK("w"))
+	var fixed []byte
+	for i := range uint64(3) {
+		sealed, err := a.SealValue(nil, Value, "t", []byte("v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fixed == nil {
+			fixed = sealed[:4]
+		}
+		if !bytes.Equal(sealed[:4], fixed) || binary.BigEndian.Uint64(sealed[4:NonceSize]) != i+1 {
+			t.Fatalf("seal %d nonce %x: want %x then count %d", i+1, sealed[:NonceSize], fixed, i+1)
+		}
+	}
+	other, err := b.SealValue(nil, Value, "t", []byte("v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(other[:4], fixed) {
+		t.Errorf("two Sealers of one DEK share the fixed field %x", fixed)
 	}
 }
 

@@ -4,22 +4,28 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"sync/atomic"
 )
 
 // Sizes of a sealed part: nonce || ciphertext || tag.
 const (
-	NonceSize = 12 // 96-bit GCM nonce, random per part
+	NonceSize = 12 // 96-bit GCM nonce, unique per part under one DEK
 	TagSize   = 16
 	Overhead  = NonceSize + TagSize // added to each sealed part's length
 )
 
-// MaxSealsPerDEK bounds the parts one Sealer seals. Nonces are random, so
-// the bound keeps the chance of two parts sharing a nonce under one key
-// below 2^-33 (NIST SP 800-38D's limit for random GCM nonces); dek.max_records
-// times the parts per record stays far below it in any sane configuration.
+// MaxSealsPerDEK bounds the parts one Sealer seals: NIST SP 800-38D's
+// limit of 2^32 invocations of one key, kept although the nonces' 64-bit
+// counter would allow more; dek.max_records times the parts per record
+// stays far below it in any sane configuration.
 const MaxSealsPerDEK = 1 << 32
+
+// fixedFieldSize is the part of a nonce fixed for one Sealer (NIST SP
+// 800-38D section 8.2.1, deterministic construction); the other 8 bytes
+// are the Sealer's count of seals.
+const fixedFieldSize = NonceSize - 8
 
 // Sealer seals record parts under one DEK. Build one per DEK and share it;
 // it is safe for concurrent use.
@@ -28,7 +34,8 @@ type Sealer struct {
 	markers [allParts + 1][]byte // marker header value per Parts combination
 	seals   atomic.Uint64
 	aad     aadBuffers
-	nonce   func([]byte) // fills a nonce; crypto/rand outside tests
+	fixed   [fixedFieldSize]byte // random: the nonce field fixed for this Sealer
+	nonce   func([]byte)         // tests: fills a nonce instead of fixed || count
 }
 
 // NewSealer prepares a DEK for sealing: the AES key schedule and the
@@ -43,7 +50,8 @@ func NewSealer(dek DEK) (*Sealer, error) {
 
 // newSealer builds a Sealer of a validated DEK whose AEAD is built.
 func newSealer(aead cipher.AEAD, dek DEK) *Sealer {
-	s := &Sealer{aead: aead, nonce: randomNonce}
+	s := &Sealer{aead: aead}
+	_, _ = rand.Read(s.fixed[:]) // never fails since Go 1.24
 	for _, parts := range []Parts{Value, HeaderValues, Value | HeaderValues} {
 		s.markers[parts] = appendMarker(nil, parts, dek)
 	}
@@ -85,21 +93,29 @@ func (s *Sealer) seal(dst []byte, parts, part Parts, topic string, name, plainte
 	if part == HeaderValues && IsMarker(name) {
 		return dst, fmt.Errorf("%w: the %s header is never sealed", ErrMalformed, HeaderName)
 	}
-	if s.seals.Add(1) > MaxSealsPerDEK {
+	count := s.seals.Add(1)
+	if count > MaxSealsPerDEK {
 		return dst, ErrDEKExhausted
 	}
+	// The nonce is the Sealer's random fixed field and its count of seals
+	// (deterministic construction): unique under the DEK as long as one
+	// Sealer seals with it, which the callers ensure (one per DEK, and a
+	// DEK never leaves the process that asked the KMS for it), and the
+	// random field keeps even a second Sealer of one DEK apart but for a
+	// 2^-32 chance. Cheaper than crypto/rand per part.
 	start := len(dst)
-	dst = append(dst, make([]byte, NonceSize)...)
+	dst = append(dst, s.fixed[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, count)
 	nonce := dst[start:]
-	s.nonce(nonce)
+	if s.nonce != nil {
+		s.nonce(nonce)
+	}
 	aad := s.aad.get()
 	*aad = appendAAD(*aad, part, topic, name, marker)
 	dst = s.aead.Seal(dst, nonce, plaintext, *aad)
 	s.aad.put(aad)
 	return dst, nil
 }
-
-func randomNonce(b []byte) { _, _ = rand.Read(b) } // never fails since Go 1.24
 
 func newAEAD(dek DEK) (cipher.AEAD, error) {
 	if err := dek.validate(); err != nil {
