@@ -92,6 +92,14 @@ type Verdict struct {
 	// Build it with Then to get the response as its type. An error closes
 	// the connection.
 	OnResponse func(kmsg.Response) error
+	// InspectResponse, when set with OnResponse, is asked first whether
+	// the hook has work in the response, from its raw body (the bytes
+	// after the response header) and version. When it says no, the hook
+	// is not called and, unless a response handler needs it decoded, the
+	// response is forwarded as read, with no decoding: a filter's hook
+	// for records it rarely meets costs a scan, not a re-encoding. It
+	// must not keep body.
+	InspectResponse func(version int16, body []byte) bool
 }
 
 // Need says how much of a response a handler needs (see NeedByVersion).

@@ -28,6 +28,7 @@ type wholeRequest struct {
 	modified bool
 	records  int // producedRecords of req as decoded, before the handlers
 	hooks    []func(kmsg.Response) error
+	inspect  hookInspection
 	charge   requestCharge
 }
 
@@ -70,6 +71,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		}
 	}
 	joinHooks(owed, w.hooks)
+	w.inspect.joinInto(owed)
 	if len(w.hooks) > 0 || owed.boundary.req != nil {
 		// The decoded request aliases buf and a hook (or the name mapper)
 		// may read it when the response comes: buf stays with it, for the
@@ -145,6 +147,7 @@ func (p *pair) runRequestHandlers(w *wholeRequest, owed *pending, handlers []fil
 		w.modified = w.modified || v.Modified
 		if v.OnResponse != nil {
 			w.hooks = append(w.hooks, v.OnResponse)
+			w.inspect.add(v)
 		}
 	}
 	return false, nil

@@ -103,9 +103,7 @@ func (p *pair) relayResponse(owed *pending, down *direction) error {
 	}
 	p.peekResponse(owed, down, frameLen)
 	need := responseNeedAtBoundary(p.responseTable().need(owed.key, owed.version), owed)
-	if owed.onResponse != nil {
-		need = filter.Decode
-	}
+	need = max(need, hookNeed(owed))
 	var delay time.Duration
 	if owed.hold.held() {
 		var done bool
@@ -172,7 +170,7 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 		return err
 	}
 	handlers := p.responseTable().handlers.lookup(owed.key)
-	if need == filter.Inspect && !inspectWants(handlers, owed.version, body) {
+	if need == filter.Inspect && !hookWantsBody(owed, body) && !inspectWants(handlers, owed.version, body) {
 		p.countWalkedErrors(owed, body)
 		return p.writeResponse(down, frame)
 	}

@@ -51,7 +51,7 @@ func (f *Filter) fetchRequest(c *filter.Conn, req *kmsg.FetchRequest) filter.Ver
 		}
 	}
 	mem := c.Memory
-	return filter.Verdict{OnResponse: filter.Then(func(resp *kmsg.FetchResponse) error {
+	return filter.Verdict{InspectResponse: fetchMayResolve, OnResponse: filter.Then(func(resp *kmsg.FetchResponse) error {
 		f.fetch(resp, lim, mem)
 		return nil
 	})}

@@ -1,0 +1,35 @@
+package encryption
+
+import (
+	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/internal/encryption/envelope"
+	"github.com/kproxy/kproxy/internal/wire"
+	"github.com/kproxy/kproxy/rewrite/records"
+)
+
+// Fetch responses without an encrypted record, as on the topics encryption
+// does not cover, are forwarded as read: a raw walk finds whether any
+// partition may hold the marker header before the engine decodes one.
+
+// fetchNeed is what fetch needs of a Fetch response of version: the raw
+// walk reads flexible versions only.
+func fetchNeed(version int16) filter.Need {
+	if wire.IsFlexible(wire.FetchKey, version) {
+		return filter.Inspect
+	}
+	return filter.Decode
+}
+
+// fetchMayOpen says whether the Fetch response body of version may hold
+// an encrypted record: some partition has a compressed batch or the
+// marker header's name in its records. A body the walk cannot read is
+// decoded, which reports what is wrong with it.
+func fetchMayOpen(version int16, body []byte) bool {
+	found, err := wire.AnyFetchRecords(version, body, mayHoldMarker)
+	return found || err != nil
+}
+
+// mayHoldMarker is fetchMayOpen's test of one partition's records.
+func mayHoldMarker(src []byte) bool {
+	return records.MayHoldMark(src, []byte(envelope.HeaderName))
+}
