@@ -10,7 +10,7 @@ func (res *LargeRecordResult) markdown(b *strings.Builder) {
 	if res == nil {
 		return
 	}
-	fmt.Fprintf(b, "### large record\n\nOne %s record produced and then consumed through kproxy, which uploads its value to SeaweedFS (parts of %s) and forwards a pointer to the upstream (%s), then downloads and resolves it; against the same bytes uploaded (multipart, same part size) and downloaded directly with the AWS SDK. %d repetitions, alternating which goes first; medians shown.\n\n",
+	fmt.Fprintf(b, "### large record\n\nOne %s record produced and then consumed through kproxy, which uploads its value to SeaweedFS (parts of %s) and forwards a pointer to the upstream (%s), then downloads and resolves it; against the same bytes uploaded (multipart, same part size) and downloaded directly with the AWS SDK. Repetitions: %d, alternating which goes first; medians shown.\n\n",
 		mib(res.Bytes), mib(res.PartBytes), res.Upstream, res.Repetitions)
 	if res.Skipped != "" {
 		fmt.Fprintf(b, "Skipped: %s\n\n", mdEscape(res.Skipped))
