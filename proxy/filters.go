@@ -29,7 +29,7 @@ func buildClusterFilters(cfg *config.Config, programPlugins []filter.Plugin, log
 	// c, not the named result: an early "return nil, err" sets the result
 	// to nil before this deferred close runs.
 	c := &clusterFilters{policy: newPolicyShared(cfg.Audit)}
-	c.plugins = append([]filter.Plugin{policyFactory(c.policy), encryptionFactory(cfg)}, programPlugins...)
+	c.plugins = append([]filter.Plugin{policyFactory(c.policy), encryptionFactory(cfg), largeMessageFactory()}, programPlugins...)
 	defer func() {
 		if err != nil {
 			c.close()

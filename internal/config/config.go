@@ -13,6 +13,7 @@ import (
 
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/encryption/encryptionconfig"
+	"github.com/kproxy/kproxy/internal/largemessage/largemessageconfig"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
@@ -35,6 +36,10 @@ type Config struct {
 	// filter's section (encryptionconfig.Section), here for the
 	// reference and the check across virtual clusters.
 	Encryption *encryptionconfig.Config `yaml:"-" section:"encryption"`
+	// LargeMessages, when set, offloads large record values to an object
+	// store (see docs/large-messages.md). A filter's section
+	// (largemessageconfig.Section), here for the reference.
+	LargeMessages *largemessageconfig.Config `yaml:"-" section:"large_messages"`
 	// Tracing exports OpenTelemetry request spans (off by default).
 	Tracing Tracing `yaml:"tracing"`
 	// VirtualClusters, when set, are what kproxy serves, each on its own

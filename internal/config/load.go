@@ -163,6 +163,9 @@ func (c *Config) applyDefaults() {
 	if c.Encryption != nil {
 		c.Encryption.SetDefaults() // as its Validate did; for the reference's defaults
 	}
+	if c.LargeMessages != nil {
+		c.LargeMessages.SetDefaults() // likewise
+	}
 }
 
 func (u *Upstream) applyDefaults() {

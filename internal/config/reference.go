@@ -28,6 +28,7 @@ func SharedSections() []SharedSection {
 		{At: "virtual_clusters[].upstream", SameAs: "upstream"},
 		{At: "virtual_clusters[].policy", SameAs: "policy"},
 		{At: "virtual_clusters[].encryption", SameAs: "encryption"},
+		{At: "virtual_clusters[].large_messages", SameAs: "large_messages"},
 		{At: "listeners.sni.tls", SameAs: "listeners.tls"},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/auth"
 	"github.com/kproxy/kproxy/internal/encryption/encryptionconfig"
+	"github.com/kproxy/kproxy/internal/largemessage/largemessageconfig"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
@@ -15,7 +16,8 @@ import (
 // section they repeat.
 func Reference() []KeyDoc {
 	return slices.Concat(upstreamKeys(), listenerKeys(), oauthBearerKeys(), serviceKeys(), limitKeys(),
-		PluginReference(policyconfig.PolicySection()), PluginReference(policyconfig.AuditSection()), PluginReference(encryptionconfig.Section()), tracingKeys(), virtualClusterKeys())
+		PluginReference(policyconfig.PolicySection()), PluginReference(policyconfig.AuditSection()), PluginReference(encryptionconfig.Section()),
+		PluginReference(largemessageconfig.Section()), tracingKeys(), virtualClusterKeys())
 }
 
 func upstreamKeys() []KeyDoc {
@@ -201,5 +203,6 @@ func virtualClusterKeys() []KeyDoc {
 		{Key: "upstream", DefaultNote: "top-level `upstream`", Meaning: "the keys of `upstream` (not `embedded`), for this tenant"},
 		{Key: "policy", DefaultNote: "top-level `policy`", Meaning: "the keys of `policy`, written in the tenant's own (unprefixed) names; reloaded with the file"},
 		{Key: "encryption", DefaultNote: "top-level `encryption`", Meaning: "the keys of `encryption`, with `match` written in the tenant's own (unprefixed) names; records are bound to the cluster's (prefixed) names (see [docs/encryption.md](encryption.md))"},
+		{Key: "large_messages", DefaultNote: "top-level `large_messages`", Meaning: "the keys of `large_messages`, with `match` written in the tenant's own (unprefixed) names; object keys start with the virtual cluster's name and the tenant's topic name (see [docs/large-messages.md](large-messages.md))"},
 	})
 }

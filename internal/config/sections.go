@@ -10,6 +10,7 @@ import (
 
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/encryption/encryptionconfig"
+	"github.com/kproxy/kproxy/internal/largemessage/largemessageconfig"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
 
@@ -43,10 +44,10 @@ func (c *Config) claimSections(data []byte, plugins []filter.Plugin) (problems [
 }
 
 // builtinSections are the sections of kproxy's own filters: the policy's
-// (with its quotas) and record encryption's. The loader decodes and
+// (with its quotas), record encryption's and large message offload's. The loader decodes and
 // validates them as it does a program's.
 func builtinSections() []filter.Plugin {
-	return []filter.Plugin{policyconfig.PolicySection(), encryptionconfig.Section()}
+	return []filter.Plugin{policyconfig.PolicySection(), encryptionconfig.Section(), largemessageconfig.Section()}
 }
 
 // sectionPlugins are the plugins that decode the file's sections, by
@@ -62,14 +63,16 @@ func sectionPlugins(plugins []filter.Plugin) map[string]filter.Plugin {
 }
 
 // attachBuiltinSections sets the fields that give the code typed access
-// to the built-in sections (Policy, Encryption) from the decoded sections.
+// to the built-in sections (Policy, Encryption, LargeMessages) from the decoded sections.
 func (c *Config) attachBuiltinSections() {
 	c.Policy, _ = c.Filters[policySection].(*policyconfig.Policy)
 	c.Encryption, _ = c.Filters[encryptionconfig.SectionName].(*encryptionconfig.Config)
+	c.LargeMessages, _ = c.Filters[largemessageconfig.SectionName].(*largemessageconfig.Config)
 	for i := range c.VirtualClusters {
 		vc := &c.VirtualClusters[i]
 		vc.Policy, _ = vc.Filters[policySection].(*policyconfig.Policy)
 		vc.Encryption, _ = vc.Filters[encryptionconfig.SectionName].(*encryptionconfig.Config)
+		vc.LargeMessages, _ = vc.Filters[largemessageconfig.SectionName].(*largemessageconfig.Config)
 	}
 }
 

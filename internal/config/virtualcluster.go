@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kproxy/kproxy/internal/encryption/encryptionconfig"
+	"github.com/kproxy/kproxy/internal/largemessage/largemessageconfig"
 	"github.com/kproxy/kproxy/internal/tlsconfig"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
@@ -34,10 +35,11 @@ type VirtualCluster struct {
 	// allowed the APIs that act on the whole upstream cluster (SCRAM
 	// credentials, client quotas, broker configs, ...); everyone else
 	// gets the API's authorization error.
-	ClusterOperators []string                 `yaml:"cluster_operators"`
-	Upstream         *Upstream                `yaml:"upstream"`
-	Policy           *policyconfig.Policy     `yaml:"-" section:"policy"`     // as Config.Policy
-	Encryption       *encryptionconfig.Config `yaml:"-" section:"encryption"` // as Config.Encryption
+	ClusterOperators []string                   `yaml:"cluster_operators"`
+	Upstream         *Upstream                  `yaml:"upstream"`
+	Policy           *policyconfig.Policy       `yaml:"-" section:"policy"`         // as Config.Policy
+	Encryption       *encryptionconfig.Config   `yaml:"-" section:"encryption"`     // as Config.Encryption
+	LargeMessages    *largemessageconfig.Config `yaml:"-" section:"large_messages"` // as Config.LargeMessages
 	// Filters are the filters' sections this virtual cluster sets itself;
 	// Unclaimed holds them while loading (see Config).
 	Filters   FilterSections       `yaml:"-"`

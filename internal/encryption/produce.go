@@ -11,6 +11,7 @@ import (
 	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/encryption/envelope"
 	"github.com/kproxy/kproxy/internal/kms"
+	"github.com/kproxy/kproxy/internal/refusal"
 	"github.com/kproxy/kproxy/rewrite/records"
 )
 
@@ -30,7 +31,7 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 	defer f.done(w)
 	ctx, cancel := context.WithTimeout(context.Background(), kms.DefaultCallTimeout)
 	defer cancel()
-	var refused refusals
+	var refused refusal.Produce
 	modified := false
 	kept := req.Topics[:0]
 	for _, t := range req.Topics {
@@ -40,7 +41,7 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 			if name, ok = f.names.Lookup(t.TopicID); !ok {
 				// Clients fetch metadata first; UNKNOWN_TOPIC_ID makes
 				// them fetch it again, and the retry is named.
-				refused.topic(t, kerr.UnknownTopicID, "topic id not yet named by a metadata response through this proxy")
+				refused.Topic(t, kerr.UnknownTopicID, "topic id not yet named by a metadata response through this proxy")
 				f.log.Warn().Hex("topic_id", t.TopicID[:]).Msg("produce to an unnamed topic id refused: its records might need encryption")
 				continue
 			}
@@ -60,7 +61,7 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 			}
 			if err != nil {
 				code, reason := f.produceRefusal(err, name, keyName, p.Partition)
-				refused.partition(t, p.Partition, code, err.Error())
+				refused.Partition(t, p.Partition, code, err.Error())
 				f.metrics.failed(opEncrypt, reason, name, p.Partition)
 				continue
 			}
@@ -78,7 +79,7 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 		}
 	}
 	req.Topics = kept
-	return refused.verdict(req, modified)
+	return refused.Verdict(req, modified, "encrypted", nil)
 }
 
 // sealPartition rewrites one partition's records: sealed under the

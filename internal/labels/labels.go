@@ -18,6 +18,7 @@ const (
 	Mechanism      = "mechanism"
 	NodeID         = "node_id"
 	Operation      = "operation"
+	Partition      = "partition"
 	Principal      = "principal"
 	Quota          = "quota"
 	Reason         = "reason"
@@ -26,6 +27,7 @@ const (
 	Serial         = "serial"
 	Side           = "side"
 	Source         = "source"
+	Topic          = "topic"
 	Version        = "version"
 	VirtualCluster = "virtual_cluster"
 )

@@ -60,6 +60,8 @@ var portFlags = []string{"master.port", "master.port.grpc", "volume.port", "volu
 type Server struct {
 	t      testing.TB
 	s3Port int
+	bin    string
+	args   []string
 	cmd    *exec.Cmd
 	exited chan error
 	logs   *logbuf.Buffer // written while the process runs
@@ -99,16 +101,10 @@ func Start(t testing.TB) *Server {
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, s3Port: base + 6, logs: &logbuf.Buffer{}}
+	s := &Server{t: t, s3Port: base + 6, bin: bin, args: args, logs: &logbuf.Buffer{}}
 	s.Admin = s3.New(s3.Options{Region: Region, Credentials: Credentials(),
 		BaseEndpoint: aws.String(s.Endpoint()), UsePathStyle: true})
-	s.cmd = exec.Command(bin, args...)
-	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	s.exited = make(chan error, 1)
-	go func() { s.exited <- s.cmd.Wait() }()
+	s.start()
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
@@ -131,6 +127,29 @@ func Start(t testing.TB) *Server {
 		return err
 	})
 	return s
+}
+
+// start runs the process.
+func (s *Server) start() {
+	s.cmd = exec.Command(s.bin, s.args...)
+	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("start %s: %v", s.bin, err)
+	}
+	s.exited = make(chan error, 1)
+	go func() { s.exited <- s.cmd.Wait() }()
+}
+
+// Restart starts a stopped server again on the same ports and data, and
+// waits until the bucket answers.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.start()
+	s.untilOK("serve the bucket again", func(ctx context.Context) error {
+		_, err := s.Admin.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(Bucket)})
+		return err
+	})
 }
 
 // identityConfig is SeaweedFS's S3 identity file: one identity with every
