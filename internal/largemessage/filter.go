@@ -30,9 +30,11 @@ type Filter struct {
 	rules     atomic.Pointer[rules]
 	resolve   atomic.Bool
 	maxObject int64
+	storeCfg  largemessageconfig.S3Config // as started: a change needs a restart
 	names     filter.TopicNames
 	txns      transactions
-	workers   sync.Pool // *worker
+	deleters  chan struct{} // a slot per orphan deletion running in the background
+	workers   sync.Pool     // *worker
 	log       zerolog.Logger
 	metrics   *metrics
 }
@@ -70,7 +72,11 @@ func New(cfg *largemessageconfig.Config, opts Options) (*Filter, error) {
 	}
 	host, _ := os.Hostname()
 	f := &Filter{namespace: ns, proxyID: "kproxy-" + host, store: store, maxObject: cfg.MaxObjectBytes,
-		log: opts.Env.Log.With().Str("filter", largemessageconfig.SectionName).Logger(), metrics: m}
+		deleters: make(chan struct{}, maxDeleters),
+		log:      opts.Env.Log.With().Str("filter", largemessageconfig.SectionName).Logger(), metrics: m}
+	if cfg.Store.S3 != nil {
+		f.storeCfg = *cfg.Store.S3
+	}
 	f.rules.Store(rs)
 	f.resolve.Store(cfg.Resolves())
 	f.workers.New = func() any { return newWorker(f) }
@@ -97,6 +103,9 @@ func (f *Filter) Reload(cfg *largemessageconfig.Config, log zerolog.Logger) erro
 	}
 	f.rules.Store(rs)
 	f.resolve.Store(cfg.Resolves())
+	if (cfg.Store.S3 != nil && *cfg.Store.S3 != f.storeCfg) || cfg.MaxObjectBytes != f.maxObject {
+		log.Warn().Str("section", largemessageconfig.SectionName).Msg("large_messages.store or max_object_bytes changed: it takes effect only after a restart")
+	}
 	log.Info().Int("topic_rules", len(rs.list)).Bool("resolve_on_fetch", cfg.Resolves()).Msg("large message rules reloaded")
 	return nil
 }

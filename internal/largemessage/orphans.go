@@ -14,6 +14,9 @@ import (
 // the bucket's lifecycle rule.
 const maxTxnObjects = 100_000
 
+// maxDeleters bounds the orphan deletions running in the background.
+const maxDeleters = 4
+
 // transactions are the objects the open transactions stored through this
 // process, by producer id, until EndTxn says whether they were committed.
 type transactions struct {
@@ -68,7 +71,7 @@ func (f *Filter) orphans(keys []string, why string) {
 	if len(keys) == 0 {
 		return
 	}
-	go func() { // the client's answer does not wait for the store
+	del := func() {
 		failed := 0
 		for _, key := range keys {
 			if err := f.store.Delete(context.Background(), key); err != nil {
@@ -80,5 +83,14 @@ func (f *Filter) orphans(keys []string, why string) {
 			f.metrics.orphansDeleted.Inc()
 		}
 		f.log.Info().Int("objects", len(keys)).Int("not_deleted", failed).Str("why", why).Msg("orphaned objects deleted")
-	}()
+	}
+	select {
+	case f.deleters <- struct{}{}: // the client's answer does not wait for the store
+		go func() {
+			defer func() { <-f.deleters }()
+			del()
+		}()
+	default: // as many deletions running as allowed: this one holds its request
+		del()
+	}
 }

@@ -82,7 +82,7 @@ func (r *resolving) record(b *records.Batch, rec *records.Record) error {
 // cluster's object, and its size and checksum. It holds the whole value:
 // this is where a streamed resolve slots in.
 func (f *Filter) download(ctx context.Context, p pointer.Pointer, dst []byte) ([]byte, error) {
-	if p.Bucket != f.store.Bucket() || !strings.HasPrefix(p.Key, f.namespace+"/") || strings.Contains(p.Key, "..") {
+	if p.Bucket != f.store.Bucket() || !f.ownKey(p.Key) {
 		return nil, fmt.Errorf("%w: s3://%s/%s", errForeign, p.Bucket, p.Key)
 	}
 	if p.Size > f.maxObject {
@@ -116,6 +116,22 @@ func (f *Filter) download(ctx context.Context, p pointer.Pointer, dst []byte) ([
 		}
 	}
 	return dst, nil
+}
+
+// ownKey reports whether key is under this cluster's prefix, with no
+// empty, "." or ".." segment that a store mapping keys to paths might
+// resolve to another prefix.
+func (f *Filter) ownKey(key string) bool {
+	rest, ok := strings.CutPrefix(key, f.namespace+"/")
+	if !ok {
+		return false
+	}
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 func newChecksum(alg string) (hash.Hash, error) {
