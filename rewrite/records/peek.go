@@ -24,7 +24,7 @@ func PassesUnread(src []byte, idle func(records []byte) bool) bool {
 		}
 		size := logOverhead + int64(int32(binary.BigEndian.Uint32(rest[lengthAt:])))
 		switch {
-		case size < logOverhead:
+		case size <= magicAt:
 			return false // malformed: the Rewrite reports it
 		case size > int64(len(rest)):
 			return true // truncated
