@@ -86,6 +86,9 @@ type pair struct {
 	decodeBuf []byte // response loop only
 	encodeBuf []byte // response loop only
 	mapBuf    []byte // response loop only: a response the name mapper rewrote raw
+	// large is the response loop's buffers of responses over
+	// keepDecodeBuf, borrowed from the frame pool (responsebufs.go).
+	large largeResponseBufs
 
 	// observed is the timing of the response being delivered (response
 	// loop only); requestObserved that of a request the request loop

@@ -194,7 +194,9 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.s.sec.terminatesSASL() && owed.onResponse == nil {
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
 	}
-	if cap(p.encodeBuf) < len(frame) {
+	if len(frame) > keepDecodeBuf {
+		p.encodeBuf = p.large.encoding(&p.s.frames, len(frame))
+	} else if cap(p.encodeBuf) < len(frame) {
 		// About the encoding's size (charged by decodeResponse): one
 		// allocation, not a chain of appends copying it over and over.
 		p.encodeBuf = make([]byte, 0, len(frame))
@@ -287,6 +289,9 @@ func (p *pair) writeResponse(down *direction, frame []byte) error {
 }
 
 func (p *pair) decodeBuffer(n int) []byte {
+	if n > keepDecodeBuf {
+		return p.large.frame(&p.s.frames, n)
+	}
 	if cap(p.decodeBuf) < n {
 		p.decodeBuf = make([]byte, n)
 	}
@@ -295,6 +300,7 @@ func (p *pair) decodeBuffer(n int) []byte {
 
 // releaseBuffers drops buffers grown for one unusually large response.
 func (p *pair) releaseBuffers() {
+	p.large.release(&p.s.frames)
 	if cap(p.decodeBuf) > keepDecodeBuf {
 		p.decodeBuf = nil
 	}
