@@ -33,3 +33,14 @@ func fetchMayOpen(version int16, body []byte) bool {
 func mayHoldMarker(src []byte) bool {
 	return records.MayHoldMark(src, []byte(envelope.HeaderName))
 }
+
+// shareFetchNeed is what shareFetch needs of a ShareFetch response of
+// version: its raw walk reads the versions it knows (v0 and v1), and
+// refuses the others, which are then decoded anyway.
+func shareFetchNeed(int16) filter.Need { return filter.Inspect }
+
+// shareFetchMayOpen is fetchMayOpen for ShareFetch response bodies.
+func shareFetchMayOpen(version int16, body []byte) bool {
+	found, err := wire.AnyShareFetchRecords(version, body, mayHoldMarker)
+	return found || err != nil
+}

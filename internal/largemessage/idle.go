@@ -37,3 +37,9 @@ func fetchMayResolve(version int16, body []byte) bool {
 func mayHoldPointer(src []byte) bool {
 	return !records.PassesUnread(src, func(recs []byte) bool { return !pointer.MayBeIn(recs) })
 }
+
+// shareFetchMayResolve is fetchMayResolve for ShareFetch response bodies.
+func shareFetchMayResolve(version int16, body []byte) bool {
+	found, err := wire.AnyShareFetchRecords(version, body, mayHoldPointer)
+	return found || err != nil
+}
