@@ -1,8 +1,10 @@
 package engine
 
 // largeResponseBufs are the buffers a pair's response loop reads a large
-// response into and encodes it in, borrowed from the server's frame pool
-// for the one response and given back once it is written. A consumer's
+// response into and encodes it in, borrowed from the server's pool of
+// response frames for the one response and given back once it is
+// written. (Not the request frames' pool: a request a response hook
+// holds keeps its buffer, and would take a large one with it.) A consumer's
 // fetches are often over keepDecodeBuf, which a pair keeps for itself: a
 // buffer of its own per response would be allocated, zeroed and collected
 // every time; one kept would pin megabytes per idle connection.

@@ -195,7 +195,7 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
 	}
 	if len(frame) > keepDecodeBuf {
-		p.encodeBuf = p.large.encoding(&p.s.frames, len(frame))
+		p.encodeBuf = p.large.encoding(&p.s.responseFrames, len(frame))
 	} else if cap(p.encodeBuf) < len(frame) {
 		// About the encoding's size (charged by decodeResponse): one
 		// allocation, not a chain of appends copying it over and over.
@@ -290,7 +290,7 @@ func (p *pair) writeResponse(down *direction, frame []byte) error {
 
 func (p *pair) decodeBuffer(n int) []byte {
 	if n > keepDecodeBuf {
-		return p.large.frame(&p.s.frames, n)
+		return p.large.frame(&p.s.responseFrames, n)
 	}
 	if cap(p.decodeBuf) < n {
 		p.decodeBuf = make([]byte, n)
@@ -300,7 +300,7 @@ func (p *pair) decodeBuffer(n int) []byte {
 
 // releaseBuffers drops buffers grown for one unusually large response.
 func (p *pair) releaseBuffers() {
-	p.large.release(&p.s.frames)
+	p.large.release(&p.s.responseFrames)
 	if cap(p.decodeBuf) > keepDecodeBuf {
 		p.decodeBuf = nil
 	}
