@@ -282,6 +282,7 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		if u.synthetic {
 			desc += "; its upstream serves records encrypted under a local-kms data key, which its consume loads decrypt"
 		}
+	case name == TargetKproxyLargeMessages:
 		desc = "kproxy process with large-message offload configured for the bench topic (SeaweedFS on loopback) but not triggered: threshold above the record size, no trigger header"
 	case name == largeRecordTarget:
 		desc = "kproxy process offloading the large-record topic's values to SeaweedFS on loopback and resolving them on fetch"
