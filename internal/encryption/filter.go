@@ -83,8 +83,8 @@ func New(cfg *encryptionconfig.Config, opts Options) (*Filter, error) {
 // response, and the Metadata responses that name topic ids.
 func (f *Filter) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.produce)
-	filter.OnResponse(r, f.fetch, filter.NeedByVersion(fetchNeed), filter.InspectRaw(fetchMayOpen))
-	filter.OnResponse(r, f.shareFetch, filter.NeedByVersion(shareFetchNeed), filter.InspectRaw(shareFetchMayOpen))
+	filter.OnResponse(r, f.fetch, filter.NeedByVersion(fetchNeed), filter.InspectRaw(fetchWantsDecoding))
+	filter.OnResponse(r, f.shareFetch, filter.NeedByVersion(shareFetchNeed), filter.InspectRaw(shareFetchWantsDecoding))
 	filter.OnResponse(r, f.names.Learn)
 }
 

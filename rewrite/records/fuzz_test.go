@@ -21,7 +21,23 @@ func FuzzRewrite(f *testing.F) {
 		rewriteChecked(t, in)
 		// With valid CRCs, the mutations reach the records and codecs.
 		rewriteChecked(t, withCRCs(in))
+		markChecked(t, withCRCs(in))
 	})
+}
+
+// markChecked: when MayHoldMark says a record of in cannot hold the mark,
+// RewriteMarked hands no record to its Func (a Fetch response judged so is
+// relayed without being decoded).
+func markChecked(t *testing.T, in []byte) {
+	mark := []byte("value")
+	if records.MayHoldMark(in, mark) {
+		return
+	}
+	_, _, err := records.NewRewriter(1<<16).RewriteMarked(nil, in, mark, func(_ *records.Batch, r *records.Record) error {
+		t.Fatalf("MayHoldMark said no record holds %q, but RewriteMarked handed one over", mark)
+		return nil
+	})
+	_ = err // malformed input may fail; only a handed-over record is wrong
 }
 
 // withCRCs is a copy of in with each batch's CRC-32C made right.

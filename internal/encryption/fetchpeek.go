@@ -8,8 +8,9 @@ import (
 )
 
 // Fetch responses without an encrypted record, as on the topics encryption
-// does not cover, are forwarded as read: a raw walk finds whether any
-// partition may hold the marker header before the engine decodes one.
+// does not cover, are forwarded as read, neither decoded nor re-encoded: a
+// raw walk finds whether any partition may hold the marker header before
+// the engine decodes one.
 
 // fetchNeed is what fetch needs of a Fetch response of version: the raw
 // walk reads flexible versions only.
@@ -20,16 +21,16 @@ func fetchNeed(version int16) filter.Need {
 	return filter.Decode
 }
 
-// fetchMayOpen says whether the Fetch response body of version may hold
+// fetchWantsDecoding says whether the Fetch response body of version may hold
 // an encrypted record: some partition has a compressed batch or the
 // marker header's name in its records. A body the walk cannot read is
 // decoded, which reports what is wrong with it.
-func fetchMayOpen(version int16, body []byte) bool {
+func fetchWantsDecoding(version int16, body []byte) bool {
 	found, err := wire.AnyFetchRecords(version, body, mayHoldMarker)
 	return found || err != nil
 }
 
-// mayHoldMarker is fetchMayOpen's test of one partition's records.
+// mayHoldMarker is fetchWantsDecoding's test of one partition's records.
 func mayHoldMarker(src []byte) bool {
 	return records.MayHoldMark(src, []byte(envelope.HeaderName))
 }
@@ -39,8 +40,8 @@ func mayHoldMarker(src []byte) bool {
 // refuses the others, which are then decoded anyway.
 func shareFetchNeed(int16) filter.Need { return filter.Inspect }
 
-// shareFetchMayOpen is fetchMayOpen for ShareFetch response bodies.
-func shareFetchMayOpen(version int16, body []byte) bool {
+// shareFetchWantsDecoding is fetchWantsDecoding for ShareFetch response bodies.
+func shareFetchWantsDecoding(version int16, body []byte) bool {
 	found, err := wire.AnyShareFetchRecords(version, body, mayHoldMarker)
 	return found || err != nil
 }

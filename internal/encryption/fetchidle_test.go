@@ -35,10 +35,10 @@ func TestUnencryptedFetchesAreNotDecoded(t *testing.T) {
 	}
 	plain := testkit.RecordBatch("a", "b", "c")
 	lz4 := testkit.CompressedBatch(t, kgo.Lz4Compression(), "a", "b", "c")
-	if fetchMayOpen(12, fetchBody(12, plain)) {
+	if fetchWantsDecoding(12, fetchBody(12, plain)) {
 		t.Error("unencrypted uncompressed records: decoded for the filter")
 	}
-	if !fetchMayOpen(12, fetchBody(12, lz4)) {
+	if !fetchWantsDecoding(12, fetchBody(12, lz4)) {
 		t.Error("a compressed batch: not decoded for the filter, which cannot see into it")
 	}
 	req := testkit.ProduceByName(9, -1, lz4, "orders")
@@ -46,7 +46,7 @@ func TestUnencryptedFetchesAreNotDecoded(t *testing.T) {
 		t.Fatalf("produce refused: %+v", v)
 	}
 	sealed := req.Topics[0].Partitions[0].Records
-	if !fetchMayOpen(12, fetchBody(12, sealed)) {
+	if !fetchWantsDecoding(12, fetchBody(12, sealed)) {
 		t.Fatal("encrypted compressed records: not decoded for the filter")
 	}
 	resp := kmsg.NewPtrFetchResponse()
@@ -66,7 +66,7 @@ func TestUnencryptedFetchesAreNotDecoded(t *testing.T) {
 	}
 	req = testkit.ProduceByName(9, -1, plain, "orders")
 	f.produce(&filter.Conn{}, req)
-	if !fetchMayOpen(12, fetchBody(12, req.Topics[0].Partitions[0].Records)) {
+	if !fetchWantsDecoding(12, fetchBody(12, req.Topics[0].Partitions[0].Records)) {
 		t.Fatal("encrypted uncompressed records: not decoded for the filter")
 	}
 }
