@@ -115,7 +115,9 @@ func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, 
 			continue
 		}
 		w.resolve.room, w.resolve.first = room-int64(len(out)), first && len(out) == 0
-		got, sum, err := w.rw.Rewrite(nil, src[at:at+n], w.resolve.fn)
+		// Rewritten batches are appended to out directly: no copy of the
+		// values besides the one in out.
+		got, sum, err := w.rw.Rewrite(out, src[at:at+n], w.resolve.fn)
 		if errors.Is(err, errFull) {
 			changed = true
 			break
@@ -124,8 +126,11 @@ func (f *Filter) resolvePartition(ctx context.Context, w *worker, topic string, 
 			f.resolveFailed(err, w, topic, partition, code)
 			return nil
 		}
-		changed = changed || sum.Changed > 0
-		out = append(out, got...)
+		if sum.Changed > 0 {
+			out, changed = got, true
+		} else {
+			out = append(out, src[at:at+n]...)
+		}
 		at += n
 	}
 	f.metrics.resolved.Add(float64(w.resolve.resolved))

@@ -134,4 +134,14 @@ func newWorker(f *Filter) *worker {
 
 func (f *Filter) worker() *worker { return f.workers.Get().(*worker) }
 
-func (f *Filter) done(w *worker) { f.workers.Put(w) }
+// done returns w to the pool, unless it handled large values: its
+// buffers have grown to their size, and the pool would keep them.
+func (f *Filter) done(w *worker) {
+	if w.offload.bytes > maxPooledBytes || w.resolve.bytes > maxPooledBytes || cap(w.resolve.buf) > maxPooledBytes {
+		return
+	}
+	f.workers.Put(w)
+}
+
+// maxPooledBytes bounds the values a pooled worker has handled.
+const maxPooledBytes = 1 << 20

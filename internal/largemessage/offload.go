@@ -79,8 +79,8 @@ func (o *offloading) record(b *records.Batch, r *records.Record) error {
 		}
 		o.headers = append(o.headers, h)
 	}
-	if trigger >= 0 && len(r.Headers[trigger].Value) > 0 {
-		if err := producerChecksum(&p, r.Headers[trigger].Value, r.Value); err != nil {
+	if sent := bytes.TrimSpace(triggerValue(r, trigger)); len(sent) > 0 {
+		if err := producerChecksum(&p, sent, r.Value); err != nil {
 			return err
 		}
 	} else {
@@ -128,9 +128,8 @@ func producerChecksum(p *pointer.Pointer, sent, value []byte) error {
 		got = hex.EncodeToString(sum[:])
 	case pointer.ChecksumCRC32:
 		got = fmt.Sprintf("%08x", crc32.ChecksumIEEE(value))
-	case pointer.ChecksumNone:
-		p.Checksum = ""
-		return nil
+	case pointer.ChecksumNone: // as KafScale's proxy refuses it
+		return fmt.Errorf("%w: a checksum given with %s none", errChecksum, pointer.HeaderChecksumAlg)
 	default:
 		return fmt.Errorf("%w: unknown algorithm %q in %s", errChecksum, alg, pointer.HeaderChecksumAlg)
 	}
@@ -138,6 +137,14 @@ func producerChecksum(p *pointer.Pointer, sent, value []byte) error {
 		return fmt.Errorf("%w: %s %s, computed %s", errChecksum, alg, p.Checksum, got)
 	}
 	return nil
+}
+
+// triggerValue is the value of r's trigger header at i, nil for none.
+func triggerValue(r *records.Record, i int) []byte {
+	if i < 0 {
+		return nil
+	}
+	return r.Headers[i].Value
 }
 
 // carried reports whether a header (its name in lower case) is copied

@@ -2,8 +2,10 @@ package e2elargemessages
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -26,11 +28,15 @@ func TestInterleavedSizesByteIdentical(t *testing.T) {
 	}
 	p := e.proxied() // idempotent: franz-go's default
 	for _, r := range sent {
+		start := time.Now()
 		if err := p.ProduceSync(ctx, r).FirstErr(); err != nil {
 			t.Fatalf("produce %d bytes: %v", len(r.Value), err)
 		}
+		t.Logf("produced %d bytes through kproxy in %v", len(r.Value), time.Since(start).Round(time.Millisecond))
 	}
+	start := time.Now()
 	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("media.images")), len(sent))
+	t.Logf("consumed the %d records through kproxy in %v", len(sent), time.Since(start).Round(time.Millisecond))
 	for i, r := range got {
 		if digest(r.Value) != digest(sent[i].Value) || string(r.Key) != string(sent[i].Key) {
 			t.Errorf("record %d: %d bytes, key %q; want the %d bytes sent under key %q", i, len(r.Value), r.Key, len(sent[i].Value), sent[i].Key)
@@ -56,6 +62,13 @@ func TestInterleavedSizesByteIdentical(t *testing.T) {
 		}
 		if ptr.OriginalHeaders["traceparent"] != string(sent[i].Headers[0].Value) {
 			t.Errorf("record %d: pointer's original_headers %v lack the traceparent", i, ptr.OriginalHeaders)
+		}
+	}
+	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", e.kp.Cmd.Process.Pid)); err == nil {
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "VmHWM:") {
+				t.Logf("kproxy's peak RSS: %s", strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")))
+			}
 		}
 	}
 	if n := len(e.objects("default/media.images/")); n != 3 {
