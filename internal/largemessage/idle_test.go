@@ -50,6 +50,15 @@ func TestIdleBatchesPassUnread(t *testing.T) {
 	if v := f.produce(&filter.Conn{}, req); v.Modified || v.Close != nil || v.Respond != nil {
 		t.Fatalf("small records: verdict %+v, want forwarded as they came", v)
 	}
+	// A CRC the rewriter would refuse shows whether it read the batch:
+	// left to the broker, which checks it, when nothing can be offloaded
+	// (the records area within the threshold, no trigger header).
+	badCRC := bytes.Clone(small)
+	badCRC[17] ^= 0xff
+	req = produceRequest("media.x", badCRC)
+	if v := newTestFilter(t, store, 1000).produce(&filter.Conn{}, req); v.Modified || v.Close != nil || v.Respond != nil || !bytes.Equal(req.Topics[0].Partitions[0].Records, badCRC) {
+		t.Fatalf("small records, bad CRC: verdict %+v, want forwarded unread as they came", v)
+	}
 	if fetchMayResolve(12, fetchBody("media.x", small)) {
 		t.Error("a fetch of small uncompressed records: decoded for the filter")
 	}
