@@ -90,3 +90,37 @@ func TestIdleBatchesPassUnread(t *testing.T) {
 		t.Error("the fetch hook is asked for every response: no InspectResponse")
 	}
 }
+
+// A produce with nothing to offload is decided from its raw bytes, never
+// decoded; one with a large value, or to a topic id not yet named, goes
+// to the typed handler.
+func TestProduceDecidedRawWhenIdle(t *testing.T) {
+	f := newTestFilter(t, &memStore{putsOK: -1}, 1000)
+	small := batch(0, 0, 7, testRecord{key: []byte("k"), value: []byte("tiny")})
+	big := batch(0, 0, 7, testRecord{key: []byte("k"), value: bytes.Repeat([]byte("b"), 2000)})
+	body := func(version int16, records []byte, topics ...string) []byte {
+		req := produceRequest("", records)
+		req.Version = version
+		req.Topics[0].Topic = topics[0]
+		if version >= 13 {
+			req.Topics[0].Topic, req.Topics[0].TopicID = "", [16]byte{9}
+		}
+		return req.AppendTo(nil)
+	}
+	for _, tc := range []struct {
+		name    string
+		version int16
+		records []byte
+		topic   string
+		decided bool
+	}{
+		{"small values", 9, small, "media.x", true},
+		{"a topic no rule matches", 9, big, "other", true},
+		{"a large value", 9, big, "media.x", false},
+		{"a topic id not yet named", 13, small, "media.x", false},
+	} {
+		if v, decided := f.produceRaw(&filter.Conn{}, tc.version, body(tc.version, tc.records, tc.topic)); decided != tc.decided || v.Modified || v.Respond != nil || v.Close != nil {
+			t.Errorf("%s: decided %v (verdict %+v), want %v", tc.name, decided, v, tc.decided)
+		}
+	}
+}
