@@ -155,7 +155,8 @@ func streamResponse(down *direction, frameLen int) error {
 }
 
 // filterResponse buffers the response to owed, of frameLen bytes, and
-// unless need is Inspect and no handler wants it decoded, decodes it,
+// unless need is Inspect and neither owed's hook nor a handler wants it
+// decoded, decodes it,
 // passes it through the name boundary, owed's hook and the handlers, and
 // writes its encoding with throttle (a holder's delay, when not zero)
 // set. The frame, its
