@@ -24,10 +24,11 @@ const encryptionKeyAlias = "alias/kproxy-bench"
 // localKMSRegion is what local-kms writes into key ARNs and kproxy signs for.
 const localKMSRegion = "eu-west-1"
 
-// localKMSEnv is the environment kproxy needs to reach local-kms: static
-// credentials (local-kms checks no signature, the AWS SDK signs anyway) and
-// no instance-metadata lookup.
-var localKMSEnv = []string{"AWS_ACCESS_KEY_ID=kproxy-bench", "AWS_SECRET_ACCESS_KEY=kproxy-bench-secret", "AWS_EC2_METADATA_DISABLED=true"}
+// awsEnv is the environment kproxy needs to reach local-kms and the
+// bench's SeaweedFS: static credentials (local-kms checks no signature, the
+// AWS SDK signs anyway; SeaweedFS checks them, they are its one identity)
+// and no instance-metadata lookup.
+var awsEnv = []string{"AWS_ACCESS_KEY_ID=" + benchAccessKey, "AWS_SECRET_ACCESS_KEY=" + benchSecretKey, "AWS_EC2_METADATA_DISABLED=true"}
 
 // startLocalKMS runs local-kms on a free loopback port with one symmetric
 // key behind encryptionKeyAlias, as a target-like process that stop ends.

@@ -19,6 +19,10 @@
 //     with DEKs from local-kms, which the bench starts (optional); with the
 //     embedded upstream it gets one of its own that serves encrypted
 //     records, so that its consume loads decrypt.
+//   - kproxy-large-messages: kproxy with large-message offload configured
+//     for the bench topic, to SeaweedFS, which the bench starts, but not
+//     triggered (optional). With it comes a one-shot measurement of one
+//     large record through kproxy against the store directly.
 //   - kproxy-base-policy, kproxy-base-vc, kproxy-base-quotas: the same
 //     three on the kproxy-base binary, when it and the feature are both
 //     asked for.
@@ -56,6 +60,9 @@ const (
 	TargetKproxyQuotas = "kproxy-quotas"
 	// TargetKproxyEncryption is kproxy encrypting the bench topic.
 	TargetKproxyEncryption = "kproxy-encryption"
+	// TargetKproxyLargeMessages is kproxy with large-message offload
+	// configured for the bench topic but not triggered.
+	TargetKproxyLargeMessages = "kproxy-large-messages"
 	// The base binary's feature targets: kproxy-policy, kproxy-vc and
 	// kproxy-quotas run on the -kproxy-base binary.
 	TargetKproxyBasePolicy = "kproxy-base-policy"
@@ -69,7 +76,7 @@ const (
 
 // AllTargets is every target in report order.
 var AllTargets = []string{TargetDirect, TargetSplice, TargetCopy, TargetKproxy, TargetKproxyBase, TargetKproxyPolicy, TargetKproxyBasePolicy,
-	TargetKproxyVC, TargetKproxyBaseVC, TargetKproxyQuotas, TargetKproxyBaseQuotas, TargetKproxyEncryption, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
+	TargetKproxyVC, TargetKproxyBaseVC, TargetKproxyQuotas, TargetKproxyBaseQuotas, TargetKproxyEncryption, TargetKproxyLargeMessages, TargetKproxyTraced, TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
 
 // tlsTargets are the targets a client reaches over TLS; -tls adds them.
 var tlsTargets = []string{TargetTLSRelay, TargetKproxyTLS, TargetKproxySNI}
@@ -115,6 +122,14 @@ type Options struct {
 	// local-kms binary it needs.
 	Encryption  bool
 	LocalKMSBin string
+	// LargeMessages adds the kproxy-large-messages target and the
+	// one-shot large-record measurement; WeedBin is the SeaweedFS binary
+	// they need. LargeRecordBytes is the one-shot record's size and
+	// LargeRecordReps how often it is measured.
+	LargeMessages    bool
+	WeedBin          string
+	LargeRecordBytes int64
+	LargeRecordReps  int
 	// Compression is the producer's codec: "none" or "lz4".
 	Compression string
 	PolicyFile  string // YAML with a top-level policy: key, replacing the generated one
@@ -158,6 +173,9 @@ func Defaults() Options {
 		Compression: "none",
 		Targets:     AllTargets,
 		Loads:       AllLoads,
+
+		LargeRecordBytes: 100 << 20,
+		LargeRecordReps:  3,
 	}
 }
 
@@ -169,6 +187,7 @@ func QuickDefaults() Options {
 	o.Duration = 800 * time.Millisecond
 	o.Warmup = 200 * time.Millisecond
 	o.LatencyN = 200
+	o.LargeRecordReps = 1
 	return o
 }
 
@@ -204,6 +223,12 @@ func (o *Options) validate() error {
 	}
 	if o.Encryption && o.LocalKMSBin == "" {
 		bad = append(bad, "encryption needs the local-kms binary: -localkms-bin or "+LocalKMSBinEnv)
+	}
+	if o.LargeMessages && o.WeedBin == "" {
+		bad = append(bad, "large-messages needs the SeaweedFS weed binary: -weed-bin or "+WeedBinEnv)
+	}
+	if o.LargeMessages && (o.LargeRecordBytes <= largeRecordThreshold || o.LargeRecordBytes > maxLargeRecordBytes || o.LargeRecordReps < 1) {
+		bad = append(bad, fmt.Sprintf("large-record-bytes must be above %d (the offload threshold) and at most %d, large-record-reps at least 1", largeRecordThreshold, maxLargeRecordBytes))
 	}
 	if o.Conns < 0 {
 		bad = append(bad, "conns must not be negative")

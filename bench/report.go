@@ -20,7 +20,10 @@ type Report struct {
 	Targets []TargetInfo  `json:"targets"`
 	Loads   []*LoadResult `json:"loads"`
 	Conns   *ConnsResult  `json:"conns,omitempty"`
-	Notes   []string      `json:"notes,omitempty"`
+	// LargeRecord is the one-shot large-record measurement
+	// (-large-messages).
+	LargeRecord *LargeRecordResult `json:"large_record,omitempty"`
+	Notes       []string           `json:"notes,omitempty"`
 
 	coarseUsed bool // Markdown: a CPU figure of this table was marked
 }
@@ -394,6 +397,7 @@ func (r *Report) Markdown() string {
 		compareLine(&b, lr, "SNI listener", TargetKproxySNI, TargetKproxyTLS, "kproxy_tls")
 		compareLine(&b, lr, "Prefixed virtual cluster", TargetKproxyVC, TargetKproxy, "kproxy")
 		compareLine(&b, lr, "Record encryption", TargetKproxyEncryption, TargetKproxy, "kproxy")
+		compareLine(&b, lr, "Large-message offload configured, not triggered", TargetKproxyLargeMessages, TargetKproxy, "kproxy")
 		for _, base := range baseTargets() {
 			compareLine(&b, lr, "Base binary (before)", base, afterOf(base), "after")
 		}
@@ -408,6 +412,8 @@ func (r *Report) Markdown() string {
 	}
 
 	r.beforeAfterMarkdown(&b)
+
+	r.LargeRecord.markdown(&b)
 
 	if c := r.Conns; c != nil {
 		fmt.Fprintf(&b, "### idle connection pairs\n\n%d client connections opened through each proxy, each sending one ApiVersions request so that it has its upstream connection, then held idle. RSS per pair = (VmRSS after − VmRSS before) / connections.\n\n", c.Requested)

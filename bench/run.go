@@ -31,8 +31,10 @@ type runner struct {
 	// sealedUp is kproxy-encryption's upstream when the bench embeds
 	// one: it serves encrypted records (startSealedUpstream).
 	sealedUp *upstream
-	targets  []*target
-	report   *Report
+	// store is SeaweedFS, for the large-message targets.
+	store   *store
+	targets []*target
+	report  *Report
 }
 
 // Run runs the benchmark o describes and returns its report. ctx cancels
@@ -104,6 +106,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			defer r.sealedUp.close()
 		}
 	}
+	if o.LargeMessages {
+		if r.store, err = startSeaweed(ctx, &r.o, r.workDir); err != nil {
+			return nil, err
+		}
+		defer r.store.stop()
+	}
 	if o.TLS {
 		if r.pki, err = newBenchPKI(r.workDir); err != nil {
 			return nil, err
@@ -122,6 +130,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	if o.LargeMessages {
+		r.report.LargeRecord = r.runLargeRecord(ctx)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
 	if o.Conns > 0 {
 		if err := r.runConns(ctx); err != nil {
 			return nil, err
@@ -137,7 +151,7 @@ func wantedTargets(o Options) []string {
 	// Each optional target is in the run exactly when its flags are set;
 	// a feature's base target needs the feature and the base binary.
 	for target, on := range map[string]bool{TargetKproxyPolicy: o.Policy, TargetKproxyVC: o.VirtualCluster,
-		TargetKproxyQuotas: o.Quotas, TargetKproxyEncryption: o.Encryption, TargetKproxyTraced: o.Tracing, TargetKproxyBase: base,
+		TargetKproxyQuotas: o.Quotas, TargetKproxyEncryption: o.Encryption, TargetKproxyLargeMessages: o.LargeMessages, TargetKproxyTraced: o.Tracing, TargetKproxyBase: base,
 		TargetKproxyBasePolicy: base && o.Policy, TargetKproxyBaseVC: base && o.VirtualCluster, TargetKproxyBaseQuotas: base && o.Quotas} {
 		out = slices.DeleteFunc(out, func(s string) bool { return s == target })
 		if on {
@@ -156,8 +170,8 @@ func wantedTargets(o Options) []string {
 
 func (r *runner) needsKproxy() bool {
 	return slices.ContainsFunc(r.o.Targets, func(t string) bool {
-		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyVC || t == TargetKproxyQuotas || t == TargetKproxyEncryption || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
-	}) || r.o.Conns > 0
+		return t == TargetKproxy || t == TargetKproxyPolicy || t == TargetKproxyVC || t == TargetKproxyQuotas || t == TargetKproxyEncryption || t == TargetKproxyLargeMessages || t == TargetKproxyTraced || t == TargetKproxyTLS || t == TargetKproxySNI
+	}) || r.o.Conns > 0 || r.o.LargeMessages
 }
 
 // startTarget starts the named target's process (if it has one).
@@ -176,6 +190,8 @@ func (r *runner) startTarget(ctx context.Context, name string) (*target, error) 
 			up = r.sealedUp
 		}
 		return startKproxy(ctx, &r.o, up, name, r.kproxy, encryptionYAML(r.kmsEndpoint, r.o.Topic), nil, r.workDir)
+	case TargetKproxyLargeMessages:
+		return startKproxy(ctx, &r.o, r.up, name, r.kproxy, largeMessagesYAML(r.store.endpoint, r.o.Topic, largeThreshold(&r.o)), nil, r.workDir)
 	case TargetKproxyTraced:
 		return r.startKproxyTraced(ctx)
 	case TargetKproxyTLS, TargetKproxySNI:
@@ -242,6 +258,9 @@ func (r *runner) finishTargets() {
 		}
 		if t.name == TargetKproxyEncryption && !info.Skipped {
 			info.Note = encryptionNote(context.Background(), t)
+		}
+		if t.name == TargetKproxyLargeMessages && !info.Skipped {
+			info.Note = largeMessagesNote(context.Background(), r.store, largeThreshold(&r.o))
 		}
 		if pid := t.pid(); pid != 0 {
 			if m, err := procstat.Mem(pid); err == nil {

@@ -282,6 +282,10 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		if u.synthetic {
 			desc += "; its upstream serves records encrypted under a local-kms data key, which its consume loads decrypt"
 		}
+	case name == TargetKproxyLargeMessages:
+		desc = "kproxy process with large-message offload configured for the bench topic (SeaweedFS on loopback) but not triggered: threshold above the record size, no trigger header"
+	case name == largeRecordTarget:
+		desc = "kproxy process offloading the large-record topic's values to SeaweedFS on loopback and resolving them on fetch"
 	case feature(name) == TargetKproxyQuotas:
 		desc = fmt.Sprintf("kproxy process with %d quota rules, one matching the bench traffic with limits it never reaches", QuotaRules)
 	case policy != "" && o.PolicyFile != "":
@@ -315,7 +319,7 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		return nil, err
 	}
 	validate := exec.CommandContext(ctx, bin, "validate", "--config", cfgPath)
-	validate.Env = append(childEnv(o), localKMSEnv...)
+	validate.Env = append(childEnv(o), awsEnv...)
 	out, err := validate.CombinedOutput()
 	if err != nil {
 		t.skipped = fmt.Sprintf("`kproxy validate` rejected the generated configuration %s: %s", filepath.Base(cfgPath), oneLine(string(out), 400))
@@ -328,8 +332,8 @@ func startKproxy(ctx context.Context, o *Options, u *upstream, name, bin, policy
 		return nil, err
 	}
 	defer logf.Close()
-	cmd.Stdout = logf                         // kproxy logs to stdout
-	cmd.Env = append(cmd.Env, localKMSEnv...) // read only with an encryption section
+	cmd.Stdout = logf                    // kproxy logs to stdout
+	cmd.Env = append(cmd.Env, awsEnv...) // read only with an encryption or large_messages section
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}

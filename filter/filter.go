@@ -97,6 +97,14 @@ type Verdict struct {
 	// streams rather than holds (see Splicer). An error closes the
 	// connection.
 	OnFetchSpliced func(resp *kmsg.FetchResponse, s *Splicer) error
+	// InspectResponse, when set with OnResponse or OnFetchSpliced, is
+	// asked first whether the hooks have work in the response, from its
+	// raw body (the bytes after the response header) and version. When it
+	// says no, the hooks are not called and, unless a response handler
+	// needs it decoded, the response is forwarded as read, with no
+	// decoding: a filter's hook for records it rarely meets costs a scan,
+	// not a re-encoding. It must not keep body.
+	InspectResponse func(version int16, body []byte) bool
 }
 
 // Need says how much of a response a handler needs (see NeedByVersion).

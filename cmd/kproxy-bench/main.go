@@ -8,6 +8,7 @@
 //	go run ./cmd/kproxy-bench -conns 10000 -loads none
 //	go run ./cmd/kproxy-bench -vc -targets kproxy    # prefixed virtual cluster vs passthrough
 //	go run ./cmd/kproxy-bench -encryption -localkms-bin LOCALKMS -targets kproxy -compression lz4  # record encryption vs passthrough
+//	go run ./cmd/kproxy-bench -large-messages -weed-bin WEED -targets kproxy -loads produce,consume  # offload configured, not triggered, and one 100 MiB record
 //	go run ./cmd/kproxy-bench -targets kproxy -kproxy-base OLD -policy -vc -quotas  # before/after, every feature
 //
 // It re-executes itself with the hidden subcommands "relay" (the reference
@@ -64,6 +65,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Quotas, "quotas", false, "add the kproxy-quotas target (kproxy with quotas configured, one matching the bench traffic with limits it never reaches)")
 	fs.BoolVar(&o.Encryption, "encryption", false, "add the kproxy-encryption target (kproxy encrypting the bench topic's record values, AES-256-GCM, with DEKs from local-kms that the bench starts on loopback)")
 	fs.StringVar(&o.LocalKMSBin, "localkms-bin", os.Getenv(bench.LocalKMSBinEnv), "local-kms binary for -encryption (default $"+bench.LocalKMSBinEnv+")")
+	fs.BoolVar(&o.LargeMessages, "large-messages", false, "add the kproxy-large-messages target (kproxy with large-message offload configured for the bench topic, to SeaweedFS that the bench starts on loopback, but not triggered) and time one large record through kproxy against the store directly")
+	fs.StringVar(&o.WeedBin, "weed-bin", os.Getenv(bench.WeedBinEnv), "SeaweedFS weed binary for -large-messages (default $"+bench.WeedBinEnv+"; test/seaweedfs/build.sh builds it)")
+	fs.Int64Var(&o.LargeRecordBytes, "large-record-bytes", d.LargeRecordBytes, "size of the one large record of -large-messages")
+	fs.IntVar(&o.LargeRecordReps, "large-record-reps", d.LargeRecordReps, "repetitions of the large-record measurement; medians are reported")
 	fs.StringVar(&o.Compression, "compression", d.Compression, "producer codec: none or lz4")
 	fs.BoolVar(&o.Tracing, "tracing", false, "add the kproxy-traced target (kproxy with tracing at 1% sampling, exporting to an OTLP/HTTP sink in this process)")
 	fs.BoolVar(&o.TLS, "tls", false, "add the tls-relay, kproxy-tls and kproxy-sni targets: the client speaks TLS to a TLS-terminating relay, to kproxy with TLS listeners, and to kproxy's SNI listener (one port, routed by server name)")
@@ -131,10 +136,11 @@ func quickUnlessSet(fs *flag.FlagSet, o *bench.Options) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	o.Quick = true
 	for name, field := range map[string]func(){
-		"rounds":    func() { o.Rounds = q.Rounds },
-		"duration":  func() { o.Duration = q.Duration },
-		"warmup":    func() { o.Warmup = q.Warmup },
-		"latency-n": func() { o.LatencyN = q.LatencyN },
+		"rounds":            func() { o.Rounds = q.Rounds },
+		"duration":          func() { o.Duration = q.Duration },
+		"warmup":            func() { o.Warmup = q.Warmup },
+		"latency-n":         func() { o.LatencyN = q.LatencyN },
+		"large-record-reps": func() { o.LargeRecordReps = q.LargeRecordReps },
 	} {
 		if !set[name] {
 			field()

@@ -91,7 +91,7 @@ func New(cfg *encryptionconfig.Config, opts Options) (*Filter, error) {
 func (f *Filter) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.produce)
 	filter.OnResponse(r, f.fetch, filter.NeedByVersion(fetchNeed), filter.InspectRaw(fetchWantsDecoding))
-	filter.OnResponse(r, f.shareFetch)
+	filter.OnResponse(r, f.shareFetch, filter.NeedByVersion(shareFetchNeed), filter.InspectRaw(shareFetchWantsDecoding))
 	filter.OnResponse(r, f.names.Learn)
 }
 

@@ -28,6 +28,7 @@ type wholeRequest struct {
 	modified bool
 	records  int // producedRecords of req as decoded, before the handlers
 	hooks    []func(kmsg.Response) error
+	inspect  hookInspection
 	charge   requestCharge
 }
 
@@ -70,6 +71,7 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		}
 	}
 	joinHooks(owed, w.hooks)
+	w.inspect.joinInto(owed)
 	if len(w.hooks) > 0 || owed.boundary.req != nil {
 		// The decoded request aliases buf and a hook (or the name mapper)
 		// may read it when the response comes: buf stays with it, for the
@@ -143,6 +145,9 @@ func (p *pair) runRequestHandlers(w *wholeRequest, owed *pending, handlers []fil
 			return true, nil
 		}
 		w.modified = w.modified || v.Modified
+		if v.OnResponse != nil || v.OnFetchSpliced != nil {
+			w.inspect.add(v)
+		}
 		if v.OnResponse != nil {
 			w.hooks = append(w.hooks, v.OnResponse)
 		}

@@ -87,6 +87,9 @@ type pair struct {
 	encodeBuf []byte         // response loop only
 	splicer   filter.Splicer // response loop only: the values a response's handlers spliced
 	mapBuf    []byte         // response loop only: a response the name mapper rewrote raw
+	// large is the response loop's buffers of responses over
+	// keepDecodeBuf, borrowed from the frame pool (responsebufs.go).
+	large largeResponseBufs
 
 	// observed is the timing of the response being delivered (response
 	// loop only); requestObserved that of a request the request loop

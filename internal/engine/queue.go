@@ -17,6 +17,10 @@ type pending struct {
 	// onResponse, when set, sees the decoded upstream response first
 	// (after the chain's boundary).
 	onResponse func(kmsg.Response) error
+	// hookWants, when set, says from the raw body whether onResponse
+	// has work in it (hookinspect.go); unset, onResponse sees every
+	// response.
+	hookWants func(version int16, body []byte) bool
 	// boundary is what the chain's boundary needs of the response
 	// (boundary.go).
 	boundary boundaryState

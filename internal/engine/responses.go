@@ -103,9 +103,7 @@ func (p *pair) relayResponse(owed *pending, down *direction) error {
 	}
 	p.peekResponse(owed, down, frameLen)
 	need := responseNeedAtBoundary(p.responseTable().need(owed.key, owed.version), owed)
-	if owed.onResponse != nil {
-		need = filter.Decode
-	}
+	need = max(need, hookNeed(owed))
 	var delay time.Duration
 	if owed.hold.held() {
 		var done bool
@@ -157,7 +155,8 @@ func streamResponse(down *direction, frameLen int) error {
 }
 
 // filterResponse buffers the response to owed, of frameLen bytes, and
-// unless need is Inspect and no handler wants it decoded, decodes it,
+// unless need is Inspect and neither owed's hook nor a handler wants it
+// decoded, decodes it,
 // passes it through the name boundary, owed's hook and the handlers, and
 // writes its encoding with throttle (a holder's delay, when not zero)
 // set. The frame, its
@@ -173,7 +172,7 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 		return err
 	}
 	handlers := p.responseTable().handlers.lookup(owed.key)
-	if need == filter.Inspect && !inspectWants(handlers, owed.version, body) {
+	if need == filter.Inspect && !hookWantsBody(owed, body) && !inspectWants(handlers, owed.version, body) {
 		p.countWalkedErrors(owed, body)
 		return p.writeResponse(down, frame)
 	}
@@ -197,7 +196,9 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.s.sec.terminatesSASL() && owed.onResponse == nil {
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
 	}
-	if cap(p.encodeBuf) < len(frame) {
+	if len(frame) > keepDecodeBuf {
+		p.encodeBuf = p.large.encoding(&p.s.responseFrames, len(frame))
+	} else if cap(p.encodeBuf) < len(frame) {
 		// About the encoding's size (charged by decodeResponse): one
 		// allocation, not a chain of appends copying it over and over.
 		p.encodeBuf = make([]byte, 0, len(frame))
@@ -314,6 +315,9 @@ func (p *pair) writeResponse(down *direction, frame []byte) error {
 }
 
 func (p *pair) decodeBuffer(n int) []byte {
+	if n > keepDecodeBuf {
+		return p.large.frame(&p.s.responseFrames, n)
+	}
 	if cap(p.decodeBuf) < n {
 		p.decodeBuf = make([]byte, n)
 	}
@@ -322,6 +326,7 @@ func (p *pair) decodeBuffer(n int) []byte {
 
 // releaseBuffers drops buffers grown for one unusually large response.
 func (p *pair) releaseBuffers() {
+	p.large.release(&p.s.responseFrames)
 	if cap(p.decodeBuf) > keepDecodeBuf {
 		p.decodeBuf = nil
 	}

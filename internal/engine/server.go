@@ -62,6 +62,7 @@ type Server struct {
 	rawStages       handlerTable[rawStage]
 	chain           []filter.Link // the filters in request order (Chain)
 	frames          framePool     // buffers of requests read whole for filters
+	responseFrames  framePool     // buffers of large responses (responsebufs.go)
 	// apiVersions answers ApiVersions of clients not yet authenticated
 	// (SASL terminate mode); set in Start.
 	apiVersions *apiVersionsCache

@@ -51,7 +51,7 @@ func (f *Filter) fetchRequest(c *filter.Conn, req *kmsg.FetchRequest) filter.Ver
 		}
 	}
 	mem := c.Memory
-	return filter.Verdict{OnFetchSpliced: func(resp *kmsg.FetchResponse, s *filter.Splicer) error {
+	return filter.Verdict{InspectResponse: fetchMayResolve, OnFetchSpliced: func(resp *kmsg.FetchResponse, s *filter.Splicer) error {
 		f.fetch(resp, lim, mem, s)
 		return nil
 	}}

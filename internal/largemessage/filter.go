@@ -87,7 +87,7 @@ func New(cfg *largemessageconfig.Config, opts Options) (*Filter, error) {
 // end transactions, every Fetch and ShareFetch request and its response, and the Metadata responses that
 // name topic ids.
 func (f *Filter) Register(r *filter.Registry) {
-	filter.OnRequest(r, f.produce)
+	filter.OnRequest(r, f.produce, filter.DecideRaw(f.produceRaw))
 	filter.OnRequest(r, f.endTxn)
 	filter.OnRequest(r, f.fetchRequest)
 	filter.OnRequest(r, f.shareFetchRequest)
@@ -123,6 +123,7 @@ type worker struct {
 	rw      *records.Rewriter
 	offload offloading
 	resolve resolving
+	summary produceSummary
 }
 
 func newWorker(f *Filter) *worker {

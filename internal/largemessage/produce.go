@@ -110,7 +110,7 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 // offloadPartition rewrites one partition's records under rule r.
 func (f *Filter) offloadPartition(ctx context.Context, w *worker, topic string, r *rule, src []byte) ([]byte, bool, error) {
 	w.offload.start(ctx, topic, r)
-	if len(src) == 0 {
+	if len(src) == 0 || cannotOffload(src, r) {
 		return src, false, nil
 	}
 	out, sum, err := w.rw.Rewrite(nil, src, w.offload.fn)

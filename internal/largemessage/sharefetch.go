@@ -15,7 +15,7 @@ func (f *Filter) shareFetchRequest(c *filter.Conn, req *kmsg.ShareFetchRequest) 
 		return filter.Verdict{}
 	}
 	total, mem := int64(req.MaxBytes), c.Memory
-	return filter.Verdict{OnResponse: filter.Then(func(resp *kmsg.ShareFetchResponse) error {
+	return filter.Verdict{InspectResponse: shareFetchMayResolve, OnResponse: filter.Then(func(resp *kmsg.ShareFetchResponse) error {
 		f.shareFetch(resp, total, mem)
 		return nil
 	})}

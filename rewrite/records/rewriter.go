@@ -310,36 +310,6 @@ func (rw *Rewriter) Retained() int {
 	return cap(rw.plain) + cap(rw.encoded) + cap(rw.headers)*48 + cap(rw.orig)*48
 }
 
-// MayHoldMark reports whether RewriteMarked might hand a record of src to
-// its Func: src holds a v2 batch that is compressed (only decompressing
-// it tells) or whose records hold mark's bytes, or bytes that do not
-// parse as batches (RewriteMarked reports those). A partial batch at the
-// end and message sets of magic 0 and 1 are passed on unread either way.
-func MayHoldMark(src, mark []byte) bool {
-	for len(src) >= logOverhead+5 {
-		length := int64(int32(binary.BigEndian.Uint32(src[lengthAt:])))
-		size := logOverhead + length
-		switch {
-		case length < 0 || size <= magicAt:
-			return true
-		case size > int64(len(src)):
-			return false // partial
-		}
-		batch := src[:size]
-		src = src[size:]
-		switch magic := int8(batch[magicAt]); {
-		case magic == 0 || magic == 1:
-			continue
-		case magic != 2 || len(batch) < headerSize:
-			return true
-		}
-		if Codec(int16(binary.BigEndian.Uint16(batch[attributesAt:]))&codecMask) != CodecNone || bytes.Contains(batch[headerSize:], mark) {
-			return true
-		}
-	}
-	return false
-}
-
 // Incomplete is the error of a produced partition whose Rewrite summary
 // is sum, nil if none: a partial batch at the end, which a Fetch response
 // may carry but a Produce request never does, was passed through unread,
