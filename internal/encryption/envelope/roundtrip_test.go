@@ -17,7 +17,9 @@ func TestRoundTrip(t *testing.T) {
 		if len(r.value) != len(value)+Overhead {
 			t.Fatalf("sealed value is %d bytes for %d plaintext bytes, want +%d", len(r.value), len(value), Overhead)
 		}
-		if len(value) > 0 && bytes.Contains(r.value, value) {
+		// A byte or two turn up in random ciphertext by chance (one byte
+		// in about one run of nine): only longer plaintexts tell.
+		if len(value) >= 8 && bytes.Contains(r.value, value) {
 			t.Fatal("sealed value contains the plaintext")
 		}
 		gotValue, gotHeader, err := openRecord(o, "payments.cards", r)
