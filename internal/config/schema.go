@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"reflect"
 	"time"
 )
@@ -20,6 +21,7 @@ const durationPattern = `^(0|([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h
 func Schema() ([]byte, error) {
 	g := schemaGenerator{
 		defs:     map[string]any{},
+		defTypes: map[string]reflect.Type{},
 		shared:   sharedTypes(),
 		defaults: map[string]reflect.Value{},
 	}
@@ -50,6 +52,10 @@ func Schema() ([]byte, error) {
 
 type schemaGenerator struct {
 	defs map[string]any
+	// defTypes is the type each name of defs defines: two sections'
+	// types of one name (encryptionconfig.Config, largemessageconfig.Config)
+	// must not share a definition.
+	defTypes map[string]reflect.Type
 	// shared are the section types written in more than one place, each
 	// defined once under $defs.
 	shared   map[reflect.Type]bool
@@ -130,12 +136,26 @@ func (g *schemaGenerator) section(t reflect.Type, path string) map[string]any {
 	if !g.shared[t] {
 		return g.object(t, path+".")
 	}
-	name := t.Name()
+	name := defName(t)
+	if other, taken := g.defTypes[name]; taken && other != t {
+		g.err = fmt.Errorf("configuration schema: %s and %s would both be $defs/%s", other, t, name)
+	}
+	g.defTypes[name] = t
 	if _, defined := g.defs[name]; !defined {
 		g.defs[name] = nil // taken, for recursive calls
 		g.defs[name] = g.object(t, CanonicalKey(path)+".")
 	}
 	return map[string]any{"$ref": "#/$defs/" + name}
+}
+
+// defName is the name of t's definition under $defs: its Go name, with
+// its package's for the sections a filter's package declares, whose
+// types are all called Config.
+func defName(t reflect.Type) string {
+	if t.PkgPath() == reflect.TypeFor[Config]().PkgPath() {
+		return t.Name()
+	}
+	return path.Base(t.PkgPath()) + "." + t.Name()
 }
 
 // value is the schema of a scalar or list of scalars of Go type t.

@@ -29,6 +29,7 @@ var passthroughSections = map[string]string{
 	"tracing":                    "tracing",
 	"metrics":                    "metrics",
 	"encryption":                 "encryption",
+	"largeMessages":              "large_messages",
 	"policy":                     "policy",
 	"virtualClusters":            "virtual_clusters",
 	"upstream.embedded":          "upstream.embedded",

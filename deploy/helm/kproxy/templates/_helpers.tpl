@@ -181,20 +181,23 @@ brokerPortBase + id), the SNI port, and each virtual cluster's.
 {{/*
 kproxy.restartConfig: every key of kproxy.yaml that takes effect only at
 start, as YAML: all but what kproxy reloads, which is the policy (each
-virtual cluster's too), audit.log_allowed, and encryption's topics and
+virtual cluster's too), audit.log_allowed, encryption's topics and
 on_missing_key (at the top level and per virtual cluster; its kms and dek,
-and adding or removing the section, need a restart). Its checksum is the
+and adding or removing the section, need a restart), and large_messages'
+topics and resolve_on_fetch (likewise). Its checksum is the
 pods' checksum/config annotation, so changing one of these rolls the pods
 and changing what kproxy reloads does not.
 */}}
 {{- define "kproxy.restartConfig" -}}
 {{- $cfg := include "kproxy.baseConfig" . | fromYaml -}}
 {{- with $cfg.encryption }}{{ $_ := set $cfg "encryption" (include "kproxy.encryptionRestartKeys" . | fromYaml) }}{{ end -}}
+{{- with $cfg.large_messages }}{{ $_ := set $cfg "large_messages" (include "kproxy.largeMessagesRestartKeys" . | fromYaml) }}{{ end -}}
 {{- with $cfg.virtual_clusters -}}
 {{- $vcs := list -}}
 {{- range . -}}
 {{- $vc := omit . "policy" -}}
 {{- with $vc.encryption }}{{ $_ := set $vc "encryption" (include "kproxy.encryptionRestartKeys" . | fromYaml) }}{{ end -}}
+{{- with $vc.large_messages }}{{ $_ := set $vc "large_messages" (include "kproxy.largeMessagesRestartKeys" . | fromYaml) }}{{ end -}}
 {{- $vcs = append $vcs $vc -}}
 {{- end -}}
 {{- $_ := set $cfg "virtual_clusters" $vcs -}}
@@ -211,6 +214,15 @@ applies only at start, changes the checksum.
 {{- toYaml (omit . "topics" "on_missing_key") -}}
 {{- end -}}
 
+{{/*
+A large_messages section's keys a reload does not apply: the store,
+pointer_format and max_object_bytes (kproxy reloads topics and
+resolve_on_fetch). The section stays, as for encryption.
+*/}}
+{{- define "kproxy.largeMessagesRestartKeys" -}}
+{{- toYaml (omit . "topics" "resolve_on_fetch") -}}
+{{- end -}}
+
 {{/* kproxy.baseConfig: kproxy.yaml without the policy and audit.log_allowed. */}}
 {{- define "kproxy.baseConfig" -}}
 {{- $v := .Values -}}
@@ -221,6 +233,7 @@ applies only at start, changes the checksum.
 {{- range $key := list "limits" "tracing" "metrics" "encryption" -}}
 {{- with (get $v $key) }}{{ $_ := set $cfg $key . }}{{ end -}}
 {{- end -}}
+{{- with $v.largeMessages }}{{ $_ := set $cfg "large_messages" . }}{{ end -}}
 {{- with $v.virtualClusters }}{{ $_ := set $cfg "virtual_clusters" . }}{{ end -}}
 {{- with (omit $v.audit "log_allowed") }}{{ $_ := set $cfg "audit" . }}{{ end -}}
 {{- $cfg = mergeOverwrite $cfg (omit (deepCopy $v.extraConfig) "policy") -}}
