@@ -32,7 +32,7 @@ func fetchWantsDecoding(version int16, body []byte) bool {
 
 // mayHoldMarker is fetchWantsDecoding's test of one partition's records.
 func mayHoldMarker(src []byte) bool {
-	return records.MayHoldMark(src, []byte(envelope.HeaderName))
+	return records.MayHoldHeader(src, []byte(envelope.HeaderName))
 }
 
 // shareFetchNeed is what shareFetch needs of a ShareFetch response of

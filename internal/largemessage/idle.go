@@ -1,8 +1,6 @@
 package largemessage
 
 import (
-	"bytes"
-
 	"github.com/kproxy/kproxy/internal/largemessage/pointer"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/rewrite/records"
@@ -10,17 +8,20 @@ import (
 
 // A topic with offload configured but few large records pays for the
 // filter only where it may have work: these checks read raw batches
-// (attributes, sizes, a byte search) so that the rest is forwarded with
-// neither CRC check nor record decoding, nor, for fetches, the response
-// decoded and re-encoded.
+// (attributes, sizes, each record's framing: never a pass over the
+// values) so that the rest is forwarded with neither CRC check nor record
+// decoding, nor, for fetches, the response decoded and re-encoded.
 
 // cannotOffload reports that no record of src (a partition's produced
-// batches) can be offloaded under r: every batch is uncompressed, its
-// records area no larger than the threshold (so no value is larger) and
-// without the trigger header's name anywhere.
+// batches) can be offloaded under r: every batch is whole and uncompressed and no
+// record has a value above the threshold or the trigger header. A
+// records area no larger than the threshold holds no larger value.
 func cannotOffload(src []byte, r *rule) bool {
-	return records.PassesUnread(src, func(recs []byte) bool {
-		return int64(len(recs)) <= r.threshold && !bytes.Contains(recs, r.trigger)
+	return records.ProducedPassesUnread(src, func(recs []byte) bool {
+		small := int64(len(recs)) <= r.threshold
+		return !records.AnyRecord(recs, func(rec records.RawRecord) bool {
+			return (!small && int64(len(rec.Value)) > r.threshold) || rec.HasHeader(r.trigger)
+		})
 	})
 }
 
@@ -33,9 +34,13 @@ func fetchMayResolve(version int16, body []byte) bool {
 	return found || err != nil
 }
 
-// mayHoldPointer is fetchMayResolve's test of one partition's records.
+// mayHoldPointer is fetchMayResolve's test of one partition's records:
+// whether a compressed batch may hold a pointer, or a record's value is
+// one by KafScale's rule (resolving reads no other).
 func mayHoldPointer(src []byte) bool {
-	return !records.PassesUnread(src, func(recs []byte) bool { return !pointer.MayBeIn(recs) })
+	return !records.PassesUnread(src, func(recs []byte) bool {
+		return !records.AnyRecord(recs, func(rec records.RawRecord) bool { return pointer.Detect(rec.Value) })
+	})
 }
 
 // shareFetchMayResolve is fetchMayResolve for ShareFetch response bodies.

@@ -21,20 +21,32 @@ func FuzzRewrite(f *testing.F) {
 		rewriteChecked(t, in)
 		// With valid CRCs, the mutations reach the records and codecs.
 		rewriteChecked(t, withCRCs(in))
-		markChecked(t, withCRCs(in))
+		headerChecked(t, withCRCs(in))
 	})
 }
 
-// markChecked: when MayHoldMark says a record of in cannot hold the mark,
-// RewriteMarked hands no record to its Func (a Fetch response judged so is
-// relayed without being decoded).
-func markChecked(t *testing.T, in []byte) {
-	mark := []byte("value")
-	if records.MayHoldMark(in, mark) {
+// headerChecked: when MayHoldHeader says no record of in carries the
+// header, and when AnyRecord finds no value above 8 bytes, a Rewrite
+// hands over no record that does (a Fetch response or a produced
+// partition judged so is forwarded without being decoded).
+func headerChecked(t *testing.T, in []byte) {
+	key := []byte("trace-id")
+	noHeader := !records.MayHoldHeader(in, key)
+	noLarge := records.PassesUnread(in, func(recs []byte) bool {
+		return !records.AnyRecord(recs, func(r records.RawRecord) bool { return len(r.Value) > 8 })
+	})
+	if !noHeader && !noLarge {
 		return
 	}
-	_, _, err := records.NewRewriter(1<<16).RewriteMarked(nil, in, mark, func(_ *records.Batch, r *records.Record) error {
-		t.Fatalf("MayHoldMark said no record holds %q, but RewriteMarked handed one over", mark)
+	_, _, err := records.NewRewriter(1<<16).Rewrite(nil, in, func(_ *records.Batch, r *records.Record) error {
+		for _, h := range r.Headers {
+			if noHeader && bytes.Equal(h.Key, key) {
+				t.Fatalf("MayHoldHeader said no record carries %q, but Rewrite handed one over", key)
+			}
+		}
+		if noLarge && len(r.Value) > 8 {
+			t.Fatalf("AnyRecord found no value above 8 bytes, but Rewrite handed one of %d over", len(r.Value))
+		}
 		return nil
 	})
 	_ = err // malformed input may fail; only a handed-over record is wrong

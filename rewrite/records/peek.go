@@ -1,9 +1,6 @@
 package records
 
-import (
-	"bytes"
-	"encoding/binary"
-)
+import "encoding/binary"
 
 // PassesUnread reports, without decoding a record, whether a Rewrite of
 // src would leave it as it is given that fn changes no record of a batch
@@ -17,17 +14,31 @@ import (
 // It lets a filter skip the CRC check and the record decoding of the
 // partitions it has nothing to do in, such as those without its marker.
 func PassesUnread(src []byte, idle func(records []byte) bool) bool {
+	return passesUnread(src, idle, true)
+}
+
+// ProducedPassesUnread is PassesUnread for a produced partition, which
+// never ends with a partial batch: one makes it false, and the caller's
+// Rewrite then finds the request malformed (Summary.Incomplete) rather
+// than forwarding bytes nobody read.
+func ProducedPassesUnread(src []byte, idle func(records []byte) bool) bool {
+	return passesUnread(src, idle, false)
+}
+
+// passesUnread is PassesUnread, whose answer for a truncated last batch
+// is truncatedPasses.
+func passesUnread(src []byte, idle func(records []byte) bool, truncatedPasses bool) bool {
 	for at := 0; at < len(src); {
 		rest := src[at:]
 		if len(rest) <= magicAt {
-			return true // truncated
+			return truncatedPasses
 		}
 		size := logOverhead + int64(int32(binary.BigEndian.Uint32(rest[lengthAt:])))
 		switch {
 		case size <= magicAt:
 			return false // malformed: the Rewrite reports it
 		case size > int64(len(rest)):
-			return true // truncated
+			return truncatedPasses
 		}
 		raw := rest[:size]
 		at += int(size)
@@ -45,9 +56,14 @@ func PassesUnread(src []byte, idle func(records []byte) bool) bool {
 	return true
 }
 
-// MayHoldMark reports whether RewriteMarked(dst, src, mark, fn) could hand
-// fn a record: false when PassesUnread finds no batch whose records area
-// holds mark's bytes. A compressed batch may hold it.
-func MayHoldMark(src, mark []byte) bool {
-	return !PassesUnread(src, func(records []byte) bool { return !bytes.Contains(records, mark) })
+// MayHoldHeader reports whether some record of src may carry a header
+// named key: true for a compressed batch (which may hold one) or one
+// AnyRecord cannot read, else whether a record of an uncompressed batch
+// does. It reads each record's framing, not its value, so a filter that
+// marks the records it must see (record encryption's marker header) finds
+// that a response holds none of them for a few varints per record.
+func MayHoldHeader(src, key []byte) bool {
+	return !PassesUnread(src, func(recs []byte) bool {
+		return !AnyRecord(recs, func(r RawRecord) bool { return r.HasHeader(key) })
+	})
 }

@@ -9,11 +9,12 @@ import (
 	"github.com/kproxy/kproxy/rewrite/records"
 )
 
-// MayHoldMark looks into uncompressed batches for the mark and takes any
-// compressed batch, or bytes that are not batches, for one that may hold
-// it; the truncated tail of a size-limited fetch counts for nothing, as
-// the Rewriter passes it.
-func TestMayHoldMark(t *testing.T) {
+// MayHoldHeader looks into the headers of uncompressed batches' records
+// and takes any compressed batch, or bytes that are not batches, for one
+// that may hold the header; the truncated tail of a size-limited fetch
+// counts for nothing, as the Rewriter passes it. A header's name in a
+// value or a key is not a header.
+func TestMayHoldHeader(t *testing.T) {
 	plain := storedBatches(t, false, testRecords(6), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	lz4 := storedBatches(t, false, testRecords(6), kgo.ProducerBatchCompression(kgo.Lz4Compression()))
 	malformed := binary.BigEndian.AppendUint64(nil, 0)
@@ -25,14 +26,17 @@ func TestMayHoldMark(t *testing.T) {
 		want bool
 	}{
 		{"no records", nil, "trace-id", false},
-		{"plain, mark absent", plain, "kproxy.encryption", false},
-		{"plain, mark present", plain, "trace-id", true},
+		{"plain, header absent", plain, "kproxy.encryption", false},
+		{"plain, header present", plain, "trace-id", true},
+		{"plain, the last header", plain, "empty", true},
+		{"plain, the name only in values", plain, "value-a", false},
+		{"plain, the name only in keys", plain, "k0", false},
 		{"plain, truncated tail", plain[:len(plain)-3], "kproxy.encryption", false},
 		{"compressed, mark absent", lz4, "kproxy.encryption", true},
 		{"malformed", malformed, "kproxy.encryption", true},
 	} {
-		if got := records.MayHoldMark(tc.src, []byte(tc.mark)); got != tc.want {
-			t.Errorf("%s: MayHoldMark %v, want %v", tc.name, got, tc.want)
+		if got := records.MayHoldHeader(tc.src, []byte(tc.mark)); got != tc.want {
+			t.Errorf("%s: MayHoldHeader %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
