@@ -91,6 +91,7 @@ func (f *Filter) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.endTxn)
 	filter.OnRequest(r, f.fetchRequest)
 	filter.OnRequest(r, f.shareFetchRequest)
+	filter.OnRequest(r, f.apiVersions)
 	filter.OnResponse(r, f.names.Learn)
 }
 

@@ -17,24 +17,21 @@ const lmClientTimeout = 10 * time.Minute
 func init() {
 	register("confluent-kafka", scenarioLargeMessages, func(t *testing.T, c *cellCtx, e *env) {
 		requireConfluent(t, c)
-		c.note("%s", confluentLargestNote)
-		lmRoundTrip(t, c, e, lmClient{produce: e.confluentLMProduce, consume: e.confluentLMConsume, largest: confluentLargest})
+		c.note("%s", confluentProduceNote)
+		lmRoundTrip(t, c, e, lmClient{produce: e.confluentLMProduce, consume: e.confluentLMConsume})
 	})
 }
 
-// confluentLargest is confluent-kafka's largest record: 200 MiB, not 500.
-// librdkafka 2.16.0 cannot send a batch of 256 MiB or more: Produce v9+
-// carries the batch's length as an unsigned varint, for which librdkafka
-// reserves 4 bytes (rd_kafka_buf_finalize_arraycnt in src/rdkafka_buf.h,
-// at most 2^28-2 once the compact encoding's +1 is added); for a larger
-// batch it writes no length at all, so kfake without kproxy answers
-// CORRUPT_MESSAGE (255.9 MiB accepted, 256.1 MiB refused; a kfake capped
-// at Produce v8, whose length is an int32, accepts 256.1 MiB), and so does
-// kproxy. The producer retries until message.timeout.ms. franz-go's and
-// Java's 500 MiB records go through.
-const confluentLargest = 200 << 20
-
-const confluentLargestNote = "largest record 200 MiB: librdkafka 2.16 leaves out the length of a batch of 256 MiB or more in Produce v9+ (it reserves 4 bytes for the varint), so the broker and kproxy refuse the request as CORRUPT_MESSAGE"
+// librdkafka 2.16 cannot send a batch of 256 MiB or more at Produce v9+:
+// that version carries the batch's length as an unsigned varint, for
+// which librdkafka reserves 4 bytes (rd_kafka_buf_finalize_arraycnt in
+// src/rdkafka_buf.h, at most 2^28-2 once the compact encoding's +1 is
+// added), and for a larger batch it writes no length at all (kfake
+// without kproxy answers CORRUPT_MESSAGE: 255.9 MiB accepted, 256.1 MiB
+// refused). kproxy offers librdkafka Produce v8 at most where large
+// messages are configured, whose length is an int32, so the 500 MiB
+// record goes through as franz-go's and Java's do.
+const confluentProduceNote = "500 MiB through Produce v8: kproxy offers librdkafka no later version, whose records length librdkafka cannot write for a batch of 256 MiB or more"
 
 // confluentLMRecords is what lm-produce and lm-consume print.
 type confluentLMRecords struct {
