@@ -152,6 +152,16 @@ func TestBrokenConfigurationsExitCleanly(t *testing.T) {
 				`line 8: limits.max_in_flight: cannot use "lots" as a number`,
 				`line 9: limits.idle_timeout: cannot use "3 days" as a duration`,
 			}},
+		{name: "large_messages unknown key", body: upstream + plain + largeMessages("  parts: 4\n"),
+			want: []string{`line 6: large_messages.parts: unknown key "parts"`}},
+		{name: "large_messages bad threshold", body: upstream + plain + strings.Replace(largeMessages(""), "threshold_bytes: 1048576", "threshold_bytes: -5", 1),
+			want: []string{"large_messages.topics[0].threshold_bytes"}},
+		{name: "large_messages without a bucket", body: upstream + plain + strings.Replace(largeMessages(""), "bucket: kafka-large, ", "", 1),
+			want: []string{"store.s3.bucket"}},
+		{name: "large_messages store at a remote plain-HTTP endpoint", body: upstream + plain + strings.Replace(largeMessages(""), "http://127.0.0.1:8333", "http://s3.example.com", 1),
+			want: []string{"store.s3.endpoint"}},
+		{name: "encryption unknown part", body: upstream + plain + "encryption:\n  kms: {aws_kms: {endpoint: \"http://127.0.0.1:4599\", region: eu-west-1}}\n  topics: [{match: a, key: alias/k, encrypt: [value, keys]}]\n",
+			want: []string{`encryption.topics[0].encrypt: "keys"`}},
 		{name: "several validation errors at once", body: upstream + "listeners: {bind_host: 127.0.0.1, bootstrap_port: 70000}\nlog: {level: loud}\n",
 			want: []string{"listeners.bootstrap_port", "log.level"}},
 	}
@@ -281,4 +291,12 @@ func runKproxy(t *testing.T, bin string, args ...string) (int, string) {
 		t.Fatalf("run kproxy %s: %v", strings.Join(args, " "), err)
 	}
 	return 0, out.String()
+}
+
+// largeMessages is a valid large_messages section, with more (indented
+// keys of the section) at its end.
+func largeMessages(more string) string {
+	return "large_messages:\n" +
+		"  store: {s3: {endpoint: \"http://127.0.0.1:8333\", bucket: kafka-large, region: eu-west-1, path_style: true}}\n" +
+		"  topics: [{match: \"media.*\", threshold_bytes: 1048576, header_trigger: LFS_BLOB}]\n" + more
 }
