@@ -67,12 +67,20 @@ func TestEncryptionChecksumAgreesWithKproxyReload(t *testing.T) {
 // after the policy's, and returns the sections kproxy says need a restart.
 func (s *renderedSidecar) upgradeEncryption(t *testing.T, layers ...string) (restartSections []string) {
 	t.Helper()
+	return s.upgradeSection(t, "encryption", layers...)
+}
+
+// upgradeSection is upgrade for a configuration with a filter's section
+// (encryption, large_messages): it waits for kproxy's reload of that
+// section and returns the sections kproxy says need a restart.
+func (s *renderedSidecar) upgradeSection(t *testing.T, section string, layers ...string) (restartSections []string) {
+	t.Helper()
 	_, file := s.render(t, layers...)
 	s.mount.update(t, map[string]string{"kproxy.yaml": file})
 	for {
-		l := s.kp.WaitLog("the encryption section's reload", func(l testkit.LogLine) bool {
+		l := s.kp.WaitLog("the "+section+" section's reload", func(l testkit.LogLine) bool {
 			return strings.Contains(l.Message(), "only after a restart") || strings.Contains(l.Message(), "rejected") ||
-				l.Message() == "section reloaded" && l["section"] == "encryption"
+				l.Message() == "section reloaded" && l["section"] == section
 		})
 		switch {
 		case strings.Contains(l.Message(), "only after a restart"):
