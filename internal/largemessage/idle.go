@@ -1,6 +1,8 @@
 package largemessage
 
 import (
+	"bytes"
+
 	"github.com/kproxy/kproxy/internal/largemessage/pointer"
 	"github.com/kproxy/kproxy/internal/wire"
 	"github.com/kproxy/kproxy/rewrite/records"
@@ -8,9 +10,10 @@ import (
 
 // A topic with offload configured but few large records pays for the
 // filter only where it may have work: these checks read raw batches
-// (attributes, sizes, each record's framing: never a pass over the
-// values) so that the rest is forwarded with neither CRC check nor record
-// decoding, nor, for fetches, the response decoded and re-encoded.
+// (attributes, sizes, a byte search for a name, and each record's framing
+// only where the name is found or a value may be large) so that the rest
+// is forwarded with neither CRC check nor record decoding, nor, for
+// fetches, the response decoded and re-encoded.
 
 // cannotOffload reports that no record of src (a partition's produced
 // batches) can be offloaded under r: every batch is whole and uncompressed and no
@@ -19,8 +22,9 @@ import (
 func cannotOffload(src []byte, r *rule) bool {
 	return records.ProducedPassesUnread(src, func(recs []byte) bool {
 		small := int64(len(recs)) <= r.threshold
-		return !records.AnyRecord(recs, func(rec records.RawRecord) bool {
-			return (!small && int64(len(rec.Value)) > r.threshold) || rec.HasHeader(r.trigger)
+		named := bytes.Contains(recs, r.trigger)
+		return small && !named || !records.AnyRecord(recs, func(rec records.RawRecord) bool {
+			return (!small && int64(len(rec.Value)) > r.threshold) || named && rec.HasHeader(r.trigger)
 		})
 	})
 }
@@ -36,10 +40,11 @@ func fetchMayResolve(version int16, body []byte) bool {
 
 // mayHoldPointer is fetchMayResolve's test of one partition's records:
 // whether a compressed batch may hold a pointer, or a record's value is
-// one by KafScale's rule (resolving reads no other).
+// one by KafScale's rule (resolving reads no other); records without the
+// pointer's marker anywhere hold none.
 func mayHoldPointer(src []byte) bool {
 	return !records.PassesUnread(src, func(recs []byte) bool {
-		return !records.AnyRecord(recs, func(rec records.RawRecord) bool { return pointer.Detect(rec.Value) })
+		return !pointer.MarkerIn(recs) || !records.AnyRecord(recs, func(rec records.RawRecord) bool { return pointer.Detect(rec.Value) })
 	})
 }
 

@@ -1,6 +1,9 @@
 package records
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // PassesUnread reports, without decoding a record, whether a Rewrite of
 // src would leave it as it is given that fn changes no record of a batch
@@ -59,11 +62,12 @@ func passesUnread(src []byte, idle func(records []byte) bool, truncatedPasses bo
 // MayHoldHeader reports whether some record of src may carry a header
 // named key: true for a compressed batch (which may hold one) or one
 // AnyRecord cannot read, else whether a record of an uncompressed batch
-// does. It reads each record's framing, not its value, so a filter that
-// marks the records it must see (record encryption's marker header) finds
-// that a response holds none of them for a few varints per record.
+// does. A batch without key's bytes anywhere holds no such header; one
+// with them (in a value, say) has its records' headers read, so a filter
+// that marks the records it must see (record encryption's marker header)
+// decodes only the responses that hold some.
 func MayHoldHeader(src, key []byte) bool {
 	return !PassesUnread(src, func(recs []byte) bool {
-		return !AnyRecord(recs, func(r RawRecord) bool { return r.HasHeader(key) })
+		return !bytes.Contains(recs, key) || !AnyRecord(recs, func(r RawRecord) bool { return r.HasHeader(key) })
 	})
 }

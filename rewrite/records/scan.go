@@ -13,10 +13,12 @@ type RawRecord struct {
 // AnyRecord reports whether pred holds for some record of recs, the
 // records area of an uncompressed v2 batch (the bytes after its header,
 // as PassesUnread hands them over). It reads only the lengths a record
-// is framed by, so asking every record of a batch costs a few varints
-// each, where a byte search for a name costs a pass over every value.
-// A records area it cannot read counts as a match: the caller then
-// decodes it, which reports what is wrong.
+// is framed by: a few varints per record, each a load that depends on
+// the one before. In memory, away from the caches, that is slower than
+// a byte search over the whole area (the prefetcher streams a search),
+// so where a name must appear for pred to hold, search for it first and
+// walk only the areas that hold it. A records area it cannot read counts
+// as a match: the caller then decodes it, which reports what is wrong.
 func AnyRecord(recs []byte, pred func(RawRecord) bool) bool {
 	for at := 0; at < len(recs); {
 		length, n := readVarint(recs[at:])
