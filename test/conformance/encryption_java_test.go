@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -11,7 +13,9 @@ import (
 func init() {
 	register("java", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
 		requireJava(t, c)
-		encRoundTrip(t, c, e, e.javaEncProduce, e.javaEncConsume)
+		encScenario(t, c, e, encClient{produce: e.javaEncProduce, consume: e.javaEncConsume, idempotent: true,
+			tombstone: e.javaEncTombstone, txn: e.javaEncTxn, readCommitted: e.javaEncReadCommitted,
+			txnNote: "the Java client's transactional producer (clients/EncryptionTxn.java), lz4"})
 	})
 }
 
@@ -60,4 +64,69 @@ func javaHeaders(hs []encHeader) string {
 		parts = append(parts, h.key+":"+h.value)
 	}
 	return strings.Join(parts, ",")
+}
+
+// javaNull is the console producer's null.marker: a value so written is
+// produced as a null.
+const javaNull = "<null>"
+
+// javaEncTombstone produces key=value and key's tombstone in one run of
+// the console producer.
+func (e *env) javaEncTombstone(t *testing.T, addr, topic, key, value string) {
+	t.Helper()
+	e.java(t, e.enc, []byte(key+"\t"+value+"\n"+key+"\t"+javaNull+"\n"), "kafka-console-producer", "--bootstrap-server", addr, "--topic", topic,
+		"--reader-property", "parse.key=true", "--reader-property", "null.marker="+javaNull,
+		"--command-property", "acks=all", "--command-property", "enable.idempotence=true")
+}
+
+// javaEncTxn writes the three transactions in one run of
+// EncryptionTxn.java.
+func (e *env) javaEncTxn(t *testing.T, c *cellCtx, addr, topic string) txnBatches {
+	t.Helper()
+	var b txnBatches
+	var plan strings.Builder
+	for i, end := range []string{"commit", "abort", "commit"} {
+		rs := makeRecsFrom(end, i*encTxnRecords, encTxnRecords)
+		for _, r := range rs {
+			plan.WriteString(r.key + " " + r.value + "\n")
+		}
+		plan.WriteString(end + "\n")
+		if end == "commit" {
+			b.committed = append(b.committed, rs...)
+		} else {
+			b.aborted = append(b.aborted, rs...)
+		}
+	}
+	e.java(t, e.enc, []byte(plan.String()), javaEncTxnSource(t), "produce", addr, topic, name(c, "txn"), "lz4")
+	return b
+}
+
+// javaEncReadCommitted reads n records of every partition from the
+// beginning with a read_committed consumer.
+func (e *env) javaEncReadCommitted(t *testing.T, addr, topic string, n int) []got {
+	t.Helper()
+	out := e.java(t, e.enc, nil, javaEncTxnSource(t), "consume", addr, topic, itoa(int64(n)), "read_committed").stdout.String()
+	var gs []got
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			t.Fatalf("EncryptionTxn.java consume printed %q, want partition offset key value", line)
+		}
+		p, err1 := strconv.Atoi(f[0])
+		o, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("EncryptionTxn.java consume printed %q", line)
+		}
+		gs = append(gs, got{int32(p), o, f[2], f[3]})
+	}
+	return gs
+}
+
+func javaEncTxnSource(t *testing.T) string {
+	t.Helper()
+	src, err := filepath.Abs("clients/EncryptionTxn.java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }
