@@ -27,7 +27,7 @@ func init() {
 	register("kafka-go", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
 		encScenario(t, c, e, encClient{produce: kafkagoEncProduce, consume: kafkagoEncConsume, idempotent: false,
 			tombstone: kafkagoEncTombstone,
-			txnNote:   "kafka-go's Writer has no transactional producer, nor an idempotent one (it sends no producer id)"})
+			txnNote:   "kafka-go's Writer has no transactional producer"})
 	})
 }
 

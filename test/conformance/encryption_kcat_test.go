@@ -19,7 +19,7 @@ func init() {
 		requireKcat(t, c)
 		encScenario(t, c, e, encClient{produce: e.kcatEncProduce, consume: e.kcatEncConsume, idempotent: true,
 			tombstone: e.kcatEncTombstone, txn: e.kcatEncTxn, readCommitted: e.kcatEncReadCommitted,
-			txnNote: "kcat's transactional producer commits (-X transactional.id: all of stdin in one transaction, committed at EOF); kcat cannot abort one, so franz-go writes the aborted one"})
+			txnNote: "kcat commits the first and third (-X transactional.id: stdin is one transaction, committed at EOF; kcat cannot abort one), franz-go aborts the second"})
 	})
 }
 

@@ -129,7 +129,6 @@ func encScenario(t *testing.T, c *cellCtx, e *env, cl encClient) {
 // scans the upstream: no plaintext, and a producer id on every batch
 // exactly when the producer is idempotent.
 func encRoundTrip(t *testing.T, c *cellCtx, e *env, cl encClient) {
-	t.Helper()
 	topic := e.newTopic(t, c, "t", 1)
 	var want []encRec
 	for _, codec := range encCodecs {
@@ -148,9 +147,9 @@ func encRoundTrip(t *testing.T, c *cellCtx, e *env, cl encClient) {
 		}
 	}
 	if cl.idempotent {
-		c.note("idempotent producer: every batch upstream keeps its producer id")
+		c.note("idempotent producer: every batch keeps its producer id upstream")
 	} else {
-		c.note("not idempotent: the producer sends no producer id")
+		c.note("not idempotent: the producer sends no producer id (checked upstream)")
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 // ciphertext and the tombstone stays null, so that compaction deletes the
 // key; read back through kproxy they are the value and a null again.
 func encCompactedTombstone(t *testing.T, c *cellCtx, e *env, tombstone func(t *testing.T, addr, topic, key, value string)) {
-	t.Helper()
 	topic := e.newCompactedTopic(t, name(c, "compacted"))
 	const key = "k"
 	secret := "value-compacted-" + c.key.client + "-" + runID

@@ -24,7 +24,6 @@ const encTxnRecords = 20
 // aborted records too (the check is not vacuous), and the upstream holds
 // none of the values in the clear.
 func encTransactions(t *testing.T, c *cellCtx, e *env, cl encClient) {
-	t.Helper()
 	topic := e.newTopic(t, c, "txn", 3) // checkReadCommitted wants the keys spread
 	addr := e.enc.BootstrapAddr()
 	b := cl.txn(t, c, addr, topic)
