@@ -21,13 +21,13 @@ func init() {
 	})
 	register("sarama", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
 		encScenario(t, c, e, encClient{produce: saramaEncProduce, consume: saramaEncConsume, idempotent: true,
-			tombstone: saramaEncTombstone, txn: saramaEncTxn, readCommitted: saramaEncReadCommitted,
+			tombstone: saramaEncTombstone, readNullable: saramaEncReadNullable, txn: saramaEncTxn, readCommitted: saramaEncReadCommitted,
 			txnNote: "sarama's transactional producer"})
 	})
 	register("kafka-go", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
 		encScenario(t, c, e, encClient{produce: kafkagoEncProduce, consume: kafkagoEncConsume, idempotent: false,
-			tombstone: kafkagoEncTombstone,
-			txnNote:   "kafka-go's Writer has no transactional producer"})
+			tombstone: kafkagoEncTombstone, readNullable: kafkagoEncReadNullable,
+			txnNote: "kafka-go's Writer has no transactional producer"})
 	})
 }
 
@@ -241,4 +241,50 @@ func kafkagoEncTombstone(t *testing.T, addr, topic, key, value string) {
 	if err := w.Close(); err != nil {
 		t.Fatalf("kafka-go writer close: %v", err)
 	}
+}
+
+// saramaEncReadNullable reads the first n records of partition 0: sarama
+// gives a null value as nil.
+func saramaEncReadNullable(t *testing.T, addr, topic string, n int) []encNullable {
+	t.Helper()
+	cons, err := sarama.NewConsumerFromClient(saramaClient(t, addr, saramaConfig()))
+	if err != nil {
+		t.Fatalf("sarama consumer: %v", err)
+	}
+	defer cons.Close()
+	pc, err := cons.ConsumePartition(topic, 0, sarama.OffsetOldest)
+	if err != nil {
+		t.Fatalf("sarama consume %s: %v", topic, err)
+	}
+	defer pc.Close()
+	timeout := time.After(60 * time.Second)
+	var out []encNullable
+	for len(out) < n {
+		select {
+		case m := <-pc.Messages():
+			out = append(out, encNullable{key: string(m.Key), value: string(m.Value), null: m.Value == nil})
+		case <-timeout:
+			t.Fatalf("sarama consumed %d of %d records", len(out), n)
+		}
+	}
+	return out
+}
+
+// kafkagoEncReadNullable reads the first n records of partition 0:
+// kafka-go gives a null value as nil.
+func kafkagoEncReadNullable(t *testing.T, addr, topic string, n int) []encNullable {
+	t.Helper()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{addr}, Topic: topic, Partition: 0, MaxWait: 200 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out []encNullable
+	for len(out) < n {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("kafka-go consumed %d of %d records: %v", len(out), n, err)
+		}
+		out = append(out, encNullable{key: string(m.Key), value: string(m.Value), null: m.Value == nil})
+	}
+	return out
 }

@@ -13,7 +13,7 @@ func init() {
 	register("confluent-kafka", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
 		requireConfluent(t, c)
 		encScenario(t, c, e, encClient{produce: e.confluentEncProduce, consume: e.confluentEncConsume, idempotent: true,
-			tombstone: e.confluentEncTombstone, txn: e.confluentEncTxn, readCommitted: e.confluentEncReadCommitted,
+			tombstone: e.confluentEncTombstone, readNullable: e.confluentEncReadNullable, txn: e.confluentEncTxn, readCommitted: e.confluentEncReadCommitted,
 			txnNote: "confluent-kafka's transactional producer, zstd"})
 	})
 }
@@ -106,4 +106,26 @@ func (e *env) confluentEncReadCommitted(t *testing.T, _, topic string, n int) []
 	var out confluentConsumed
 	e.confluent(t, e.enc, &out, "consume", "--topic", topic, "--count", strconv.Itoa(n), "--isolation", "read_committed")
 	return out.got()
+}
+
+// confluentEncReadNullable reads the first n records of topic (no group);
+// the script prints a null value as a JSON null.
+func (e *env) confluentEncReadNullable(t *testing.T, _, topic string, n int) []encNullable {
+	t.Helper()
+	var out struct {
+		Records []struct {
+			K string  `json:"k"`
+			V *string `json:"v"`
+		} `json:"records"`
+	}
+	e.confluent(t, e.enc, &out, "consume", "--topic", topic, "--count", strconv.Itoa(n))
+	var rs []encNullable
+	for _, r := range out.Records {
+		g := encNullable{key: r.K, null: r.V == nil}
+		if r.V != nil {
+			g.value = *r.V
+		}
+		rs = append(rs, g)
+	}
+	return rs
 }

@@ -15,7 +15,7 @@ func init() {
 	register("java", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
 		requireJava(t, c)
 		encScenario(t, c, e, encClient{produce: e.javaEncProduce, consume: e.javaEncConsume, idempotent: true,
-			tombstone: e.javaEncTombstone, txn: e.javaEncTxn, readCommitted: e.javaEncReadCommitted,
+			tombstone: e.javaEncTombstone, readNullable: e.javaEncReadNullable, txn: e.javaEncTxn, readCommitted: e.javaEncReadCommitted,
 			txnNote: "the Java client's transactional producer (clients/EncryptionTxn.java), lz4"})
 	})
 }
@@ -67,8 +67,9 @@ func javaHeaders(hs []encHeader) string {
 	return strings.Join(parts, ",")
 }
 
-// javaNull is the console producer's null.marker: a value so written is
-// produced as a null.
+// javaNull is the console producer's null.marker (a value so written is
+// produced as a null) and the console consumer's null.literal (a null
+// value is printed so).
 const javaNull = "<null>"
 
 // javaEncTombstone produces key=value and key's tombstone in one run of
@@ -140,4 +141,27 @@ func (e *env) javaEncTxnRun(t *testing.T, stdin []byte, args ...string) string {
 	}
 	e.checkSockets(t, e.enc, p)
 	return p.stdout.String()
+}
+
+// javaEncReadNullable reads the first n records of topic with the console
+// consumer, each printed as "key|value".
+func (e *env) javaEncReadNullable(t *testing.T, addr, topic string, n int) []encNullable {
+	t.Helper()
+	p := e.java(t, e.enc, nil, "kafka-console-consumer", "--bootstrap-server", addr, "--topic", topic,
+		"--from-beginning", "--max-messages", itoa(int64(n)), "--timeout-ms", "60000",
+		"--formatter-property", "print.key=true", "--formatter-property", "key.separator=|",
+		"--formatter-property", "null.literal="+javaNull)
+	var rs []encNullable
+	for _, line := range strings.Split(strings.TrimSpace(p.stdout.String()), "\n") {
+		k, v, ok := strings.Cut(line, "|")
+		if !ok {
+			t.Fatalf("kafka-console-consumer printed %q, want key|value", line)
+		}
+		if v == javaNull {
+			rs = append(rs, encNullable{key: k, null: true})
+			continue
+		}
+		rs = append(rs, encNullable{key: k, value: v})
+	}
+	return rs
 }

@@ -18,7 +18,7 @@ func init() {
 	register("kcat", scenarioEncryption, func(t *testing.T, c *cellCtx, e *env) {
 		requireKcat(t, c)
 		encScenario(t, c, e, encClient{produce: e.kcatEncProduce, consume: e.kcatEncConsume, idempotent: true,
-			tombstone: e.kcatEncTombstone, txn: e.kcatEncTxn, readCommitted: e.kcatEncReadCommitted,
+			tombstone: e.kcatEncTombstone, readNullable: e.kcatEncReadNullable, txn: e.kcatEncTxn, readCommitted: e.kcatEncReadCommitted,
 			txnNote: "kcat commits the first and third (-X transactional.id: stdin is one transaction, committed at EOF; kcat cannot abort one), franz-go aborts the second"})
 	})
 }
@@ -94,4 +94,23 @@ func (e *env) kcatEncReadCommitted(t *testing.T, addr, topic string, n int) []go
 	t.Helper()
 	return parseKcat(t, e.kcat(t, e.enc, nil, "-b", addr, "-C", "-t", topic, "-o", "beginning", "-e", "-c", itoa(int64(n)),
 		"-X", "isolation.level=read_committed", "-f", kcatFormat))
+}
+
+// kcatEncReadNullable reads the first n records of topic; -Z prints a
+// null value as NULL.
+func (e *env) kcatEncReadNullable(t *testing.T, addr, topic string, n int) []encNullable {
+	t.Helper()
+	out := e.kcat(t, e.enc, nil, "-b", addr, "-C", "-t", topic, "-o", "beginning", "-e", "-c", itoa(int64(n)), "-Z", "-f", `%k\t%s\n`)
+	var rs []encNullable
+	for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+		k, v, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("kcat printed %q, want key and value", line)
+		}
+		rs = append(rs, encNullable{key: k, value: v, null: v == "NULL"})
+		if v == "NULL" {
+			rs[len(rs)-1].value = ""
+		}
+	}
+	return rs
 }

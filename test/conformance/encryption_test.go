@@ -97,6 +97,10 @@ type encClient struct {
 	// tombstone writes key=value, then key's tombstone (a null value),
 	// into the compacted topic through the encrypting kproxy at addr.
 	tombstone func(t *testing.T, addr, topic, key, value string)
+	// readNullable reads the first n records of topic back through the
+	// encrypting kproxy at addr with the client's consumer, telling a null
+	// value from an empty one.
+	readNullable func(t *testing.T, addr, topic string, n int) []encNullable
 	// txn writes three transactions into topic through the encrypting
 	// kproxy at addr (commit, abort, commit); readCommitted, if set, reads
 	// n records of topic with the client's own read_committed consumer.
@@ -116,7 +120,7 @@ func encScenario(t *testing.T, c *cellCtx, e *env, cl encClient) {
 		skipCell(t, c, e.encSkip)
 	}
 	t.Run("codecs", func(t *testing.T) { encRoundTrip(t, c, e, cl) })
-	t.Run("tombstone", func(t *testing.T) { encCompactedTombstone(t, c, e, cl.tombstone) })
+	t.Run("tombstone", func(t *testing.T) { encCompactedTombstone(t, c, e, cl) })
 	if cl.txn == nil {
 		c.note("no transactions: %s", cl.txnNote)
 		return

@@ -12,15 +12,25 @@ import (
 	"github.com/kproxy/kproxy/internal/testkit"
 )
 
+// encNullable is a record read back from a compacted topic: its key, and
+// its value unless null.
+type encNullable struct {
+	key   string
+	value string
+	null  bool
+}
+
 // encCompactedTombstone: a client writes a record and its tombstone into
 // a compacted topic through the encrypting kproxy. Upstream the record is
 // ciphertext and the tombstone stays null, so that compaction deletes the
-// key; read back through kproxy they are the value and a null again.
-func encCompactedTombstone(t *testing.T, c *cellCtx, e *env, tombstone func(t *testing.T, addr, topic, key, value string)) {
+// key; read back through kproxy, by franz-go and by the client itself,
+// they are the value and a null again.
+func encCompactedTombstone(t *testing.T, c *cellCtx, e *env, cl encClient) {
 	topic := e.newCompactedTopic(t, name(c, "compacted"))
 	const key = "k"
 	secret := "value-compacted-" + c.key.client + "-" + runID
-	tombstone(t, e.enc.BootstrapAddr(), topic, key, secret)
+	addr := e.enc.BootstrapAddr()
+	cl.tombstone(t, addr, topic, key, secret)
 
 	stored := e.readUpstream(t, topic, 2)
 	if bytes.Contains(stored[0].Value, []byte(secret)) {
@@ -33,14 +43,38 @@ func encCompactedTombstone(t *testing.T, c *cellCtx, e *env, tombstone func(t *t
 		t.Errorf("compacted topic: the tombstone is %d bytes upstream, want null", len(stored[1].Value))
 	}
 
-	read := readEncNullable(t, e.enc.BootstrapAddr(), topic, 2)
-	if string(read[0].Key) != key || string(read[0].Value) != secret || read[0].Value == nil {
-		t.Errorf("compacted topic through kproxy: first record %s=%q, want %s=%q", read[0].Key, read[0].Value, key, secret)
+	want := []encNullable{{key: key, value: secret}, {key: key, null: true}}
+	checkNullables(t, "franz-go", franzEncReadNullable(t, addr, topic, 2), want)
+	readers := "franz-go"
+	if cl.readNullable != nil && c.key.client != "franz-go" {
+		checkNullables(t, c.key.client, cl.readNullable(t, addr, topic, 2), want)
+		readers += " and " + c.key.client
 	}
-	if string(read[1].Key) != key || read[1].Value != nil {
-		t.Errorf("compacted topic through kproxy: second record %s=%q (null: %v), want the tombstone of %s", read[1].Key, read[1].Value, read[1].Value == nil, key)
+	c.note("compacted topic: the tombstone stays null upstream, and through kproxy (read by %s)", readers)
+}
+
+// checkNullables fails unless got is want.
+func checkNullables(t *testing.T, reader string, got, want []encNullable) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("compacted topic through kproxy, read by %s: %d records, want %d", reader, len(got), len(want))
 	}
-	c.note("compacted topic: the tombstone stays null upstream and through kproxy")
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			t.Errorf("compacted topic through kproxy, read by %s: record %d is %+v, want %+v", reader, i, got[i], want[i])
+		}
+	}
+}
+
+// franzEncReadNullable reads the first n records of topic through kproxy
+// at addr with franz-go.
+func franzEncReadNullable(t *testing.T, addr, topic string, n int) []encNullable {
+	t.Helper()
+	var out []encNullable
+	for _, r := range readEncNullable(t, addr, topic, n) {
+		out = append(out, encNullable{key: string(r.Key), value: string(r.Value), null: r.Value == nil})
+	}
+	return out
 }
 
 // readEncNullable reads the first n records of topic through kproxy at

@@ -152,8 +152,9 @@ def consume(a, count):
                 if m.error().code() == confluent_kafka.KafkaError._PARTITION_EOF:
                     continue
                 raise KafkaException(m.error())
-            got.append({"p": m.partition(), "o": m.offset(), "k": m.key().decode(), "v": m.value().decode(),
-                        "h": [[k, v.decode()] for k, v in m.headers() or []]})
+            v = m.value()  # None: a tombstone, printed as null
+            got.append({"p": m.partition(), "o": m.offset(), "k": m.key().decode(), "v": v.decode() if v is not None else None,
+                        "h": [[k, hv.decode()] for k, hv in m.headers() or []]})
     if grouped:
         c.commit(asynchronous=False)
     c.close()
