@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
@@ -85,27 +84,77 @@ encryption:
 `, kms.Endpoint(), localkms.Region, scenarioEncryption, encKEK)}.YAML())
 }
 
-// encRoundTrip is the scenario for one client: produce records with
-// produce (through the encrypting kproxy at addr) with each codec into one
-// topic, read them all back with consume, compare, and scan the upstream.
-func encRoundTrip(t *testing.T, c *cellCtx, e *env,
-	produce func(t *testing.T, addr, topic, codec string, rs []encRec),
-	consume func(t *testing.T, addr, topic string, n int) []encRec) {
+// encClient is one client's part in the encryption scenario. A client
+// without a capability leaves its function nil and says why in its note.
+type encClient struct {
+	// produce writes rs with codec into topic through the encrypting
+	// kproxy at addr; consume reads n records of topic back through it.
+	produce func(t *testing.T, addr, topic, codec string, rs []encRec)
+	consume func(t *testing.T, addr, topic string, n int) []encRec
+	// idempotent: produce has idempotence on, so every batch it writes
+	// carries a producer id upstream (checked; without it, none does).
+	idempotent bool
+	// tombstone writes key=value, then key's tombstone (a null value),
+	// into the compacted topic through the encrypting kproxy at addr.
+	tombstone func(t *testing.T, addr, topic, key, value string)
+	// readNullable reads the first n records of topic back through the
+	// encrypting kproxy at addr with the client's consumer, telling a null
+	// value from an empty one.
+	readNullable func(t *testing.T, addr, topic string, n int) []encNullable
+	// txn writes three transactions into topic through the encrypting
+	// kproxy at addr (commit, abort, commit); readCommitted, if set, reads
+	// n records of topic with the client's own read_committed consumer.
+	txn           func(t *testing.T, c *cellCtx, addr, topic string) txnBatches
+	readCommitted func(t *testing.T, addr, topic string, n int) []got
+	// txnNote says whose producer wrote the transactions, or why the
+	// client has none.
+	txnNote string
+}
+
+// encScenario runs the scenario's checks for one client, each a subtest
+// so that one failing does not hide the others: every codec with headers,
+// a compacted topic's tombstone, and transactions.
+func encScenario(t *testing.T, c *cellCtx, e *env, cl encClient) {
 	t.Helper()
 	if e.encSkip != "" {
 		skipCell(t, c, e.encSkip)
 	}
+	t.Run("codecs", func(t *testing.T) { encRoundTrip(t, c, e, cl) })
+	t.Run("tombstone", func(t *testing.T) { encCompactedTombstone(t, c, e, cl) })
+	if cl.txn == nil {
+		c.note("no transactions: %s", cl.txnNote)
+		return
+	}
+	t.Run("transactions", func(t *testing.T) { encTransactions(t, c, e, cl) })
+}
+
+// encRoundTrip produces records with each codec into one topic through
+// the encrypting kproxy, reads them all back through it, compares, and
+// scans the upstream: no plaintext, and a producer id on every batch
+// exactly when the producer is idempotent.
+func encRoundTrip(t *testing.T, c *cellCtx, e *env, cl encClient) {
 	topic := e.newTopic(t, c, "t", 1)
 	var want []encRec
 	for _, codec := range encCodecs {
 		rs := encRecs(c, codec)
-		produce(t, e.enc.BootstrapAddr(), topic, codec, rs)
+		cl.produce(t, e.enc.BootstrapAddr(), topic, codec, rs)
 		want = append(want, rs...)
 	}
-	got := consume(t, e.enc.BootstrapAddr(), topic, len(want))
+	got := cl.consume(t, e.enc.BootstrapAddr(), topic, len(want))
 	checkEncRecords(t, got, want)
-	e.checkNoPlaintext(t, topic, want)
+	stored := e.checkNoPlaintext(t, topic, want)
 	c.note("codecs %s, %d records with 2 headers each", strings.Join(encCodecs, ", "), len(want))
+	for _, r := range stored {
+		if idempotent := r.ProducerID >= 0; idempotent != cl.idempotent {
+			t.Errorf("the upstream record at offset %d has producer id %d; want an idempotent producer's: %v", r.Offset, r.ProducerID, cl.idempotent)
+			break
+		}
+	}
+	if cl.idempotent {
+		c.note("idempotent producer: every batch keeps its producer id upstream")
+	} else {
+		c.note("not idempotent: the producer sends no producer id (checked upstream)")
+	}
 }
 
 // checkEncRecords fails unless got is want, in order (one partition),
@@ -126,8 +175,9 @@ func checkEncRecords(t *testing.T, got, want []encRec) {
 // checkNoPlaintext reads topic straight from the upstream with franz-go
 // and fails if any value or header value of rs appears in any record's
 // value or header values (decompressed): the upstream must hold only
-// ciphertext. Keys stay in the clear and are not scanned.
-func (e *env) checkNoPlaintext(t *testing.T, topic string, rs []encRec) {
+// ciphertext. Keys stay in the clear and are not scanned. It returns the
+// upstream's records.
+func (e *env) checkNoPlaintext(t *testing.T, topic string, rs []encRec) []*kgo.Record {
 	t.Helper()
 	stored := e.readUpstream(t, topic, len(rs))
 	secrets := map[string]bool{}
@@ -145,6 +195,7 @@ func (e *env) checkNoPlaintext(t *testing.T, topic string, rs []encRec) {
 			}
 		}
 	}
+	return stored
 }
 
 // holds says whether r's value or a header value contains s.
@@ -178,67 +229,6 @@ func (e *env) readUpstream(t *testing.T, topic string, n int) []*kgo.Record {
 		rs = append(rs, fs.Records()...)
 	}
 	return rs
-}
-
-// encCompactedTombstone: in a compacted topic a tombstone produced
-// through the encrypting kproxy stays null upstream, so that compaction
-// deletes its key, while the record before it is ciphertext.
-func encCompactedTombstone(t *testing.T, c *cellCtx, e *env) {
-	t.Helper()
-	topic := name(c, "compacted")
-	adm := e.admin(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	policy := "compact"
-	resp, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": &policy}, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatalf("create compacted topic %s: %v", topic, err)
-	}
-	e.mu.Lock()
-	e.topics = append(e.topics, topic)
-	e.mu.Unlock()
-	e.waitTopic(t, ctx, adm, topic, 1)
-	e.waitTopicOnEveryBroker(t, ctx, topic, 1)
-	e.checkCleanupPolicy(t, adm, topic)
-
-	cl := testkit.Client(t, kgo.SeedBrokers(e.enc.BootstrapAddr()))
-	secret := "value-compacted-" + runID
-	rs := []*kgo.Record{
-		{Topic: topic, Key: []byte("k"), Value: []byte(secret)},
-		{Topic: topic, Key: []byte("k"), Value: nil},
-	}
-	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
-		t.Fatalf("produce a record and its tombstone through kproxy: %v", err)
-	}
-	stored := e.readUpstream(t, topic, 2)
-	if bytes.Contains(stored[0].Value, []byte(secret)) {
-		t.Errorf("compacted topic: the upstream holds the plaintext %q", secret)
-	}
-	if stored[1].Value != nil {
-		t.Errorf("compacted topic: the tombstone is %d bytes upstream, want null", len(stored[1].Value))
-	}
-	c.note("compacted topic: the tombstone stays null upstream")
-}
-
-// checkCleanupPolicy fails unless topic is compacted upstream.
-func (e *env) checkCleanupPolicy(t *testing.T, adm *kadm.Client, topic string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
-	if err != nil {
-		t.Fatalf("describe %s: %v", topic, err)
-	}
-	rc, err := rcs.On(topic, nil)
-	if err != nil {
-		t.Fatalf("describe %s: %v", topic, err)
-	}
-	if v := configValue(rc.Configs, "cleanup.policy"); v != "compact" {
-		t.Fatalf("%s has cleanup.policy %q, want compact", topic, v)
-	}
 }
 
 // setKMSCredentials gives kproxy, which runs in the test process and reads

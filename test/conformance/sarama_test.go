@@ -294,14 +294,24 @@ func saramaTransactions(t *testing.T, c *cellCtx, e *env) {
 	cfg := saramaConfig()
 	cfg.Producer.Transaction.ID = name(c, "txn")
 	cfg.Producer.Transaction.Timeout = 30 * time.Second
-	p := saramaProducer(t, saramaClient(t, e.bootstrap(), cfg))
+	b := saramaTxnBatches(t, saramaProducer(t, saramaClient(t, e.bootstrap(), cfg)), topic, 300)
+	ccfg := saramaConfig()
+	ccfg.Consumer.IsolationLevel = sarama.ReadCommitted
+	checkReadCommitted(t, "sarama read_committed group", saramaConsumeGroup(t, e.bootstrap(), ccfg, name(c, "g"), topic, len(b.committed), nil), b)
+	e.checkTxnWritten(t, topic, b)
+}
+
+// saramaTxnBatches produces three transactions of m records each with
+// the transactional producer p: commit, abort, commit.
+func saramaTxnBatches(t *testing.T, p sarama.SyncProducer, topic string, m int) txnBatches {
+	t.Helper()
 	var b txnBatches
 	for i, commit := range []bool{true, false, true} {
 		prefix := "commit"
 		if !commit {
 			prefix = "abort"
 		}
-		rs := makeRecsFrom(prefix, i*300, 300)
+		rs := makeRecsFrom(prefix, i*m, m)
 		if err := p.BeginTxn(); err != nil {
 			t.Fatalf("begin txn: %v", err)
 		}
@@ -318,10 +328,7 @@ func saramaTransactions(t *testing.T, c *cellCtx, e *env) {
 			t.Fatalf("end txn (commit %v): %v", commit, err)
 		}
 	}
-	ccfg := saramaConfig()
-	ccfg.Consumer.IsolationLevel = sarama.ReadCommitted
-	checkReadCommitted(t, "sarama read_committed group", saramaConsumeGroup(t, e.bootstrap(), ccfg, name(c, "g"), topic, len(b.committed), nil), b)
-	e.checkTxnWritten(t, topic, b)
+	return b
 }
 
 // saramaProtocolVersions: the produce-consume and resume round trips (and

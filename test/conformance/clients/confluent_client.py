@@ -9,7 +9,8 @@ Commands (each prints one JSON object on stdout; exit 1 on any error):
   produce    produce --records N keyed records from --start (optionally in
              one transaction: --transactional-id ID --end commit|abort), or
              with --stdin the records read from stdin, one JSON object a
-             line: {"k": KEY, "v": VALUE, "h": [[HEADER, VALUE], ...]}
+             line: {"k": KEY, "v": VALUE, "h": [[HEADER, VALUE], ...]} (a null
+             "v" is a tombstone)
   consume    consume --count N records with group --group (or, without a
              group, every partition from the beginning), commit, close
   share      consume --count N records in share group --group (KIP-932;
@@ -151,8 +152,9 @@ def consume(a, count):
                 if m.error().code() == confluent_kafka.KafkaError._PARTITION_EOF:
                     continue
                 raise KafkaException(m.error())
-            got.append({"p": m.partition(), "o": m.offset(), "k": m.key().decode(), "v": m.value().decode(),
-                        "h": [[k, v.decode()] for k, v in m.headers() or []]})
+            v = m.value()  # None: a tombstone, printed as null
+            got.append({"p": m.partition(), "o": m.offset(), "k": m.key().decode(), "v": v.decode() if v is not None else None,
+                        "h": [[k, hv.decode()] for k, hv in m.headers() or []]})
     if grouped:
         c.commit(asynchronous=False)
     c.close()
@@ -508,7 +510,7 @@ def main():
         out["missing"] = sum(1 for r in recs if r not in got)
         out["duplicates"] = len(out["records"]) - len(got)
     elif a.command == "produce" and a.stdin:
-        out = produce(a, [(r["k"], r["v"], [tuple(h) for h in r["h"]]) for r in map(json.loads, sys.stdin)])
+        out = produce(a, [(r["k"], r["v"], [tuple(h) for h in r.get("h") or []]) for r in map(json.loads, sys.stdin)])
     elif a.command == "produce":
         out = produce(a, records(a.prefix, a.start, a.records))
     elif a.command == "consume":
