@@ -102,8 +102,11 @@ type Options struct {
 	LatencyN int           // sequential produce round trips per latency measurement
 	// RateMBps is the fixed rate of the *-rate loads (10^6 bytes/s). It is
 	// lowered to 80% of the slowest target's median full-speed rate, so
-	// every target moves the same bytes per second.
-	RateMBps    float64
+	// every target moves the same bytes per second, unless KeepRate.
+	RateMBps float64
+	// KeepRate paces the *-rate loads at RateMBps whatever the targets'
+	// full speed: a target that cannot carry it is reported below it.
+	KeepRate    bool
 	RecordBytes int // value size of produced records and synthetic fetched ones
 	Partitions  int
 	Brokers     int // embedded upstream brokers

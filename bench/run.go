@@ -399,6 +399,9 @@ func (r *runner) adaptRate(load string) (float64, string) {
 		full = LoadConsume
 	}
 	rate := r.o.RateMBps
+	if r.o.KeepRate {
+		return rate, fmt.Sprintf("requested %.0f MB/s; kept (-keep-rate): a target below it could not carry it", rate)
+	}
 	for _, lr := range r.report.Loads {
 		if lr.Name != full {
 			continue
