@@ -72,3 +72,39 @@ func CompressedBatch(t testing.TB, codec kgo.CompressionCodec, values ...string)
 	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32c))
 	return out
 }
+
+// BatchRecords are the records of the uncompressed record batches in raw
+// (a partition's records in a Fetch or ShareFetch response), failing the
+// test on a batch it cannot read or one that is compressed.
+func BatchRecords(t testing.TB, raw []byte) []kmsg.Record {
+	t.Helper()
+	var out []kmsg.Record
+	for len(raw) >= 12 {
+		size := 12 + int(binary.BigEndian.Uint32(raw[8:12]))
+		if size > len(raw) {
+			t.Fatalf("record batch of %d bytes in %d", size, len(raw))
+		}
+		var b kmsg.RecordBatch
+		if err := b.ReadFrom(raw[:size]); err != nil {
+			t.Fatalf("record batch: %v", err)
+		}
+		if b.Attributes&0x07 != 0 {
+			t.Fatalf("record batch compressed (attributes %#x); the test produces without compression", b.Attributes)
+		}
+		rs := b.Records
+		for range b.NumRecords {
+			length, n := binary.Varint(rs)
+			if n <= 0 || n+int(length) > len(rs) {
+				t.Fatalf("record length %d in %d bytes", length, len(rs))
+			}
+			var r kmsg.Record
+			if err := r.ReadFrom(rs[:n+int(length)]); err != nil {
+				t.Fatalf("record: %v", err)
+			}
+			out = append(out, r)
+			rs = rs[n+int(length):]
+		}
+		raw = raw[size:]
+	}
+	return out
+}

@@ -1,6 +1,8 @@
 package testkit
 
 import (
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -46,4 +48,38 @@ func ShareFetch(group, member string, epoch int32, id [16]byte) *kmsg.ShareFetch
 		r.Topics = append(r.Topics, t)
 	}
 	return r
+}
+
+// ShareFetchRecords sends req on c and returns the records of its
+// response, failing the test on an error code.
+func ShareFetchRecords(t testing.TB, c *RawConn, req *kmsg.ShareFetchRequest) []kmsg.Record {
+	t.Helper()
+	resp := c.MustRoundTrip(t, req).(*kmsg.ShareFetchResponse)
+	if resp.ErrorCode != 0 {
+		t.Fatalf("ShareFetch: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	var out []kmsg.Record
+	for _, tp := range resp.Topics {
+		for _, pp := range tp.Partitions {
+			if pp.ErrorCode != 0 {
+				t.Fatalf("ShareFetch of partition %d: %v", pp.Partition, kerr.ErrorForCode(pp.ErrorCode))
+			}
+			out = append(out, BatchRecords(t, pp.Records)...)
+		}
+	}
+	return out
+}
+
+// DialBroker is a raw connection as clientID through a proxy (bootstrap)
+// to node, at the address the proxy's metadata gives it.
+func DialBroker(t testing.TB, bootstrap, clientID string, node int32) *RawConn {
+	t.Helper()
+	meta := DialRaw(t, bootstrap, clientID).MustRoundTrip(t, kmsg.NewPtrMetadataRequest()).(*kmsg.MetadataResponse)
+	for _, b := range meta.Brokers {
+		if b.NodeID == node {
+			return DialRaw(t, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), clientID)
+		}
+	}
+	t.Fatalf("node %d is not among the proxy's brokers %+v", node, meta.Brokers)
+	return nil
 }
