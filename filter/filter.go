@@ -97,7 +97,10 @@ type Verdict struct {
 	// streams rather than holds (see Splicer). An error closes the
 	// connection.
 	OnFetchSpliced func(resp *kmsg.FetchResponse, s *Splicer) error
-	// InspectResponse, when set with OnResponse or OnFetchSpliced, is
+	// OnShareFetchSpliced is OnFetchSpliced for a ShareFetch request's
+	// verdict.
+	OnShareFetchSpliced func(resp *kmsg.ShareFetchResponse, s *Splicer) error
+	// InspectResponse, when set with OnResponse or a spliced hook, is
 	// asked first whether the hooks have work in the response, from its
 	// raw body (the bytes after the response header) and version. When it
 	// says no, the hooks are not called and, unless a response handler

@@ -145,14 +145,17 @@ func (p *pair) runRequestHandlers(w *wholeRequest, owed *pending, handlers []fil
 			return true, nil
 		}
 		w.modified = w.modified || v.Modified
-		if v.OnResponse != nil || v.OnFetchSpliced != nil {
+		if v.OnResponse != nil || v.OnFetchSpliced != nil || v.OnShareFetchSpliced != nil {
 			w.inspect.add(v)
 		}
 		if v.OnResponse != nil {
 			w.hooks = append(w.hooks, v.OnResponse)
 		}
 		if v.OnFetchSpliced != nil {
-			w.hooks = append(w.hooks, p.splicedHook(v.OnFetchSpliced))
+			w.hooks = append(w.hooks, splicedHook(p, v.OnFetchSpliced))
+		}
+		if v.OnShareFetchSpliced != nil {
+			w.hooks = append(w.hooks, splicedHook(p, v.OnShareFetchSpliced))
 		}
 	}
 	return false, nil

@@ -11,7 +11,7 @@ type hookInspection struct {
 	always bool
 }
 
-// add notes the hooks of v, a verdict with OnResponse or OnFetchSpliced
+// add notes the hooks of v, a verdict with OnResponse or a spliced hook
 // set.
 func (h *hookInspection) add(v filter.Verdict) {
 	if v.InspectResponse == nil {

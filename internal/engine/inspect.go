@@ -14,7 +14,7 @@ func (p *pair) decideRaw(h filter.RequestHandler, hdr protocol.RequestHeader, bo
 		return filter.Verdict{}, false
 	}
 	v, decided = h.DecideRaw(&p.conn, hdr.APIVersion, body)
-	if !decided || v.Modified || v.OnResponse != nil || v.OnFetchSpliced != nil {
+	if !decided || v.Modified || v.OnResponse != nil || v.OnFetchSpliced != nil || v.OnShareFetchSpliced != nil {
 		return filter.Verdict{}, false
 	}
 	return v, true

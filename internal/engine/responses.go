@@ -284,19 +284,19 @@ func (p *pair) runResponseHandlers(owed *pending, resp kmsg.Response, handlers [
 }
 
 // splicedHook makes hook a response hook that runs, in the response loop,
-// with the pair's Splicer.
-func (p *pair) splicedHook(hook func(*kmsg.FetchResponse, *filter.Splicer) error) func(kmsg.Response) error {
-	return filter.Then(func(resp *kmsg.FetchResponse) error { return hook(resp, &p.splicer) })
+// with p's Splicer.
+func splicedHook[R kmsg.Response](p *pair, hook func(R, *filter.Splicer) error) func(kmsg.Response) error {
+	return filter.Then(func(resp R) error { return hook(resp, &p.splicer) })
 }
 
 // writeSpliced writes resp, encoded in p.encodeBuf, with the values its
 // handlers spliced streamed in place of their placeholders.
 func (p *pair) writeSpliced(owed *pending, down *direction, resp kmsg.Response, splices []filter.Splice) error {
-	fetch, ok := resp.(*kmsg.FetchResponse)
+	records, compact, ok := splicedPartitions(resp, owed.version)
 	if !ok {
 		return fail(reasonRewrite, fmt.Errorf("%w: values spliced into a %s response", errSpliceLayout, protocol.APIName(owed.key)))
 	}
-	pieces, size, err := planValueSplices(p.encodeBuf, owed.version, fetch, splices)
+	pieces, size, err := planValueSplices(p.encodeBuf, compact, records, splices)
 	if err != nil {
 		return fail(reasonRewrite, err)
 	}

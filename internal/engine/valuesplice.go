@@ -34,14 +34,14 @@ type splicedRecords struct {
 // in the filter that spliced it, closing the connection.
 var errSpliceLayout = errors.New("spliced fetch response")
 
-// planValueSplices lays out frame, resp encoded at version as a response
-// frame, with the values of splices (whose placeholders resp's records
-// hold) in place of their placeholders: the partitions' records lengths
-// (int32 below Fetch v12, compact from v12 on) and the frame size grown
-// by the values. It returns the pieces to write and the frame's new
+// planValueSplices lays out frame, a response encoded as a frame whose
+// partitions hold records (in order), with the values of splices (whose
+// placeholders those records hold) in place of their placeholders: the
+// partitions' records lengths (compact, or an int32) and the frame size
+// grown by the values. It returns the pieces to write and the frame's new
 // length.
-func planValueSplices(frame []byte, version int16, resp *kmsg.FetchResponse, splices []filter.Splice) ([]framePiece, int64, error) {
-	parts, err := findSplicedRecords(resp, splices)
+func planValueSplices(frame []byte, compact bool, records [][]byte, splices []filter.Splice) ([]framePiece, int64, error) {
+	parts, err := findSplicedRecords(records, splices)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -58,7 +58,7 @@ func planValueSplices(frame []byte, version int16, resp *kmsg.FetchResponse, spl
 	pieces := []framePiece{{}} // the frame size, set below
 	size, from := int64(len(frame)), protocol.FrameSizeLen
 	for _, part := range parts {
-		oldPrefix, newPrefix, grown, err := recordsLengthPrefix(frame[:part.start], version, part)
+		oldPrefix, newPrefix, grown, err := recordsLengthPrefix(frame[:part.start], compact, part)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -83,33 +83,53 @@ func planValueSplices(frame []byte, version int16, resp *kmsg.FetchResponse, spl
 	return pieces, size, nil
 }
 
+// splicedPartitions are the partitions' records of resp, a Fetch or
+// ShareFetch response at version, in the order they are encoded, and
+// whether their lengths are compact (Fetch v12 on, every ShareFetch).
+func splicedPartitions(resp kmsg.Response, version int16) (records [][]byte, compact, ok bool) {
+	switch r := resp.(type) {
+	case *kmsg.FetchResponse:
+		for i := range r.Topics {
+			for j := range r.Topics[i].Partitions {
+				records = append(records, r.Topics[i].Partitions[j].RecordBatches)
+			}
+		}
+		return records, version >= 12, true
+	case *kmsg.ShareFetchResponse:
+		for i := range r.Topics {
+			for j := range r.Topics[i].Partitions {
+				records = append(records, r.Topics[i].Partitions[j].Records)
+			}
+		}
+		return records, true, true
+	}
+	return nil, false, false
+}
+
 // findSplicedRecords finds, for each splice, the partition whose records
 // carry its placeholder, grouping them by partition in the order they
 // come in the records.
-func findSplicedRecords(resp *kmsg.FetchResponse, splices []filter.Splice) ([]*splicedRecords, error) {
+func findSplicedRecords(partitions [][]byte, splices []filter.Splice) ([]*splicedRecords, error) {
 	var parts []*splicedRecords
 	found := 0
-	for i := range resp.Topics {
-		for j := range resp.Topics[i].Partitions {
-			records := resp.Topics[i].Partitions[j].RecordBatches
-			var part *splicedRecords
-			for k := range splices {
-				sp := &splices[k]
-				at := bytes.Index(records, sp.Placeholder[:])
-				if at < 0 {
-					continue
-				}
-				if part == nil {
-					part = &splicedRecords{records: records}
-					parts = append(parts, part)
-				}
-				part.at = append(part.at, at)
-				part.splices = append(part.splices, sp)
-				found++
+	for _, records := range partitions {
+		var part *splicedRecords
+		for k := range splices {
+			sp := &splices[k]
+			at := bytes.Index(records, sp.Placeholder[:])
+			if at < 0 {
+				continue
 			}
-			if part != nil {
-				sortByPosition(part)
+			if part == nil {
+				part = &splicedRecords{records: records}
+				parts = append(parts, part)
 			}
+			part.at = append(part.at, at)
+			part.splices = append(part.splices, sp)
+			found++
+		}
+		if part != nil {
+			sortByPosition(part)
 		}
 	}
 	if found != len(splices) {
@@ -137,10 +157,10 @@ func sortByPosition(part *splicedRecords) {
 }
 
 // recordsLengthPrefix checks that before (the frame up to a partition's
-// records) ends with the records' length as version encodes it, and
-// returns it, the length grown by the partition's spliced values, and the
-// growth.
-func recordsLengthPrefix(before []byte, version int16, part *splicedRecords) (oldPrefix, newPrefix []byte, grown int64, err error) {
+// records) ends with the records' length, compact (an unsigned varint of
+// the length plus one) or an int32, and returns it, the length grown by
+// the partition's spliced values, and the growth.
+func recordsLengthPrefix(before []byte, compact bool, part *splicedRecords) (oldPrefix, newPrefix []byte, grown int64, err error) {
 	if part.at == nil {
 		return nil, nil, 0, fmt.Errorf("%w: overlapping placeholders", errSpliceLayout)
 	}
@@ -154,7 +174,7 @@ func recordsLengthPrefix(before []byte, version int16, part *splicedRecords) (ol
 	if n+grown > math.MaxInt32-1 {
 		return nil, nil, 0, fmt.Errorf("%w: a partition's records of %d bytes with their spliced values", errSpliceLayout, n+grown)
 	}
-	if version >= 12 { // compact bytes: the length plus one, unsigned varint
+	if compact {
 		oldPrefix = binary.AppendUvarint(nil, uint64(n+1))
 		newPrefix = binary.AppendUvarint(nil, uint64(n+grown+1))
 	} else {
@@ -162,7 +182,7 @@ func recordsLengthPrefix(before []byte, version int16, part *splicedRecords) (ol
 		newPrefix = binary.BigEndian.AppendUint32(nil, uint32(n+grown))
 	}
 	if !bytes.HasSuffix(before, oldPrefix) {
-		return nil, nil, 0, fmt.Errorf("%w: a partition's records length is not where Fetch v%d puts it", errSpliceLayout, version)
+		return nil, nil, 0, fmt.Errorf("%w: a partition's records length is not before its records", errSpliceLayout)
 	}
 	return oldPrefix, newPrefix, grown, nil
 }

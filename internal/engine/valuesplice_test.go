@@ -29,7 +29,7 @@ func FuzzValueSplices(f *testing.F) {
 		rng := rand.New(rand.NewPCG(seed, uint64(v)))
 		resp, want, splicer := splicedFetch(rng, version, 1+int(n)%8)
 		frame := protocol.AppendResponseFrame(nil, 7, resp)
-		pieces, size, err := planValueSplices(frame, version, resp, splicer.Splices())
+		pieces, size, err := planFetch(t, frame, version, resp, splicer.Splices())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestValueSpliceVersions(t *testing.T) {
 		part.RecordBatches = append(part.RecordBatches, splicer.Add(int64(len(big)), opener(big))...)
 		want[0][0] = append(want[0][0], big...)
 		frame := protocol.AppendResponseFrame(nil, 7, resp)
-		pieces, _, err := planValueSplices(frame, version, resp, splicer.Splices())
+		pieces, _, err := planFetch(t, frame, version, resp, splicer.Splices())
 		if err != nil {
 			t.Fatalf("v%d: %v", version, err)
 		}
@@ -72,7 +72,7 @@ func TestValueSpliceMissingPlaceholder(t *testing.T) {
 	resp, _, splicer := splicedFetch(rng, 12, 2)
 	splicer.Add(10, opener(make([]byte, 10))) // never put in the records
 	frame := protocol.AppendResponseFrame(nil, 7, resp)
-	if _, _, err := planValueSplices(frame, 12, resp, splicer.Splices()); err == nil {
+	if _, _, err := planFetch(t, frame, 12, resp, splicer.Splices()); err == nil {
 		t.Fatal("a placeholder missing from the records was laid out")
 	}
 }
@@ -179,4 +179,14 @@ func checkFrame(t *testing.T, version int16, frame []byte, want [][][]byte) {
 			}
 		}
 	}
+}
+
+// planFetch is planValueSplices of a Fetch response at version.
+func planFetch(t *testing.T, frame []byte, version int16, resp *kmsg.FetchResponse, splices []filter.Splice) ([]framePiece, int64, error) {
+	t.Helper()
+	records, compact, ok := splicedPartitions(resp, version)
+	if !ok {
+		t.Fatal("a Fetch response is not one splicedPartitions reads")
+	}
+	return planValueSplices(frame, compact, records, splices)
 }
