@@ -8,9 +8,10 @@ import (
 // PlaceholderLen is the length of a Splicer's placeholders.
 const PlaceholderLen = 16
 
-// Splicer lets a Verdict.OnFetchSpliced hook put into a Fetch response a
-// record value it streams rather than holds, such as a large message kept in
-// object storage: the handler encodes the record with the placeholder
+// Splicer lets a Verdict.OnFetchSpliced hook put into a Fetch response
+// (an OnShareFetchSpliced one into a ShareFetch response) a record value
+// it streams rather than holds, such as a large message kept in object
+// storage: the handler encodes the record with the placeholder
 // Add returns in the value's place (records.Spliced does this, with the
 // record and batch lengths and the CRC of the real value), and the
 // engine, once the response is encoded, writes the value's bytes where
