@@ -140,6 +140,7 @@ type worker struct {
 func newWorker(f *Filter) *worker {
 	w := &worker{rw: records.NewRewriter(maxBatchBytes)}
 	w.seal.f, w.open.f = f, f
+	w.seal.value.s, w.open.value.o = &w.seal, &w.open
 	w.seal.fn, w.open.fn = w.seal.record, w.open.record
 	w.markerName = []byte(envelope.HeaderName)
 	w.seal.markerName = w.markerName
