@@ -105,6 +105,13 @@ type Verdict struct {
 	// decoding: a filter's hook for records it rarely meets costs a scan,
 	// not a re-encoding. It must not keep body.
 	InspectResponse func(version int16, body []byte) bool
+	// Release, when set with Modified on a request's verdict, is called
+	// once the engine has re-encoded the request and nothing reads it any
+	// more, so that the handler may reuse buffers it put into it (records
+	// it rewrote). It is not called when anything may still read the
+	// request (a response hook, a later answer or closing): the buffers
+	// are then left to the garbage collector.
+	Release func()
 }
 
 // Need says how much of a response a handler needs (see NeedByVersion).

@@ -28,6 +28,7 @@ type wholeRequest struct {
 	modified bool
 	records  int // producedRecords of req as decoded, before the handlers
 	hooks    []func(kmsg.Response) error
+	releases []func() // the handlers' Verdict.Release
 	inspect  hookInspection
 	charge   requestCharge
 }
@@ -80,7 +81,15 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		w.charge.afterResponse, w.charge.afterWrite = w.charge.afterWrite, 0
 	}
 	if w.modified {
-		return p.encodeFiltered(w)
+		frame, recycle, charge, err := p.encodeFiltered(w)
+		if err == nil && len(w.hooks) == 0 && owed.boundary.req == nil {
+			// Encoded, and nothing reads the request again: the
+			// handlers may reuse what they put into it.
+			for _, release := range w.releases {
+				release()
+			}
+		}
+		return frame, recycle, charge, err
 	}
 	return frame, w.buf, w.charge, nil
 }
@@ -145,6 +154,9 @@ func (p *pair) runRequestHandlers(w *wholeRequest, owed *pending, handlers []fil
 			return true, nil
 		}
 		w.modified = w.modified || v.Modified
+		if v.Release != nil {
+			w.releases = append(w.releases, v.Release)
+		}
 		if v.OnResponse != nil || v.OnFetchSpliced != nil {
 			w.inspect.add(v)
 		}
