@@ -81,7 +81,7 @@ func New(cfg *encryptionconfig.Config, opts Options) (*Filter, error) {
 	}
 	f := &Filter{vc: opts.Env.VirtualCluster, topicPrefix: opts.TopicPrefix, keys: keys,
 		log: opts.Env.Log.With().Str("filter", encryptionconfig.SectionName).Logger(), metrics: m,
-		startedKMS: cfg.KMS, startedDEK: cfg.DEK}
+		startedKMS: cfg.KMS, startedDEK: cfg.DEK, sealedBufs: newSealedBufs()}
 	f.rules.Store(rs)
 	f.workers.New = func() any { return newWorker(f) }
 	return f, nil
