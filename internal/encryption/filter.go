@@ -34,7 +34,7 @@ type Filter struct {
 	sealers     sealers
 	openers     openers
 	workers     sync.Pool // *worker
-	sealedBufs  sealedBufs
+	sealedBufs  *sealedBufs
 	log         zerolog.Logger
 	metrics     *metrics
 	passthrough sync.Map // client topic name -> struct{}: logged once

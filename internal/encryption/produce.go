@@ -32,7 +32,7 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 	ctx, cancel := context.WithTimeout(context.Background(), kms.DefaultCallTimeout)
 	defer cancel()
 	var refused refusal.Produce
-	sealed := &sealedInRequest{pool: &f.sealedBufs}
+	sealed := &sealedInRequest{pool: f.sealedBufs}
 	modified := false
 	kept := req.Topics[:0]
 	for _, t := range req.Topics {
@@ -90,7 +90,7 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 // sealPartition rewrites one partition's records: sealed under the
 // topic's KEK keyName, or, with keyName "", only checked for the marker.
 // A buffer sealed into is added to sealed, which the engine releases once
-// the request is encoded.
+// the request is written upstream.
 func (f *Filter) sealPartition(ctx context.Context, w *worker, sealed *sealedInRequest, keyName, topic string, r *rule, src []byte) ([]byte, bool, error) {
 	if len(src) == 0 {
 		return src, false, nil
