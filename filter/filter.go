@@ -106,13 +106,13 @@ type Verdict struct {
 	// not a re-encoding. It must not keep body.
 	InspectResponse func(version int16, body []byte) bool
 	// Release, when set with Modified on a request's verdict, is called
-	// once the engine has written the request upstream and nothing reads
-	// it any more, so that the handler may reuse buffers it put into it
-	// (records it rewrote, which the engine may write from where they are
-	// rather than copy). It is not called when anything may still read the
-	// request (a response hook), nor when it is not written (a later
-	// answer, closing): the buffers are then left to the garbage
-	// collector.
+	// once the engine has written the request upstream (or dropped it,
+	// answered by a later stage) and nothing reads it any more, so that
+	// the handler may reuse buffers it put into it (records it rewrote,
+	// which the engine may write from where they are rather than copy). It
+	// is not called when a response hook may still read the request, nor
+	// when the connection closes first: the buffers are then left to the
+	// garbage collector.
 	Release func()
 }
 
