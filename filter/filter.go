@@ -108,6 +108,15 @@ type Verdict struct {
 	// decoding: a filter's hook for records it rarely meets costs a scan,
 	// not a re-encoding. It must not keep body.
 	InspectResponse func(version int16, body []byte) bool
+	// Release, when set with Modified on a request's verdict, is called
+	// once the engine has written the request upstream (or dropped it,
+	// answered by a later stage) and nothing reads it any more, so that
+	// the handler may reuse buffers it put into it (records it rewrote,
+	// which the engine may write from where they are rather than copy). It
+	// is not called when a response hook may still read the request, nor
+	// when the connection closes first: the buffers are then left to the
+	// garbage collector.
+	Release func()
 }
 
 // Need says how much of a response a handler needs (see NeedByVersion).

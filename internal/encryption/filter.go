@@ -34,6 +34,7 @@ type Filter struct {
 	sealers     sealers
 	openers     openers
 	workers     sync.Pool // *worker
+	sealedBufs  *sealedBufs
 	log         zerolog.Logger
 	metrics     *metrics
 	passthrough sync.Map // client topic name -> struct{}: logged once
@@ -80,7 +81,7 @@ func New(cfg *encryptionconfig.Config, opts Options) (*Filter, error) {
 	}
 	f := &Filter{vc: opts.Env.VirtualCluster, topicPrefix: opts.TopicPrefix, keys: keys,
 		log: opts.Env.Log.With().Str("filter", encryptionconfig.SectionName).Logger(), metrics: m,
-		startedKMS: cfg.KMS, startedDEK: cfg.DEK}
+		startedKMS: cfg.KMS, startedDEK: cfg.DEK, sealedBufs: newSealedBufs()}
 	f.rules.Store(rs)
 	f.workers.New = func() any { return newWorker(f) }
 	return f, nil
@@ -140,6 +141,7 @@ type worker struct {
 func newWorker(f *Filter) *worker {
 	w := &worker{rw: records.NewRewriter(maxBatchBytes)}
 	w.seal.f, w.open.f = f, f
+	w.seal.value.s, w.open.value.o = &w.seal, &w.open
 	w.seal.fn, w.open.fn = w.seal.record, w.open.record
 	w.markerName = []byte(envelope.HeaderName)
 	w.seal.markerName = w.markerName

@@ -25,6 +25,27 @@ type opening struct {
 	headers   []records.Header
 	opened    int
 	badOffset int64 // the record that failed, for the log line
+	value     openedValue
+}
+
+// openedValue opens the record value at hand straight into the rewritten
+// batch (a records.ValueWriter): no copy of the plaintext in between.
+type openedValue struct {
+	o      *opening
+	opener *envelope.Opener
+	marker envelope.Marker // the record's, valid until the next record
+	sealed []byte
+}
+
+func (v *openedValue) ValueLen() int { return len(v.sealed) - envelope.Overhead }
+
+func (v *openedValue) AppendValue(dst []byte) ([]byte, error) {
+	out, err := v.opener.OpenValue(dst, v.marker, v.o.topic, v.sealed)
+	if err != nil {
+		return out, err
+	}
+	v.o.badOffset = -1
+	return out, nil
 }
 
 func (o *opening) start(ctx context.Context, topic string) {
@@ -61,12 +82,10 @@ func (o *opening) record(b *records.Batch, r *records.Record) error {
 		return err
 	}
 	o.buf = o.buf[:0]
-	if m.Parts&envelope.Value != 0 && r.Value != nil {
-		start := len(o.buf)
-		if o.buf, err = opener.OpenValue(o.buf, m, o.topic, r.Value); err != nil {
-			return err
-		}
-		r.Value = o.buf[start:len(o.buf):len(o.buf)]
+	openValue := m.Parts&envelope.Value != 0 && r.Value != nil
+	if openValue && len(r.Value) < envelope.Overhead {
+		_, err := opener.OpenValue(nil, m, o.topic, r.Value) // too short: its error
+		return err
 	}
 	o.headers = o.headers[:0]
 	for i, h := range r.Headers {
@@ -84,6 +103,13 @@ func (o *opening) record(b *records.Batch, r *records.Record) error {
 	}
 	r.Headers = o.headers
 	o.opened++
+	if openValue {
+		// Opened as the rewriter writes the record; badOffset stays
+		// until then.
+		o.value.opener, o.value.marker, o.value.sealed = opener, m, r.Value
+		r.ValueFrom = &o.value
+		return nil
+	}
 	o.badOffset = -1
 	return nil
 }

@@ -32,6 +32,7 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 	ctx, cancel := context.WithTimeout(context.Background(), kms.DefaultCallTimeout)
 	defer cancel()
 	var refused refusal.Produce
+	sealed := &sealedInRequest{pool: f.sealedBufs}
 	modified := false
 	kept := req.Topics[:0]
 	for _, t := range req.Topics {
@@ -54,10 +55,10 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 		}
 		partitions := t.Partitions[:0]
 		for _, p := range t.Partitions {
-			out, changed, err := f.sealPartition(ctx, w, keyName, name, r, p.Records)
+			out, changed, err := f.sealPartition(ctx, w, sealed, keyName, name, r, p.Records)
 			if err != nil && match && rs.passthrough && errors.Is(err, kms.ErrKeyUnavailable) {
 				f.passedInClear(name, keyName, err)
-				out, changed, err = f.sealPartition(ctx, w, "", name, nil, p.Records) // only the marker check
+				out, changed, err = f.sealPartition(ctx, w, sealed, "", name, nil, p.Records) // only the marker check
 			}
 			if err != nil {
 				code, reason := f.produceRefusal(err, name, keyName, p.Partition)
@@ -79,25 +80,43 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 		}
 	}
 	req.Topics = kept
-	return refused.Verdict(req, modified, "encrypted", nil)
+	v := refused.Verdict(req, modified, "encrypted", nil)
+	if v.Modified && v.Respond == nil && v.Close == nil && len(sealed.bufs) > 0 {
+		v.Release = sealed.release
+	}
+	return v
 }
 
 // sealPartition rewrites one partition's records: sealed under the
 // topic's KEK keyName, or, with keyName "", only checked for the marker.
-func (f *Filter) sealPartition(ctx context.Context, w *worker, keyName, topic string, r *rule, src []byte) ([]byte, bool, error) {
+// A buffer sealed into is added to sealed, which the engine releases once
+// the request is written upstream.
+func (f *Filter) sealPartition(ctx context.Context, w *worker, sealed *sealedInRequest, keyName, topic string, r *rule, src []byte) ([]byte, bool, error) {
 	if len(src) == 0 {
 		return src, false, nil
 	}
 	parts := r.partsOrNone()
 	w.seal.start(ctx, keyName, f.brokerTopic(topic), parts)
 	var dst []byte
+	var buf *[]byte
 	if keyName != "" {
 		// Sized once for the sealed records (uncompressed; compressed
 		// batches grow it as they need): growing it by appends would
 		// allocate and copy it several times over.
-		dst = make([]byte, 0, len(src)+records.CountRecords(src)*w.seal.growth(parts))
+		buf = f.sealedBufs.get(len(src) + records.CountRecords(src)*w.seal.growth(parts))
+		dst = *buf
 	}
 	out, sum, err := w.rw.Rewrite(dst, src, w.seal.fn)
+	if buf != nil {
+		if err == nil && sum.Changed > 0 {
+			// out is in the request until the engine has encoded it; it
+			// may have outgrown buf, and is then the one to keep.
+			*buf = out[:0]
+			sealed.bufs = append(sealed.bufs, buf)
+		} else {
+			f.sealedBufs.put(buf) // not in the request
+		}
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -29,6 +29,24 @@ type sealing struct {
 	recorded   int
 	markerName []byte // envelope.HeaderName, as records carry it
 	markerLen  int    // of the last marker attached: to size outputs
+	value      sealedValue
+}
+
+// sealedValue seals the record value at hand straight into the rewritten
+// batch (a records.ValueWriter): no copy of the ciphertext in between.
+type sealedValue struct {
+	s     *sealing
+	plain []byte // the record's value, valid until the next record
+}
+
+func (v *sealedValue) ValueLen() int { return len(v.plain) + envelope.Overhead }
+
+func (v *sealedValue) AppendValue(dst []byte) ([]byte, error) {
+	out, err := v.s.sealer.SealValue(dst, v.s.parts, v.s.topic, v.plain)
+	if err != nil {
+		return out, v.s.sealFailed(err)
+	}
+	return out, nil
 }
 
 // start prepares the state for a partition; keyName "" only checks.
@@ -66,11 +84,8 @@ func (s *sealing) record(b *records.Batch, r *records.Record) error {
 	s.markerLen = len(marker)
 	s.buf = s.buf[:0]
 	if s.parts&envelope.Value != 0 && r.Value != nil {
-		start := len(s.buf)
-		if s.buf, err = s.sealer.SealValue(s.buf, s.parts, s.topic, r.Value); err != nil {
-			return s.sealFailed(err)
-		}
-		r.Value = s.buf[start:len(s.buf):len(s.buf)]
+		s.value.plain = r.Value
+		r.ValueFrom = &s.value
 	}
 	s.headers = append(s.headers[:0], r.Headers...)
 	if s.parts&envelope.HeaderValues != 0 {

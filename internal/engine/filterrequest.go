@@ -28,6 +28,7 @@ type wholeRequest struct {
 	modified bool
 	records  int // producedRecords of req as decoded, before the handlers
 	hooks    []func(kmsg.Response) error
+	releases []func() // the handlers' Verdict.Release
 	inspect  hookInspection
 	charge   requestCharge
 }
@@ -48,7 +49,12 @@ type wholeRequest struct {
 // for room) before they are allocated, the copy of a changed request
 // right after it is encoded; the caller releases charge, also when err is
 // set.
-func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler, mapNeed boundaryNeed) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
+//
+// A re-encoded Produce request's frame may leave the records the handlers
+// put into it to tail.pieces, written in place (writeFrame); the handlers'
+// Verdict.Release go to tail.releases when nothing reads the request after
+// it is written.
+func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLen int, owed *pending, handlers []filter.RequestHandler, mapNeed boundaryNeed, tail *requestTail) (frame []byte, recycle *[]byte, charge requestCharge, err error) {
 	// w lives in the pair, which the closure below reaches anyway: a
 	// local would move to the heap.
 	p.whole = wholeRequest{h: h, frameLen: frameLen, buf: p.s.frames.get(frameLen)}
@@ -80,7 +86,12 @@ func (p *pair) filterRequest(h protocol.RequestHeader, cr *bufio.Reader, frameLe
 		w.charge.afterResponse, w.charge.afterWrite = w.charge.afterWrite, 0
 	}
 	if w.modified {
-		return p.encodeFiltered(w)
+		if len(w.hooks) == 0 && owed.boundary.req == nil {
+			// Nothing reads the request once it is written: the
+			// handlers may then reuse what they put into it.
+			tail.releases = w.releases
+		}
+		return p.encodeFiltered(w, tail)
 	}
 	return frame, w.buf, w.charge, nil
 }
@@ -145,6 +156,9 @@ func (p *pair) runRequestHandlers(w *wholeRequest, owed *pending, handlers []fil
 			return true, nil
 		}
 		w.modified = w.modified || v.Modified
+		if v.Release != nil {
+			w.releases = append(w.releases, v.Release)
+		}
 		if v.OnResponse != nil || v.OnFetchSpliced != nil || v.OnShareFetchSpliced != nil {
 			w.inspect.add(v)
 		}
@@ -225,18 +239,36 @@ func joinHooks(owed *pending, hooks []func(kmsg.Response) error) {
 // encodeFiltered encodes w's changed request into a frame of its own,
 // charged at the original frame's size plus what the handlers added to
 // its records (encodedSizeHint), or at its size if that is more; the
-// records the handlers copied (freshRecords) are charged with it.
-func (p *pair) encodeFiltered(w *wholeRequest) ([]byte, *[]byte, requestCharge, error) {
+// records the handlers copied (freshRecords) are charged with it. A
+// Produce request's large fresh records are not copied into the frame
+// but left to tail.pieces (appendProduceFrame), and the frame is that
+// much smaller.
+func (p *pair) encodeFiltered(w *wholeRequest, tail *requestTail) ([]byte, *[]byte, requestCharge, error) {
+	produce, _ := w.req.(*kmsg.ProduceRequest)
 	size := encodedSizeHint(w)
+	if produce != nil {
+		size -= splicedBytes(produce, w.body)
+	}
 	if err := p.reserve(w, size+freshRecords(w.req, w.body)); err != nil {
 		return nil, nil, w.charge, err
 	}
-	out := p.s.frames.get(size)
+	var out *[]byte
+	if size < eagerFrameAlloc {
+		// A frame whose records are spliced in: its own small buffer,
+		// not the idle one of a whole frame, which the next read needs.
+		out = new([]byte)
+	} else {
+		out = p.s.frames.get(size)
+	}
 	if cap(*out) < size {
 		*out = make([]byte, 0, size)
 	}
 	w.h.ClientID = p.conn.ClientID
-	*out = protocol.AppendRequestFrame(*out, w.h, w.req)
+	if produce != nil {
+		*out, tail.pieces = appendProduceFrame(*out, w.h, produce, w.body, tail.pieces[:0])
+	} else {
+		*out = protocol.AppendRequestFrame(*out, w.h, w.req)
+	}
 	if grown := len(*out) - size; grown > 0 {
 		// Larger than the hint after all: charged now that it is known.
 		if err := p.reserve(w, grown); err != nil {

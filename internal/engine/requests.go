@@ -105,7 +105,7 @@ func (p *pair) filterStage(h protocol.RequestHeader, clientID, bodyPrefix []byte
 		return nil
 	}
 	var err error
-	r.frame, r.recycle, r.charge, err = p.filterRequest(h, cr, r.frameLen, &r.owed, handlers, mapNeed)
+	r.frame, r.recycle, r.charge, err = p.filterRequest(h, cr, r.frameLen, &r.owed, handlers, mapNeed, &r.tail)
 	*held = r.charge.afterWrite + r.charge.afterResponse
 	if err != nil {
 		return err
@@ -190,6 +190,9 @@ type clientRequest struct {
 	frame []byte
 	// recycle is frame's pooled buffer, given back once it is written.
 	recycle *[]byte
+	// tail is the records written in frame's place, and what to release
+	// once it is written.
+	tail requestTail
 	// charge is the memory budget held for it (the request loop's held).
 	charge requestCharge
 	// closeAfter, when set, ends the pair once owed.local is delivered:
@@ -289,7 +292,7 @@ func (p *pair) relay(cr *bufio.Reader, up *direction, r clientRequest) error {
 	case r.owed.local != nil: // answered by kproxy: never reaches the upstream
 		return discardUnread(cr, r)
 	case r.frame != nil:
-		if _, err := up.w.Write(r.frame); err != nil {
+		if err := writeFrame(up.w, r.frame, r.tail.pieces); err != nil {
 			return fail(reasonUpstreamClosed, fmt.Errorf("write upstream: %w", err))
 		}
 	default:
@@ -318,6 +321,9 @@ func discardUnread(cr *bufio.Reader, r clientRequest) error {
 // frame is written: the pooled buffer and the budget.
 func (p *pair) releaseRequest(r clientRequest, held *int64) {
 	p.s.frames.put(r.recycle)
+	for _, release := range r.tail.releases {
+		release()
+	}
 	p.s.budget.release(&p.budget, *held)
 	*held = 0
 }

@@ -17,7 +17,8 @@ import (
 // on them, and changes to them are ignored. The slices a Func sets are
 // copied before the Func is called again, so it may reuse one buffer for
 // every record. Setting Spliced replaces the value by one streamed later
-// (see Spliced); Value is then ignored.
+// (see Spliced), setting ValueFrom by one written straight into the output
+// (see ValueWriter); Value is then ignored.
 type Record struct {
 	Attributes     int8
 	TimestampDelta int64
@@ -26,6 +27,7 @@ type Record struct {
 	Value          []byte
 	Headers        []Header
 	Spliced        *Spliced
+	ValueFrom      ValueWriter
 }
 
 // Header is a record header. Kafka allows a null value (nil) but not a
@@ -48,7 +50,7 @@ func sameBytes(a, b []byte) bool {
 // it was decoded with (orig, and origHeaders for its headers): the fields
 // a Func may change.
 func sameRecord(r, orig *Record, origHeaders []Header) bool {
-	if r.Spliced != nil || !sameBytes(r.Key, orig.Key) || !sameBytes(r.Value, orig.Value) || len(r.Headers) != len(origHeaders) {
+	if r.Spliced != nil || r.ValueFrom != nil || !sameBytes(r.Key, orig.Key) || !sameBytes(r.Value, orig.Value) || len(r.Headers) != len(origHeaders) {
 		return false
 	}
 	for i := range origHeaders {

@@ -252,7 +252,7 @@ func (rw *Rewriter) records(b *Batch, raw, plain []byte, direct bool, fn Func, s
 		if fn == nil {
 			continue
 		}
-		r.Spliced = nil
+		r.Spliced, r.ValueFrom = nil, nil
 		*orig = *r
 		rw.orig = append(rw.orig[:0], r.Headers...)
 		sum.Records++
@@ -274,6 +274,12 @@ func (rw *Rewriter) records(b *Batch, raw, plain []byte, direct bool, fn Func, s
 				}
 				enc = append(enc, plain[:start]...)
 				changed = true
+			}
+			if r.Spliced == nil && r.ValueFrom != nil {
+				if enc, err = appendRecordFrom(enc, r, r.ValueFrom); err != nil {
+					return false, fmt.Errorf("record at offset %d: %w", b.BaseOffset+int64(orig.OffsetDelta), err)
+				}
+				break
 			}
 			if r.Spliced == nil {
 				enc = appendRecord(enc, r)
