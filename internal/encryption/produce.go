@@ -33,28 +33,14 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 	defer cancel()
 	var refused refusal.Produce
 	sealed := &sealedInRequest{pool: f.sealedBufs}
-	modified := false
-	kept := req.Topics[:0]
-	for _, t := range req.Topics {
-		name := t.Topic
-		if name == "" {
-			var ok bool
-			if name, ok = f.names.Lookup(t.TopicID); !ok {
-				// Clients fetch metadata first; UNKNOWN_TOPIC_ID makes
-				// them fetch it again, and the retry is named.
-				refused.Topic(t, kerr.UnknownTopicID, "topic id not yet named by a metadata response through this proxy")
-				f.log.Warn().Hex("topic_id", t.TopicID[:]).Msg("produce to an unnamed topic id refused: its records might need encryption")
-				continue
-			}
-		}
+	modified := refused.Rewrite(req, &f.names, f.unnamedTopic, func(_ *kmsg.ProduceRequestTopic, name string) refusal.PartitionFunc {
 		r, match := rs.find(name)
 		keyName := ""
 		if match {
 			keyName = string(r.key.AppendName(nil, f.vc, name))
 			f.keyNames.Store(keyName, struct{}{})
 		}
-		partitions := t.Partitions[:0]
-		for _, p := range t.Partitions {
+		return func(p *kmsg.ProduceRequestTopicPartition) ([]byte, bool, *kerr.Error, string) {
 			out, changed, err := f.sealPartition(ctx, w, sealed, keyName, name, r, p.Records)
 			if err != nil && match && rs.passthrough && errors.Is(err, kms.ErrKeyUnavailable) {
 				f.passedInClear(name, keyName, err)
@@ -62,29 +48,23 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 			}
 			if err != nil {
 				code, reason := f.produceRefusal(err, name, keyName, p.Partition)
-				refused.Partition(t, p.Partition, code, err.Error())
 				f.metrics.failed(opEncrypt, reason, name, p.Partition)
-				continue
+				return nil, false, code, err.Error()
 			}
-			if changed {
-				p.Records, modified = out, true
-			}
-			partitions = append(partitions, p)
+			return out, changed, nil, ""
 		}
-		if len(partitions) < len(t.Partitions) {
-			modified = true
-		}
-		if len(partitions) > 0 {
-			t.Partitions = partitions
-			kept = append(kept, t)
-		}
-	}
-	req.Topics = kept
+	})
 	v := refused.Verdict(req, modified, "encrypted", nil)
 	if v.Modified && v.Respond == nil && v.Close == nil && len(sealed.bufs) > 0 {
 		v.Release = sealed.release
 	}
 	return v
+}
+
+// unnamedTopic logs a produce to a topic id no metadata response has
+// named, which is refused.
+func (f *Filter) unnamedTopic(id [16]byte) {
+	f.log.Warn().Hex("topic_id", id[:]).Msg("produce to an unnamed topic id refused: its records might need encryption")
 }
 
 // sealPartition rewrites one partition's records: sealed under the

@@ -48,58 +48,34 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 	ctx := context.Background()
 	var refused refusal.Produce
 	up := uploads{txn: -1}
-	modified := false
-	kept := req.Topics[:0]
-	for _, t := range req.Topics {
-		name := t.Topic
-		if name == "" {
-			var ok bool
-			if name, ok = f.names.Lookup(t.TopicID); !ok {
-				// Clients fetch metadata first; UNKNOWN_TOPIC_ID makes
-				// them fetch it again, and the retry is named.
-				refused.Topic(t, kerr.UnknownTopicID, "topic id not yet named by a metadata response through this proxy")
-				f.log.Warn().Hex("topic_id", t.TopicID[:]).Msg("produce to an unnamed topic id refused: its values might need offloading")
-				continue
-			}
-		}
+	modified := refused.Rewrite(req, &f.names, f.unnamedTopic, func(t *kmsg.ProduceRequestTopic, name string) refusal.PartitionFunc {
 		r, match := rs.find(name)
 		if !match {
-			kept = append(kept, t)
-			continue
+			return nil
 		}
-		partitions := t.Partitions[:0]
-		for _, p := range t.Partitions {
+		wireName, id := t.Topic, t.TopicID // as the response names the topic
+		return func(p *kmsg.ProduceRequestTopicPartition) ([]byte, bool, *kerr.Error, string) {
 			out, changed, err := f.offloadPartition(ctx, w, name, r, p.Records)
 			if err != nil {
 				f.orphans(w.offload.uploaded, "partition refused")
 				code, reason := f.produceRefusal(err, name, p.Partition)
-				refused.Partition(t, p.Partition, code, err.Error())
 				f.metrics.failed(opOffload, reason, name, p.Partition)
-				continue
+				return nil, false, code, err.Error()
 			}
 			if changed {
-				p.Records, modified = out, true
 				if up.byPartition == nil {
 					up.byPartition = map[topicPartition][]string{}
 				}
-				up.byPartition[topicPartition{t.Topic, t.TopicID, p.Partition}] = w.offload.uploaded
+				up.byPartition[topicPartition{wireName, id, p.Partition}] = w.offload.uploaded
 				if w.offload.txn >= 0 {
 					up.txn = w.offload.txn
 				}
 				f.metrics.uploaded.Add(float64(len(w.offload.uploaded)))
 				f.metrics.uploadedBytes.Add(float64(w.offload.bytes))
 			}
-			partitions = append(partitions, p)
+			return out, changed, nil, ""
 		}
-		if len(partitions) < len(t.Partitions) {
-			modified = true
-		}
-		if len(partitions) > 0 {
-			t.Partitions = partitions
-			kept = append(kept, t)
-		}
-	}
-	req.Topics = kept
+	})
 	var then func(*kmsg.ProduceResponse)
 	if len(up.byPartition) > 0 {
 		then = func(resp *kmsg.ProduceResponse) { f.acknowledged(resp, up) }
@@ -129,6 +105,12 @@ func (f *Filter) offloadPartition(ctx context.Context, w *worker, topic string, 
 // errLegacy: records in a format older than record batches, which the
 // filter does not read.
 var errLegacy = errors.New("legacy message format")
+
+// unnamedTopic logs a produce to a topic id no metadata response has
+// named, which is refused.
+func (f *Filter) unnamedTopic(id [16]byte) {
+	f.log.Warn().Hex("topic_id", id[:]).Msg("produce to an unnamed topic id refused: its values might need offloading")
+}
 
 // acknowledged sees the upstream's answer to a produce whose values were
 // stored: the objects of a partition it refused are orphans; those of a
