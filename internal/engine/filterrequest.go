@@ -245,6 +245,9 @@ func joinHooks(owed *pending, hooks []func(kmsg.Response) error) {
 // much smaller.
 func (p *pair) encodeFiltered(w *wholeRequest, tail *requestTail) ([]byte, *[]byte, requestCharge, error) {
 	produce, _ := w.req.(*kmsg.ProduceRequest)
+	if produce != nil && produce.Version > maxSplicedProduce {
+		produce = nil
+	}
 	size := encodedSizeHint(w)
 	if produce != nil {
 		size -= splicedBytes(produce, w.body)

@@ -16,6 +16,10 @@ import (
 // than a write call.
 const minSplicedRecords = 16 << 10
 
+// maxSplicedProduce is the newest Produce version appendProduceBody
+// writes; a later one (kmsg learning it) is encoded by kmsg whole.
+const maxSplicedProduce = 13
+
 // recordsPiece is a records field written after frame[:at] and before
 // frame[at:]: the frame holds its length, not its bytes.
 type recordsPiece struct {

@@ -17,7 +17,7 @@ func TestProduceFrameSplicedIsKmsgs(t *testing.T) {
 	inFrame := bytes.Repeat([]byte{'f'}, 2*minSplicedRecords)
 	large := bytes.Repeat([]byte{'l'}, minSplicedRecords+300)
 	txn := "txn"
-	for version := int16(0); version <= 13; version++ {
+	for version := int16(0); version <= min(maxSplicedProduce, (&kmsg.ProduceRequest{}).MaxVersion()); version++ {
 		req := kmsg.NewPtrProduceRequest()
 		req.Version, req.Acks, req.TimeoutMillis = version, -1, 30000
 		if version >= 3 {
