@@ -112,6 +112,9 @@ type verifying struct {
 	// nothing for readStall while a Read waits.
 	stalled func()
 	timer   *time.Timer
+	// mismatch is the end-of-object check's failure, kept so that a Read
+	// after it reports it again without counting it again.
+	mismatch error
 }
 
 // readStall is how long a read of an object may wait for the store's
@@ -132,6 +135,9 @@ func newVerifying(body io.ReadCloser, p pointer.Pointer, wantCRC uint32, checkCR
 }
 
 func (v *verifying) Read(b []byte) (int, error) {
+	if v.mismatch != nil {
+		return 0, v.mismatch
+	}
 	if v.stalled != nil {
 		if v.timer == nil {
 			v.timer = time.AfterFunc(readStall, v.stalled)
@@ -151,6 +157,7 @@ func (v *verifying) Read(b []byte) (int, error) {
 	switch {
 	case err == io.EOF:
 		if cerr := v.check(); cerr != nil {
+			v.mismatch = cerr
 			if v.onMismatch != nil {
 				v.onMismatch(cerr)
 			}

@@ -48,8 +48,11 @@ func TestVerifyingReaderCatchesAChangedObject(t *testing.T) {
 			if tc.mismatch != errors.Is(err, errMismatch) || (!tc.mismatch && err != nil) {
 				t.Errorf("read error %v, want a mismatch: %v", err, tc.mismatch)
 			}
+			if _, again := v.Read(make([]byte, 1)); tc.mismatch && !errors.Is(again, errMismatch) {
+				t.Errorf("a read after the mismatch: %v, want the mismatch again", again)
+			}
 			if tc.mismatch != (reported == 1) {
-				t.Errorf("mismatch reported %d times", reported)
+				t.Errorf("mismatch reported %d times (a read after it must not report it again)", reported)
 			}
 		})
 	}
