@@ -97,7 +97,10 @@ func TestDecompressionBombs(t *testing.T) {
 				}
 				least = min(least, after.TotalAlloc-before.TotalAlloc)
 			}
-			if least > 8<<20 {
+			// lz4 takes its 4 MiB block buffers from a sync.Pool, which
+			// the race detector empties at random: every try may
+			// allocate them afresh there, whatever the limit.
+			if least > 8<<20 && !(raceDetector && c.Name == "lz4") {
 				t.Errorf("allocated %d bytes for a batch limited to 1 MiB", least)
 			}
 		})
