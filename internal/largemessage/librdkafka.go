@@ -15,8 +15,10 @@ import (
 // be read. A broker's message.max.bytes keeps such batches away from it;
 // offloading lets them through kproxy. So librdkafka clients are offered
 // Produce v8 at most, which frames records with an int32: v9 changed the
-// encoding only, and what librdkafka's later versions add (leader
-// discovery on NOT_LEADER errors, KIP-951) is an optimization.
+// encoding only, and what later versions add (leader discovery on
+// NOT_LEADER errors, KIP-951; partitions added to a transaction by the
+// broker, KIP-890) a client at v8 does through Metadata and
+// AddPartitionsToTxn instead.
 const librdkafkaMaxProduce = 8
 
 // isLibrdkafka tells librdkafka by the software name and version its
