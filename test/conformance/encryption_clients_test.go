@@ -99,6 +99,21 @@ func saramaEncProduce(t *testing.T, addr, topic, codec string, rs []encRec) {
 
 func saramaEncConsume(t *testing.T, addr, topic string, n int) []encRec {
 	t.Helper()
+	var got []encRec
+	for _, m := range saramaPartitionMessages(t, addr, topic, n) {
+		g := encRec{key: string(m.Key), value: string(m.Value)}
+		for _, h := range m.Headers {
+			g.headers = append(g.headers, encHeader{string(h.Key), string(h.Value)})
+		}
+		got = append(got, g)
+	}
+	return got
+}
+
+// saramaPartitionMessages reads the first n messages of partition 0 of
+// topic with a sarama partition consumer, failing on a fetch error.
+func saramaPartitionMessages(t *testing.T, addr, topic string, n int) []*sarama.ConsumerMessage {
+	t.Helper()
 	cfg := saramaConfig()
 	cfg.Consumer.Return.Errors = true
 	cons, err := sarama.NewConsumerFromClient(saramaClient(t, addr, cfg))
@@ -112,15 +127,11 @@ func saramaEncConsume(t *testing.T, addr, topic string, n int) []encRec {
 	}
 	defer pc.Close()
 	timeout := time.After(60 * time.Second)
-	var got []encRec
+	var got []*sarama.ConsumerMessage
 	for len(got) < n {
 		select {
 		case m := <-pc.Messages():
-			g := encRec{key: string(m.Key), value: string(m.Value)}
-			for _, h := range m.Headers {
-				g.headers = append(g.headers, encHeader{string(h.Key), string(h.Value)})
-			}
-			got = append(got, g)
+			got = append(got, m)
 		case err := <-pc.Errors():
 			t.Fatalf("sarama fetch: %v", err)
 		case <-timeout:
@@ -247,25 +258,9 @@ func kafkagoEncTombstone(t *testing.T, addr, topic, key, value string) {
 // gives a null value as nil.
 func saramaEncReadNullable(t *testing.T, addr, topic string, n int) []encNullable {
 	t.Helper()
-	cons, err := sarama.NewConsumerFromClient(saramaClient(t, addr, saramaConfig()))
-	if err != nil {
-		t.Fatalf("sarama consumer: %v", err)
-	}
-	defer cons.Close()
-	pc, err := cons.ConsumePartition(topic, 0, sarama.OffsetOldest)
-	if err != nil {
-		t.Fatalf("sarama consume %s: %v", topic, err)
-	}
-	defer pc.Close()
-	timeout := time.After(60 * time.Second)
 	var out []encNullable
-	for len(out) < n {
-		select {
-		case m := <-pc.Messages():
-			out = append(out, encNullable{key: string(m.Key), value: string(m.Value), null: m.Value == nil})
-		case <-timeout:
-			t.Fatalf("sarama consumed %d of %d records", len(out), n)
-		}
+	for _, m := range saramaPartitionMessages(t, addr, topic, n) {
+		out = append(out, encNullable{key: string(m.Key), value: string(m.Value), null: m.Value == nil})
 	}
 	return out
 }

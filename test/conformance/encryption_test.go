@@ -215,7 +215,14 @@ func holds(r *kgo.Record, s []byte) bool {
 // upstream, without kproxy.
 func (e *env) readUpstream(t *testing.T, topic string, n int) []*kgo.Record {
 	t.Helper()
-	cl := testkit.Client(t, kgo.SeedBrokers(e.upstream...), kgo.ConsumeTopics(topic),
+	return readRecords(t, e.upstream, "straight from the upstream", topic, n)
+}
+
+// readRecords reads the first n records of topic from seeds (where, in
+// its failures) with franz-go, which tells a null value from an empty one.
+func readRecords(t *testing.T, seeds []string, where, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl := testkit.Client(t, kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -223,9 +230,9 @@ func (e *env) readUpstream(t *testing.T, topic string, n int) []*kgo.Record {
 	for len(rs) < n {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records straight from the upstream: %v", len(rs), n, ctx.Err())
+			t.Fatalf("read %d of %d records %s: %v", len(rs), n, where, ctx.Err())
 		}
-		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d from the upstream: %v", topic, p, err) })
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d %s: %v", topic, p, where, err) })
 		rs = append(rs, fs.Records()...)
 	}
 	return rs

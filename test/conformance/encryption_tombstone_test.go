@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // encNullable is a record read back from a compacted topic: its key, and
@@ -71,30 +68,10 @@ func checkNullables(t *testing.T, reader string, got, want []encNullable) {
 func franzEncReadNullable(t *testing.T, addr, topic string, n int) []encNullable {
 	t.Helper()
 	var out []encNullable
-	for _, r := range readEncNullable(t, addr, topic, n) {
+	for _, r := range readRecords(t, []string{addr}, "through kproxy", topic, n) {
 		out = append(out, encNullable{key: string(r.Key), value: string(r.Value), null: r.Value == nil})
 	}
 	return out
-}
-
-// readEncNullable reads the first n records of topic through kproxy at
-// addr with franz-go, which tells a null value from an empty one.
-func readEncNullable(t *testing.T, addr, topic string, n int) []*kgo.Record {
-	t.Helper()
-	cl := testkit.Client(t, kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var rs []*kgo.Record
-	for len(rs) < n {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records through kproxy: %v", len(rs), n, ctx.Err())
-		}
-		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d through kproxy: %v", topic, p, err) })
-		rs = append(rs, fs.Records()...)
-	}
-	return rs
 }
 
 // newCompactedTopic creates topic, one partition with cleanup.policy

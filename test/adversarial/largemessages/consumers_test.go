@@ -5,9 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,30 +129,10 @@ large_messages:
 			t.Error(err)
 		}
 	}
-	hwm := peakRSS(t, kp.Cmd.Process.Pid)
+	hwm := kp.PeakRSS()
 	t.Logf("%d consumers of a %d MiB value, max_buffered_bytes %d MiB: kproxy peak RSS %d MiB; slowest small round trip %v",
 		consumers, largeValue>>20, budget>>20, hwm>>20, slowest)
 	if limit := int64(budget + rssOverhead); hwm > limit {
 		t.Errorf("kproxy's peak RSS %d MiB exceeds max_buffered_bytes plus %d MiB (%d MiB)", hwm>>20, rssOverhead>>20, limit>>20)
 	}
-}
-
-// peakRSS is the peak resident set size (VmHWM) of process pid.
-func peakRSS(t *testing.T, pid int) int64 {
-	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Skipf("no /proc to read kproxy's peak RSS from: %v", err)
-	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				t.Fatalf("VmHWM %q: %v", rest, err)
-			}
-			return kib << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/PID/status")
-	return 0
 }

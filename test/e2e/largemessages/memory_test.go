@@ -3,8 +3,6 @@ package e2elargemessages
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +85,7 @@ func TestConsumerOfHugeRecordsStaysWithinBudget(t *testing.T) {
 				t.Fatalf("consumed %d bytes, not the %d sent (SHA-256 differs)", len(got[0].Value), hugeRecord)
 			}
 			got = nil
-			hwm := peakRSS(t, kp.Cmd.Process.Pid)
+			hwm := kp.PeakRSS()
 			if _, err := kp.Stop(); err != nil {
 				t.Fatalf("the consuming kproxy: %v", err)
 			}
@@ -100,24 +98,4 @@ func TestConsumerOfHugeRecordsStaysWithinBudget(t *testing.T) {
 			}
 		})
 	}
-}
-
-// peakRSS is the peak resident set size (VmHWM) of process pid.
-func peakRSS(t *testing.T, pid int) int64 {
-	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Skipf("no /proc to read kproxy's peak RSS from: %v", err)
-	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				t.Fatalf("VmHWM %q: %v", rest, err)
-			}
-			return kib << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/PID/status")
-	return 0
 }
