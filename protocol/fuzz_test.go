@@ -66,26 +66,36 @@ func FuzzSkipResponseHeader(f *testing.F) {
 	})
 }
 
-// wellFormedTags reports whether b is exactly one tag section, as
-// encoding/binary reads its varints.
+// wellFormedTags reports whether b is exactly one tag section whose
+// varints are each at most 5 bytes long: Kafka's ByteUtils and franz-go's
+// kbin refuse a longer unsigned varint, where encoding/binary reads up to 10.
 func wellFormedTags(b []byte) bool {
-	n, k := binary.Uvarint(b)
+	n, k := kafkaUvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return false
 	}
 	b = b[k:]
 	for ; n > 0; n-- {
-		if _, k = binary.Uvarint(b); k <= 0 {
+		if _, k = kafkaUvarint(b); k <= 0 {
 			return false
 		}
 		b = b[k:]
-		size, k := binary.Uvarint(b)
+		size, k := kafkaUvarint(b)
 		if k <= 0 || size > uint64(len(b)-k) {
 			return false
 		}
 		b = b[k+int(size):]
 	}
 	return len(b) == 0
+}
+
+// kafkaUvarint is binary.Uvarint refusing (k = 0) a varint of over 5 bytes.
+func kafkaUvarint(b []byte) (uint64, int) {
+	v, k := binary.Uvarint(b)
+	if k > 5 {
+		return 0, 0
+	}
+	return v, k
 }
 
 // FuzzRequestFrame: whenever kmsg decodes body as a request of key at
