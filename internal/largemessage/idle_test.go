@@ -98,6 +98,13 @@ func TestProduceDecidedRawWhenIdle(t *testing.T) {
 	f := newTestFilter(t, &memStore{putsOK: -1}, 1000)
 	small := batch(0, 0, 7, testRecord{key: []byte("k"), value: []byte("tiny")})
 	big := batch(0, 0, 7, testRecord{key: []byte("k"), value: bytes.Repeat([]byte("b"), 2000)})
+	trigger := [][2]string{{"other", "1"}, {"LFS_BLOB", ""}}
+	smallMarked := batch(0, 0, 7, testRecord{key: []byte("k"), value: []byte("tiny")}, testRecord{value: []byte("x"), headers: trigger})
+	// Records above skimRecordBytes are read by their framing, not
+	// searched for the trigger's name.
+	sized := bytes.Repeat([]byte("s"), skimRecordBytes)
+	medium := batch(0, 0, 7, testRecord{value: sized}, testRecord{value: append([]byte("LFS_BLOB in a value"), sized...)})
+	mediumMarked := batch(0, 0, 7, testRecord{value: sized}, testRecord{value: sized, headers: trigger})
 	body := func(version int16, records []byte, topics ...string) []byte {
 		req := produceRequest("", records)
 		req.Version = version
@@ -117,6 +124,9 @@ func TestProduceDecidedRawWhenIdle(t *testing.T) {
 		{"small values", 9, small, "media.x", true},
 		{"a topic no rule matches", 9, big, "other", true},
 		{"a large value", 9, big, "media.x", false},
+		{"a small record with the trigger header", 9, smallMarked, "media.x", false},
+		{"records of some size, the trigger's name only in a value", 9, medium, "media.x", true},
+		{"records of some size, one with the trigger header", 9, mediumMarked, "media.x", false},
 		{"a topic id not yet named", 13, small, "media.x", false},
 	} {
 		if v, decided := f.produceRaw(&filter.Conn{}, tc.version, body(tc.version, tc.records, tc.topic)); decided != tc.decided || v.Modified || v.Respond != nil || v.Close != nil {

@@ -14,11 +14,12 @@ type RawRecord struct {
 // records area of an uncompressed v2 batch (the bytes after its header,
 // as PassesUnread hands them over). It reads only the lengths a record
 // is framed by: a few varints per record, each a load that depends on
-// the one before. In memory, away from the caches, that is slower than
-// a byte search over the whole area (the prefetcher streams a search),
-// so where a name must appear for pred to hold, search for it first and
-// walk only the areas that hold it. A records area it cannot read counts
-// as a match: the caller then decodes it, which reports what is wrong.
+// the one before. For small records that is slower than a byte search
+// over the whole area, so where a name must appear for pred to hold,
+// search for it first and walk only the areas that hold it (or, for an
+// offloading filter's question, use AnyLargeValueOrHeader, which is
+// faster). A records area it cannot read counts as a match: the caller
+// then decodes it, which reports what is wrong.
 func AnyRecord(recs []byte, pred func(RawRecord) bool) bool {
 	for at := 0; at < len(recs); {
 		length, n := readVarint(recs[at:])
@@ -96,11 +97,15 @@ func rawBytes(b []byte, at int) ([]byte, int, bool) {
 	return b[at : at+int(length)], at + int(length), true
 }
 
-// readVarint is binary.Varint with its one-byte case inline: most of the
-// lengths a record is framed by are under 64.
+// readVarint is binary.Varint with its one- and two-byte cases inline:
+// most of the lengths a record is framed by are under 8 KiB.
 func readVarint(b []byte) (int64, int) {
 	if len(b) > 0 && b[0] < 0x80 {
 		return int64(b[0]>>1) ^ -int64(b[0]&1), 1
+	}
+	if len(b) > 1 && b[1] < 0x80 {
+		u := uint64(b[0]&0x7f) | uint64(b[1])<<7
+		return int64(u>>1) ^ -int64(u&1), 2
 	}
 	return binary.Varint(b)
 }
