@@ -23,20 +23,14 @@ import (
 // (records.AnyLargeValueOrHeader). Small ones cost less read as bytes: a
 // records area no larger than the threshold holds no larger value, so
 // without the trigger header's name anywhere in it nothing is to be done.
-// The first record's length says which a batch holds.
 func cannotOffload(src []byte, r *rule) bool {
 	return records.ProducedPassesUnread(src, func(recs []byte) bool {
-		if int64(len(recs)) <= r.threshold && records.FirstRecordLength(recs) < skimRecordBytes && !bytes.Contains(recs, r.trigger) {
+		if int64(len(recs)) <= r.threshold && !records.SkimBeatsSearch(recs) && !bytes.Contains(recs, r.trigger) {
 			return true
 		}
 		return !records.AnyLargeValueOrHeader(recs, r.threshold, r.trigger)
 	})
 }
-
-// skimRecordBytes is the record length from which reading a batch's
-// framing costs less than a byte search over it: the framing walk takes
-// about 10 ns a record, a byte search about 60 ps a byte.
-const skimRecordBytes = 160
 
 // fetchMayResolve says whether the Fetch response body of version may
 // hold a pointer: some partition has a compressed batch or the pointer's
@@ -49,11 +43,15 @@ func fetchMayResolve(version int16, body []byte) bool {
 
 // mayHoldPointer is fetchMayResolve's test of one partition's records:
 // whether a compressed batch may hold a pointer, or a record's value is
-// one by KafScale's rule (resolving reads no other); records without the
-// pointer's marker anywhere hold none.
+// one by KafScale's rule (resolving reads no other). Small records without
+// the pointer's marker anywhere hold none; larger ones are read by their
+// framing, where a value that does not start with '{' is no pointer.
 func mayHoldPointer(src []byte) bool {
 	return !records.PassesUnread(src, func(recs []byte) bool {
-		return !pointer.MarkerIn(recs) || !records.AnyRecord(recs, func(rec records.RawRecord) bool { return pointer.Detect(rec.Value) })
+		if !records.SkimBeatsSearch(recs) && !pointer.MarkerIn(recs) {
+			return true
+		}
+		return !records.AnyValue(recs, pointer.Detect)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kproxy/kproxy/filter"
+	"github.com/kproxy/kproxy/rewrite/records"
 )
 
 // gzipped is b, an uncompressed batch of the batch helper, with its
@@ -81,6 +82,20 @@ func TestIdleBatchesPassUnread(t *testing.T) {
 	if !fetchMayResolve(12, fetchBody("media.x", stored)) {
 		t.Fatal("a fetch of a compressed pointer: not decoded for the filter")
 	}
+	// Records of some size are read by their framing on fetch too: a
+	// value that does not start with '{' is no pointer, whatever it
+	// holds, and an uncompressed pointer is found.
+	sized := append([]byte(`x"kfs_lfs"`), bytes.Repeat([]byte("s"), 200)...)
+	if fetchMayResolve(12, fetchBody("media.x", batch(0, 0, 7, testRecord{value: sized}, testRecord{value: sized}))) {
+		t.Error("a fetch of records of some size without a pointer: decoded for the filter")
+	}
+	req = produceRequest("media.x", batch(0, 0, 7, testRecord{value: bytes.Clone(sized)}, testRecord{value: big}))
+	if v := f.produce(&filter.Conn{}, req); !v.Modified {
+		t.Fatalf("a large value: verdict %+v, want it offloaded", v)
+	}
+	if !fetchMayResolve(12, fetchBody("media.x", req.Topics[0].Partitions[0].Records)) {
+		t.Error("a fetch of an uncompressed pointer after a record of some size: not decoded for the filter")
+	}
 	resp := fetchResponse("media.x", stored)
 	f.fetch(resp, fetchLimits{total: 1 << 30}, nil, nil)
 	if got := decode(t, resp.Topics[0].Partitions[0].RecordBatches); len(got) != 1 || !bytes.Equal(got[0].Value, big) {
@@ -100,9 +115,12 @@ func TestProduceDecidedRawWhenIdle(t *testing.T) {
 	big := batch(0, 0, 7, testRecord{key: []byte("k"), value: bytes.Repeat([]byte("b"), 2000)})
 	trigger := [][2]string{{"other", "1"}, {"LFS_BLOB", ""}}
 	smallMarked := batch(0, 0, 7, testRecord{key: []byte("k"), value: []byte("tiny")}, testRecord{value: []byte("x"), headers: trigger})
-	// Records above skimRecordBytes are read by their framing, not
-	// searched for the trigger's name.
-	sized := bytes.Repeat([]byte("s"), skimRecordBytes)
+	// Records of some size are read by their framing, not searched for
+	// the trigger's name.
+	sized := bytes.Repeat([]byte("s"), 200)
+	if !records.SkimBeatsSearch(batch(0, 0, 7, testRecord{value: sized})[61:]) {
+		t.Fatal("records of 200 bytes are searched, not read by their framing")
+	}
 	medium := batch(0, 0, 7, testRecord{value: sized}, testRecord{value: append([]byte("LFS_BLOB in a value"), sized...)})
 	mediumMarked := batch(0, 0, 7, testRecord{value: sized}, testRecord{value: sized, headers: trigger})
 	body := func(version int16, records []byte, topics ...string) []byte {

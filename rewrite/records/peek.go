@@ -3,6 +3,7 @@ package records
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 )
 
 // PassesUnread reports, without decoding a record, whether a Rewrite of
@@ -62,12 +63,16 @@ func passesUnread(src []byte, idle func(records []byte) bool, truncatedPasses bo
 // MayHoldHeader reports whether some record of src may carry a header
 // named key: true for a compressed batch (which may hold one) or one
 // AnyRecord cannot read, else whether a record of an uncompressed batch
-// does. A batch without key's bytes anywhere holds no such header; one
-// with them (in a value, say) has its records' headers read, so a filter
-// that marks the records it must see (record encryption's marker header)
+// does. A batch of small records without key's bytes anywhere holds no
+// such header; one with them (in a value, say), or of larger records
+// (SkimBeatsSearch), has its records' headers read, so a filter that
+// marks the records it must see (record encryption's marker header)
 // decodes only the responses that hold some.
 func MayHoldHeader(src, key []byte) bool {
 	return !PassesUnread(src, func(recs []byte) bool {
-		return !bytes.Contains(recs, key) || !AnyRecord(recs, func(r RawRecord) bool { return r.HasHeader(key) })
+		if !SkimBeatsSearch(recs) && !bytes.Contains(recs, key) {
+			return true
+		}
+		return !AnyLargeValueOrHeader(recs, math.MaxInt64, key)
 	})
 }

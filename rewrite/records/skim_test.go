@@ -65,13 +65,14 @@ func TestAnyLargeValueOrHeaderAgreesWithAnyRecord(t *testing.T) {
 			t.Errorf("%s, values above %d: %v, want %v", tc.area, tc.maxValue, got, tc.want)
 		}
 	}
-	if got := records.FirstRecordLength(areas["no header"]); got < 6 || got > 64 {
-		t.Errorf("FirstRecordLength of a small record: %d", got)
+	if got := records.SkimBeatsSearch(areas["no header"]); got {
+		t.Error("SkimBeatsSearch for records of a few bytes")
 	}
 }
 
 // FuzzAnyLargeValueOrHeader: whatever the bytes, AnyLargeValueOrHeader
-// answers as AnyRecord asked the same question does, and never panics.
+// and AnyValue answer as AnyRecord asked the same question does, and
+// never panic.
 func FuzzAnyLargeValueOrHeader(f *testing.F) {
 	record := func(fields ...byte) []byte { return append(binary.AppendVarint(nil, int64(len(fields))), fields...) }
 	f.Add(record(0, 0, 0, 2, 'k', 4, 'v', 'v', 0), int64(1), []byte("h"))
@@ -80,6 +81,11 @@ func FuzzAnyLargeValueOrHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, recs []byte, maxValue int64, key []byte) {
 		if got, want := records.AnyLargeValueOrHeader(recs, maxValue, key), largeOrNamed(recs, maxValue, key); got != want {
 			t.Fatalf("AnyLargeValueOrHeader(%x, %d, %q) = %v, AnyRecord %v", recs, maxValue, key, got, want)
+		}
+		// maxValue's sign picks null values or the others.
+		prefixed := func(value []byte) bool { return bytes.HasPrefix(value, key) && (value == nil) == (maxValue < 0) }
+		if got, want := records.AnyValue(recs, prefixed), records.AnyRecord(recs, func(r records.RawRecord) bool { return prefixed(r.Value) }); got != want {
+			t.Fatalf("AnyValue(%x, values starting %q) = %v, AnyRecord %v", recs, key, got, want)
 		}
 	})
 }
