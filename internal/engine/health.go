@@ -182,10 +182,12 @@ func (h *upstreamHealth) markSlow(addr string) {
 }
 
 // record notes the outcome of a dial to addr for node nodeID
-// (bootstrapNode for a bootstrap server). A cancelled dial says nothing
-// about the upstream and is ignored. It returns err, marked as reported.
+// (bootstrapNode for a bootstrap server). A cancelled dial, or one this
+// process had no descriptors for (localExhaustion), says nothing about
+// the upstream and is ignored: marking it down would close its listeners
+// to every client. It returns err, marked as reported.
 func (h *upstreamHealth) record(addr string, nodeID int32, err error) error {
-	if err != nil && errors.Is(err, context.Canceled) {
+	if err != nil && (errors.Is(err, context.Canceled) || localExhaustion(err)) {
 		return err
 	}
 	h.mu.Lock()

@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -82,10 +85,20 @@ func TestHealthBackoffGrowsAndResets(t *testing.T) {
 	if wait := h.endpoints[addr].retryAt.Sub(clock.Now()); wait > 120*time.Millisecond {
 		t.Errorf("first failure after a success waits %s: backoff not reset", wait)
 	}
-	// A cancelled dial says nothing about the upstream.
+	// A cancelled dial says nothing about the upstream, nor does one
+	// kproxy had no descriptor (or buffer, or memory) for.
 	h.record("10.0.0.2:9092", 2, context.Canceled)
 	if h.down("10.0.0.2:9092") {
 		t.Error("a cancelled dial marked the upstream down")
+	}
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM} {
+		err := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", errno)}
+		if got := h.record("10.0.0.3:9092", 3, fmt.Errorf("dial upstream: %w", err)); !errors.Is(got, errno) {
+			t.Errorf("%v: record returned %v", errno, got)
+		}
+		if h.down("10.0.0.3:9092") {
+			t.Errorf("a dial without %v marked the upstream down", errno)
+		}
 	}
 }
 

@@ -180,8 +180,7 @@ func (s *Server) upstreamChanged(addr string) {
 func (s *Server) dialOne(ctx context.Context, addr string, nodeID int32) (net.Conn, error) {
 	node := s.metrics.upstream.node(nodeID)
 	node.dials.Inc()
-	d := net.Dialer{KeepAlive: 30 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := dialWaitingForDescriptors(ctx, addr)
 	if err == nil {
 		deadline, _ := ctx.Deadline()
 		var secured net.Conn

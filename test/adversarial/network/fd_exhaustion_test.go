@@ -30,8 +30,10 @@ const fdLimit = 64
 // the backlog meanwhile are served, and each listener's errors are logged
 // and counted.
 func TestFileDescriptorExhaustionDoesNotStopListeners(t *testing.T) {
-	// No metadata refresh while descriptors are out: its failed dial would
-	// mark the broker down and close its port, which is not the attack.
+	// No metadata refresh is due while descriptors are out, so each dial
+	// here is a client's. A client accepted the moment one descriptor is
+	// free needs another for its upstream: that dial waits for it, and
+	// marks nothing down.
 	pki := certs.NewWithServer(t, testpki.Leaf{CommonName: "*." + sniDomain, DNSNames: []string{"*." + sniDomain}, Server: true})
 	sniPort := testkit.FreePort(t)
 	kp := advkit.StartWithNoFile(t, testkit.Config{Upstream: advkit.Kfake(t, 1), UpstreamKeys: "metadata_refresh: 1h",
