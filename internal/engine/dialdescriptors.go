@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"syscall"
 	"time"
@@ -35,7 +36,7 @@ func dialWaitingForDescriptors(ctx context.Context, addr string) (net.Conn, erro
 		select {
 		case <-ctx.Done():
 			wait.Stop()
-			return nil, err
+			return nil, fmt.Errorf("no descriptor came free before the dial's deadline: %w", err)
 		case <-wait.C:
 		}
 	}
