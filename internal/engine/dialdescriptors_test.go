@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -66,9 +67,10 @@ func TestDialWaitsForDescriptors(t *testing.T) {
 		t.Fatalf("a plain dial with no descriptor left: %v, want EMFILE", err)
 	}
 	const freedAfter = 200 * time.Millisecond
+	freed, held := held[:4], held[4:]
 	go func() {
 		time.Sleep(freedAfter)
-		for _, f := range held[:4] {
+		for _, f := range freed {
 			f.Close()
 		}
 	}()
@@ -85,7 +87,6 @@ func TestDialWaitsForDescriptors(t *testing.T) {
 	}
 
 	// Until ctx ends, and no longer.
-	held = held[4:]
 	for {
 		f, err := os.Open(os.DevNull)
 		if err != nil {
@@ -100,4 +101,6 @@ func TestDialWaitsForDescriptors(t *testing.T) {
 	if took := time.Since(start); err == nil || took < 100*time.Millisecond || took > 5*time.Second {
 		t.Errorf("a dial with no descriptor freed before its 100ms deadline: %v after %s, want an error once the deadline passed", err, took)
 	}
+	// An unreachable os.File's finalizer would close its descriptor.
+	runtime.KeepAlive(held)
 }
