@@ -47,6 +47,9 @@ type ResponseHandler struct {
 	Phase Phase
 	// Handle changes a decoded response of Key in place.
 	Handle func(resp kmsg.Response) error
+	// HandleReleasing, set instead of Handle (OnResponseReleasing), also
+	// returns what to call once nothing reads the response any more.
+	HandleReleasing func(resp kmsg.Response) (release func(), err error)
 	// Need, when set, says what Handle needs per version; unset means
 	// Decode for every version.
 	Need func(version int16) Need
@@ -54,6 +57,16 @@ type ResponseHandler struct {
 	// DropTopLevelTags on a buffered response) whether the raw body must be
 	// decoded; unset means it must.
 	InspectRaw func(version int16, body []byte) bool
+}
+
+// Run calls the handler, Handle or HandleReleasing, with resp. release,
+// when not nil, is for the engine to call once it has written resp or
+// given up on it.
+func (h ResponseHandler) Run(resp kmsg.Response) (release func(), err error) {
+	if h.HandleReleasing != nil {
+		return h.HandleReleasing(resp)
+	}
+	return nil, h.Handle(resp)
 }
 
 // Requests is every request handler registered, in the order requests
@@ -150,6 +163,32 @@ func OnResponse[R kmsg.Response](r *Registry, h func(resp R) error, opts ...Resp
 		return
 	}
 	OnResponseKey(r, key, Then(h), opts...)
+}
+
+// OnResponseReleasing is OnResponse for a handler that puts buffers of
+// its own into resp (records it rewrote, say) and wants them back: the
+// release it returns, when not nil, is called once the engine has written
+// the response to the client, or given up on it (the connection closed),
+// and nothing reads resp any more. A response the engine keeps (its
+// ApiVersions cache) is never released: its buffers go to the garbage
+// collector.
+func OnResponseReleasing[R kmsg.Response](r *Registry, h func(resp R) (release func(), err error), opts ...ResponseOption) {
+	key, ok := keyOf[R]()
+	if !ok {
+		r.errs = append(r.errs, fmt.Errorf("filter.OnResponseReleasing: %T names no API key: register a concrete response type such as *kmsg.FetchResponse", h))
+		return
+	}
+	rh := ResponseHandler{Key: key, Phase: r.currentPhase(), HandleReleasing: func(resp kmsg.Response) (func(), error) {
+		typed, ok := resp.(R)
+		if !ok {
+			return nil, wrongType(h, resp)
+		}
+		return h(typed)
+	}}
+	for _, opt := range opts {
+		opt(&rh)
+	}
+	r.responses = append(r.responses, rh)
 }
 
 // OnRequestKey is OnRequest for a handler that treats requests of many

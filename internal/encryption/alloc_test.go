@@ -56,8 +56,12 @@ func TestNoAllocationsPerRecord(t *testing.T) {
 		resp.Topics = []kmsg.FetchResponseTopic{{Topic: "orders", Partitions: []kmsg.FetchResponseTopicPartition{{}}}}
 		fetch = testing.AllocsPerRun(50, func() {
 			resp.Topics[0].Partitions[0].RecordBatches = sealed
-			if err := f.fetch(resp); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			release, err := f.fetch(resp)
+			if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 				t.Fatalf("fetch: %v, code %d", err, resp.Topics[0].Partitions[0].ErrorCode)
+			}
+			if release != nil {
+				release() // as the engine does once it has written the response
 			}
 		})
 		return produce, fetch

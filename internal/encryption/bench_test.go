@@ -90,8 +90,12 @@ func BenchmarkProduce(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					resp.Topics[0].Partitions[0].RecordBatches = in
-					if err := f.fetch(resp); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+					release, err := f.fetch(resp)
+					if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 						b.Fatalf("fetch: %v, code %d", err, resp.Topics[0].Partitions[0].ErrorCode)
+					}
+					if release != nil {
+						release() // as the engine does once it has written the response
 					}
 				}
 			})

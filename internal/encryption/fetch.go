@@ -25,9 +25,12 @@ var (
 )
 
 // fetch decrypts the records of a Fetch response that carry the marker.
-func (f *Filter) fetch(resp *kmsg.FetchResponse) error {
+// The records are opened into pooled buffers, which the engine releases
+// once it has written the response.
+func (f *Filter) fetch(resp *kmsg.FetchResponse) (release func(), err error) {
 	w := f.worker()
 	defer f.done(w)
+	opened := &heldRecordBufs{pool: f.recordBufs}
 	ctx, cancel := context.WithTimeout(context.Background(), kms.DefaultCallTimeout)
 	defer cancel()
 	for i := range resp.Topics {
@@ -35,17 +38,18 @@ func (f *Filter) fetch(resp *kmsg.FetchResponse) error {
 		name := f.topicName(t.Topic, t.TopicID)
 		for j := range t.Partitions {
 			p := &t.Partitions[j]
-			p.RecordBatches = f.openPartition(ctx, w, name, p.Partition, p.RecordBatches, &p.ErrorCode)
+			p.RecordBatches = f.openPartition(ctx, w, opened, name, p.Partition, p.RecordBatches, &p.ErrorCode)
 		}
 	}
-	return nil
+	return opened.releaser(), nil
 }
 
 // shareFetch decrypts the records of a ShareFetch response (KIP-932) as
 // fetch does.
-func (f *Filter) shareFetch(resp *kmsg.ShareFetchResponse) error {
+func (f *Filter) shareFetch(resp *kmsg.ShareFetchResponse) (release func(), err error) {
 	w := f.worker()
 	defer f.done(w)
+	opened := &heldRecordBufs{pool: f.recordBufs}
 	ctx, cancel := context.WithTimeout(context.Background(), kms.DefaultCallTimeout)
 	defer cancel()
 	for i := range resp.Topics {
@@ -53,10 +57,10 @@ func (f *Filter) shareFetch(resp *kmsg.ShareFetchResponse) error {
 		name := f.topicName("", t.TopicID)
 		for j := range t.Partitions {
 			p := &t.Partitions[j]
-			p.Records = f.openPartition(ctx, w, name, p.Partition, p.Records, &p.ErrorCode)
+			p.Records = f.openPartition(ctx, w, opened, name, p.Partition, p.Records, &p.ErrorCode)
 		}
 	}
-	return nil
+	return opened.releaser(), nil
 }
 
 // topicName is a response topic's client name: as named, or by id.
@@ -68,10 +72,10 @@ func (f *Filter) topicName(name string, id [16]byte) string {
 	return name
 }
 
-// openPartition returns a partition's records decrypted; on failure it
-// sets the partition's error code, logs the offset, counts the failure,
-// and returns no records.
-func (f *Filter) openPartition(ctx context.Context, w *worker, topic string, partition int32, src []byte, code *int16) []byte {
+// openPartition returns a partition's records decrypted, into a buffer
+// added to opened when any was; on failure it sets the partition's error
+// code, logs the offset, counts the failure, and returns no records.
+func (f *Filter) openPartition(ctx context.Context, w *worker, opened *heldRecordBufs, topic string, partition int32, src []byte, code *int16) []byte {
 	if len(src) == 0 || *code != 0 {
 		return src
 	}
@@ -80,7 +84,16 @@ func (f *Filter) openPartition(ctx context.Context, w *worker, topic string, par
 		broker = f.brokerTopic(topic)
 	}
 	w.open.start(ctx, broker)
-	out, _, err := w.rw.RewriteMarked(nil, src, w.markerName, w.open.fn)
+	// Opened records are shorter than sealed ones (compressed, they
+	// grow the buffer as they need).
+	buf := f.recordBufs.get(len(src))
+	out, sum, err := w.rw.RewriteMarked(*buf, src, w.markerName, w.open.fn)
+	if err == nil && sum.Changed > 0 {
+		*buf = out[:0] // out may have outgrown buf, and is then the one to keep
+		opened.bufs = append(opened.bufs, buf)
+	} else {
+		f.recordBufs.put(buf)
+	}
 	if err == nil {
 		f.metrics.decrypted.Add(float64(w.open.opened))
 		return out

@@ -51,7 +51,7 @@ func TestUnencryptedFetchesAreNotDecoded(t *testing.T) {
 	}
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Topics = []kmsg.FetchResponseTopic{{Topic: "orders", Partitions: []kmsg.FetchResponseTopicPartition{{RecordBatches: sealed}}}}
-	if err := f.fetch(resp); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+	if _, err := f.fetch(resp); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("fetch: %v, code %d", err, resp.Topics[0].Partitions[0].ErrorCode)
 	}
 	var got []string

@@ -34,7 +34,7 @@ type Filter struct {
 	sealers     sealers
 	openers     openers
 	workers     sync.Pool // *worker
-	sealedBufs  *sealedBufs
+	recordBufs  *recordBufs
 	log         zerolog.Logger
 	metrics     *metrics
 	passthrough sync.Map // client topic name -> struct{}: logged once
@@ -81,7 +81,7 @@ func New(cfg *encryptionconfig.Config, opts Options) (*Filter, error) {
 	}
 	f := &Filter{vc: opts.Env.VirtualCluster, topicPrefix: opts.TopicPrefix, keys: keys,
 		log: opts.Env.Log.With().Str("filter", encryptionconfig.SectionName).Logger(), metrics: m,
-		startedKMS: cfg.KMS, startedDEK: cfg.DEK, sealedBufs: newSealedBufs()}
+		startedKMS: cfg.KMS, startedDEK: cfg.DEK, recordBufs: newRecordBufs()}
 	f.rules.Store(rs)
 	f.workers.New = func() any { return newWorker(f) }
 	return f, nil
@@ -91,8 +91,8 @@ func New(cfg *encryptionconfig.Config, opts Options) (*Filter, error) {
 // response, and the Metadata responses that name topic ids.
 func (f *Filter) Register(r *filter.Registry) {
 	filter.OnRequest(r, f.produce)
-	filter.OnResponse(r, f.fetch, filter.NeedByVersion(fetchNeed), filter.InspectRaw(fetchWantsDecoding))
-	filter.OnResponse(r, f.shareFetch, filter.NeedByVersion(shareFetchNeed), filter.InspectRaw(shareFetchWantsDecoding))
+	filter.OnResponseReleasing(r, f.fetch, filter.NeedByVersion(fetchNeed), filter.InspectRaw(fetchWantsDecoding))
+	filter.OnResponseReleasing(r, f.shareFetch, filter.NeedByVersion(shareFetchNeed), filter.InspectRaw(shareFetchWantsDecoding))
 	filter.OnResponse(r, f.names.Learn)
 }
 

@@ -87,7 +87,7 @@ func produceThenFetch(t *testing.T, flt *Filter, in []byte) {
 	}
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Topics = []kmsg.FetchResponseTopic{{Topic: "orders", Partitions: []kmsg.FetchResponseTopicPartition{{RecordBatches: bytes.Clone(sealed)}}}}
-	if err := flt.fetch(resp); err != nil {
+	if _, err := flt.fetch(resp); err != nil {
 		t.Fatalf("fetch of what the filter sealed: %v", err)
 	}
 	p := resp.Topics[0].Partitions[0]

@@ -1,6 +1,7 @@
 package encryption
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,11 @@ type opening struct {
 	opened    int
 	badOffset int64 // the record that failed, for the log line
 	value     openedValue
+	// lastWrapped (a copy: a compressed batch's records are
+	// decompressed into a buffer the next batch reuses) and lastOpener:
+	// the previous opened record's wrapped DEK and its Opener.
+	lastWrapped []byte
+	lastOpener  *envelope.Opener
 }
 
 // openedValue opens the record value at hand straight into the rewritten
@@ -50,6 +56,29 @@ func (v *openedValue) AppendValue(dst []byte) ([]byte, error) {
 
 func (o *opening) start(ctx context.Context, topic string) {
 	o.ctx, o.topic, o.opened, o.badOffset = ctx, topic, 0, -1
+	o.lastOpener = nil
+}
+
+// opener is the Opener of m's data key. A partition's records are
+// nearly all sealed under one DEK: the previous record's Opener is
+// reused when its wrapped DEK is the same bytes, without the caches'
+// locks and the hashing of a wrapped key per record. The memo lasts one
+// partition (start clears it), so a KEK disabled since is seen at the
+// next fetch.
+func (o *opening) opener(m envelope.Marker) (*envelope.Opener, error) {
+	if o.lastOpener != nil && bytes.Equal(m.Wrapped, o.lastWrapped) {
+		return o.lastOpener, nil
+	}
+	dek, err := o.f.keys.Unwrap(o.ctx, m.Wrapped)
+	if err != nil {
+		return nil, fmt.Errorf("data key of KEK %q: %w", m.KEKID, err)
+	}
+	opener, err := o.f.openers.get(dek)
+	if err != nil {
+		return nil, err
+	}
+	o.lastWrapped, o.lastOpener = append(o.lastWrapped[:0], m.Wrapped...), opener
+	return opener, nil
 }
 
 // record opens one record if it carries the marker; others pass as
@@ -73,11 +102,7 @@ func (o *opening) record(b *records.Batch, r *records.Record) error {
 	if err != nil {
 		return err
 	}
-	dek, err := o.f.keys.Unwrap(o.ctx, m.Wrapped)
-	if err != nil {
-		return fmt.Errorf("data key of KEK %q: %w", m.KEKID, err)
-	}
-	opener, err := o.f.openers.get(dek)
+	opener, err := o.opener(m)
 	if err != nil {
 		return err
 	}

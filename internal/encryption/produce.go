@@ -32,7 +32,7 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 	ctx, cancel := context.WithTimeout(context.Background(), kms.DefaultCallTimeout)
 	defer cancel()
 	var refused refusal.Produce
-	sealed := &sealedInRequest{pool: f.sealedBufs}
+	sealed := &heldRecordBufs{pool: f.recordBufs}
 	modified := refused.Rewrite(req, &f.names, f.unnamedTopic, func(_ *kmsg.ProduceRequestTopic, name string) refusal.PartitionFunc {
 		r, match := rs.find(name)
 		keyName := ""
@@ -71,7 +71,7 @@ func (f *Filter) unnamedTopic(id [16]byte) {
 // topic's KEK keyName, or, with keyName "", only checked for the marker.
 // A buffer sealed into is added to sealed, which the engine releases once
 // the request is written upstream.
-func (f *Filter) sealPartition(ctx context.Context, w *worker, sealed *sealedInRequest, keyName, topic string, r *rule, src []byte) ([]byte, bool, error) {
+func (f *Filter) sealPartition(ctx context.Context, w *worker, sealed *heldRecordBufs, keyName, topic string, r *rule, src []byte) ([]byte, bool, error) {
 	if len(src) == 0 {
 		return src, false, nil
 	}
@@ -83,7 +83,7 @@ func (f *Filter) sealPartition(ctx context.Context, w *worker, sealed *sealedInR
 		// Sized once for the sealed records (uncompressed; compressed
 		// batches grow it as they need): growing it by appends would
 		// allocate and copy it several times over.
-		buf = f.sealedBufs.get(len(src) + records.CountRecords(src)*w.seal.growth(parts))
+		buf = f.recordBufs.get(len(src) + records.CountRecords(src)*w.seal.growth(parts))
 		dst = *buf
 	}
 	out, sum, err := w.rw.Rewrite(dst, src, w.seal.fn)
@@ -94,7 +94,7 @@ func (f *Filter) sealPartition(ctx context.Context, w *worker, sealed *sealedInR
 			*buf = out[:0]
 			sealed.bufs = append(sealed.bufs, buf)
 		} else {
-			f.sealedBufs.put(buf) // not in the request
+			f.recordBufs.put(buf) // not in the request
 		}
 	}
 	if err != nil {

@@ -232,7 +232,9 @@ func (s *Server) requestAPIVersions(ctx context.Context, conn net.Conn) (*kmsg.A
 		// Every listener's table has the same ApiVersions handlers: only
 		// addresses differ.
 		for _, h := range s.listeners[0].responses().handlers.lookup(wire.APIVersionsKey) {
-			if err := h.Handle(resp); err != nil {
+			// The response is kept: a release is never called (see
+			// filter.OnResponseReleasing).
+			if _, err := h.Run(resp); err != nil {
 				return nil, fmt.Errorf("upstream ApiVersions: %w", err)
 			}
 		}

@@ -86,7 +86,10 @@ type pair struct {
 	decodeBuf []byte         // response loop only
 	encodeBuf []byte         // response loop only
 	splicer   filter.Splicer // response loop only: the values a response's handlers spliced
-	mapBuf    []byte         // response loop only: a response the name mapper rewrote raw
+	// responseReleases (response loop only) are the handlers' releases
+	// of the response at hand.
+	responseReleases []func()
+	mapBuf           []byte // response loop only: a response the name mapper rewrote raw
 	// large is the response loop's buffers of responses over
 	// keepDecodeBuf, borrowed from the frame pool (responsebufs.go).
 	large largeResponseBufs

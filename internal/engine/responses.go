@@ -167,6 +167,7 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 	var charged int64
 	defer func() { p.s.budget.release(&p.budget, charged) }()
 	defer p.splicer.Reset()
+	defer p.releaseResponse()
 	frame, body, err := p.readResponse(owed, down, frameLen, &charged)
 	if err != nil {
 		return err
@@ -276,11 +277,25 @@ func (p *pair) runResponseHandlers(owed *pending, resp kmsg.Response, handlers [
 		}
 	}
 	for _, h := range handlers {
-		if err := h.Handle(resp); err != nil {
+		release, err := h.Run(resp)
+		if release != nil {
+			p.responseReleases = append(p.responseReleases, release)
+		}
+		if err != nil {
 			return fail(reasonRewrite, err)
 		}
 	}
 	return nil
+}
+
+// releaseResponse calls the releases the handlers returned for the
+// response just written or given up on: nothing reads it any more.
+func (p *pair) releaseResponse() {
+	for i, release := range p.responseReleases {
+		release()
+		p.responseReleases[i] = nil
+	}
+	p.responseReleases = p.responseReleases[:0]
 }
 
 // splicedHook makes hook a response hook that runs, in the response loop,

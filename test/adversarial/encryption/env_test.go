@@ -25,6 +25,12 @@ type env struct {
 
 func newEnv(t *testing.T, topics []string, cfg string) *env {
 	t.Helper()
+	return newEnvPartitions(t, 1, topics, cfg)
+}
+
+// newEnvPartitions is newEnv with topics of partitions partitions.
+func newEnvPartitions(t *testing.T, partitions int32, topics []string, cfg string) *env {
+	t.Helper()
 	t.Setenv("AWS_ACCESS_KEY_ID", "kproxy-test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "kproxy-test-secret")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -33,7 +39,7 @@ func newEnv(t *testing.T, topics []string, cfg string) *env {
 	for _, alias := range []string{"alias/kek", "alias/teama/kek", "alias/teamb/kek"} {
 		e.kms.CreateAlias(alias, key)
 	}
-	e.cluster = testkit.Cluster(t, 1, kfake.SeedTopics(1, topics...))
+	e.cluster = testkit.Cluster(t, 1, kfake.SeedTopics(partitions, topics...))
 	cfg = fmt.Sprintf("upstream: {bootstrap_servers: [%q]}\nadmin: {listen: \"127.0.0.1:0\"}\nlog: {level: info, format: json}\n", e.cluster.ListenAddrs()[0]) +
 		strings.ReplaceAll(cfg, "ENDPOINT", e.kms.Endpoint())
 	e.kp = advkit.Start(t, cfg)
