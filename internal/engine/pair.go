@@ -89,7 +89,12 @@ type pair struct {
 	// responseReleases (response loop only) are the handlers' releases
 	// of the response at hand.
 	responseReleases []func()
-	mapBuf           []byte // response loop only: a response the name mapper rewrote raw
+	// pieceScratch and responsePieces (response loop only): a response
+	// whose records are written in place (writeRecordsInPlace) encoded
+	// with placeholders, and its records.
+	pieceScratch   []byte
+	responsePieces []recordsPiece
+	mapBuf         []byte // response loop only: a response the name mapper rewrote raw
 	// large is the response loop's buffers of responses over
 	// keepDecodeBuf, borrowed from the frame pool (responsebufs.go).
 	large largeResponseBufs

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -197,6 +198,13 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 	if av, ok := resp.(*kmsg.ApiVersionsResponse); ok && p.s.sec.terminatesSASL() && owed.onResponse == nil {
 		p.s.apiVersions.store(p.nodeID, av) // what unauthenticated clients are told
 	}
+	p.observed.ErrorCode = topLevelErrorCode(resp)
+	if len(p.splicer.Splices()) == 0 {
+		if fields := freshRecordsFields(resp, frame); len(fields) > 0 {
+			p.s.metrics.requests.countEntryErrors(resp)
+			return p.writeRecordsInPlace(owed, down, resp, fields)
+		}
+	}
 	if len(frame) > keepDecodeBuf {
 		p.encodeBuf = p.large.encoding(&p.s.responseFrames, len(frame))
 	} else if cap(p.encodeBuf) < len(frame) {
@@ -205,7 +213,7 @@ func (p *pair) filterResponse(owed *pending, down *direction, frameLen int, need
 		p.encodeBuf = make([]byte, 0, len(frame))
 	}
 	p.encodeBuf = protocol.AppendResponseFrame(p.encodeBuf[:0], owed.correlationID, resp)
-	p.observed.ResponseBytes, p.observed.ErrorCode = len(p.encodeBuf), topLevelErrorCode(resp)
+	p.observed.ResponseBytes = len(p.encodeBuf)
 	p.s.metrics.requests.countEntryErrors(resp)
 	if splices := p.splicer.Splices(); len(splices) > 0 {
 		return p.writeSpliced(owed, down, resp, splices)
@@ -319,6 +327,25 @@ func (p *pair) writeSpliced(owed *pending, down *direction, resp kmsg.Response, 
 	return p.writeSplicedFrame(down, pieces)
 }
 
+// writeRecordsInPlace writes resp with the records in fields (a
+// filter's, outside the frame read) written from where they are, not
+// copied into its encoding (appendSplicedResponseFrame).
+func (p *pair) writeRecordsInPlace(owed *pending, down *direction, resp kmsg.Response, fields []*[]byte) error {
+	var err error
+	p.encodeBuf, p.pieceScratch, p.responsePieces, err = appendSplicedResponseFrame(p.encodeBuf[:0], p.pieceScratch, owed.correlationID, resp, fields, p.responsePieces[:0])
+	if err != nil {
+		return fail(reasonRewrite, err)
+	}
+	p.observed.ResponseBytes = protocol.FrameSizeLen + int(binary.BigEndian.Uint32(p.encodeBuf))
+	err = writeFrame(down.w, p.encodeBuf, p.responsePieces)
+	clear(p.responsePieces) // the filter's buffers, released after this
+	p.releaseBuffers()
+	if err != nil {
+		return fail(reasonClientClosed, fmt.Errorf("write client: %w", err))
+	}
+	return nil
+}
+
 // writeResponse writes a whole response frame to the client.
 func (p *pair) writeResponse(down *direction, frame []byte) error {
 	_, err := down.w.Write(frame)
@@ -350,6 +377,9 @@ func (p *pair) releaseBuffers() {
 	}
 	if cap(p.mapBuf) > keepDecodeBuf {
 		p.mapBuf = nil
+	}
+	if cap(p.pieceScratch) > keepDecodeBuf {
+		p.pieceScratch = nil
 	}
 }
 
