@@ -6,8 +6,8 @@ import (
 )
 
 // Sizes of the pooled buffers: powers of two from 1<<minRecordBufShift
-// to 1<<maxRecordBufShift, a class of idle buffers each, so that a buffer taken
-// fits and a large one is not spent on a small partition.
+// to 1<<maxRecordBufShift, a class of idle buffers each, so that a buffer
+// taken fits and a large one is not spent on a small partition.
 const (
 	minRecordBufShift = 16 // 64 KiB
 	maxRecordBufShift = 23 // 8 MiB: a larger buffer goes to the collector
@@ -16,7 +16,8 @@ const (
 
 // idlePerClass is how many buffers of a size the pool keeps while no
 // message uses them: a Produce request or Fetch response has a partition
-// per buffer, and clients send several at once. maxIdleRecordBufBytes bounds them all.
+// per buffer, and clients send several at once. maxIdleRecordBufBytes
+// bounds them all.
 const (
 	idlePerClass          = 16
 	maxIdleRecordBufBytes = 32 << 20

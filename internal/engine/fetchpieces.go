@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -92,6 +93,9 @@ func appendSplicedResponseFrame(dst, scratch []byte, correlationID int32, resp k
 	size := len(dst) - start - protocol.FrameSizeLen
 	for _, recs := range records {
 		size += len(recs)
+	}
+	if size > math.MaxInt32 {
+		return nil, scratch, pieces, fmt.Errorf("%w: %d bytes with its records, more than a frame can be", errSpliceLayout, size)
 	}
 	binary.BigEndian.PutUint32(dst[start:], uint32(size))
 	return dst, scratch, pieces, nil
