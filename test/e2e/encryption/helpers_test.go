@@ -4,11 +4,13 @@ package e2eencryption
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -116,3 +118,22 @@ func marker(t *testing.T, r *kgo.Record) (envelope.Marker, bool) {
 
 // ctx is a test's deadline for one step.
 func (e *env) ctx() context.Context { return testkit.Context(e.t, 30*time.Second) }
+
+// shreddedFetch consumes topic through the kproxy at bootstrap, whose KEK
+// is gone, until a fetch fails: it must fail with INVALID_RECORD, the
+// documented error, having handed over no record.
+func shreddedFetch(t *testing.T, ctx context.Context, bootstrap, topic string) {
+	t.Helper()
+	cl := testkit.Client(t, kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic))
+	var fetchErr error
+	for fetchErr == nil && ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		if len(fs.Records()) > 0 {
+			t.Fatalf("%s: a record under a KEK that is gone handed over: %q", topic, fs.Records()[0].Value)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { fetchErr = err })
+	}
+	if !errors.Is(fetchErr, kerr.InvalidRecord) {
+		t.Fatalf("%s: fetch of records under a KEK that is gone: %v, want INVALID_RECORD", topic, fetchErr)
+	}
+}
