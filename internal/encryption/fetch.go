@@ -85,14 +85,18 @@ func (f *Filter) openPartition(ctx context.Context, w *worker, opened *heldRecor
 	}
 	w.open.start(ctx, broker)
 	// Opened records are shorter than sealed ones (compressed, they
-	// grow the buffer as they need).
-	buf := f.recordBufs.get(len(src))
-	out, sum, err := w.rw.RewriteMarked(*buf, src, w.markerName, w.open.fn)
-	if err == nil && sum.Changed > 0 {
-		*buf = out[:0] // out may have outgrown buf, and is then the one to keep
-		opened.bufs = append(opened.bufs, buf)
-	} else {
-		f.recordBufs.put(buf)
+	// grow the buffer as they need). A partition without the marker
+	// changes nothing: a size the pool does not hold is left to the
+	// rewriter, which allocates only for a change.
+	var dst []byte
+	var buf *[]byte
+	if f.recordBufs.pooled(len(src)) {
+		buf = f.recordBufs.get(len(src))
+		dst = *buf
+	}
+	out, sum, err := w.rw.RewriteMarked(dst, src, w.markerName, w.open.fn)
+	if buf != nil {
+		opened.keep(buf, out, err == nil && sum.Changed > 0)
 	}
 	if err == nil {
 		f.metrics.decrypted.Add(float64(w.open.opened))

@@ -55,8 +55,8 @@ func (f *Filter) produce(_ *filter.Conn, req *kmsg.ProduceRequest) filter.Verdic
 		}
 	})
 	v := refused.Verdict(req, modified, "encrypted", nil)
-	if v.Modified && v.Respond == nil && v.Close == nil && len(sealed.bufs) > 0 {
-		v.Release = sealed.release
+	if v.Modified && v.Respond == nil && v.Close == nil {
+		v.Release = sealed.releaser()
 	}
 	return v
 }
@@ -88,14 +88,7 @@ func (f *Filter) sealPartition(ctx context.Context, w *worker, sealed *heldRecor
 	}
 	out, sum, err := w.rw.Rewrite(dst, src, w.seal.fn)
 	if buf != nil {
-		if err == nil && sum.Changed > 0 {
-			// out is in the request until the engine has encoded it; it
-			// may have outgrown buf, and is then the one to keep.
-			*buf = out[:0]
-			sealed.bufs = append(sealed.bufs, buf)
-		} else {
-			f.recordBufs.put(buf) // not in the request
-		}
+		sealed.keep(buf, out, err == nil && sum.Changed > 0)
 	}
 	if err != nil {
 		return nil, false, err

@@ -50,11 +50,11 @@ func newRecordBufs() *recordBufs {
 // would hold a hundred times the bytes limits.max_buffered_bytes counts.
 // Those get a buffer of their size, not pooled.
 func (p *recordBufs) get(size int) *[]byte {
-	shift := bits.Len(uint(size - 1))
-	if shift < minRecordBufShift || shift > maxRecordBufShift {
+	if !p.pooled(size) {
 		b := make([]byte, 0, size)
 		return &b
 	}
+	shift := bits.Len(uint(size - 1))
 	select {
 	case b := <-p.idle[shift-minRecordBufShift]:
 		p.idleBytes.Add(-int64(cap(*b)))
@@ -63,6 +63,14 @@ func (p *recordBufs) get(size int) *[]byte {
 	}
 	b := make([]byte, 0, 1<<shift)
 	return &b
+}
+
+// pooled reports whether get hands out pooled buffers for size bytes;
+// other sizes are allocated for the call, which a rewrite that may change
+// nothing can leave to the rewriter (it allocates only for a change).
+func (p *recordBufs) pooled(size int) bool {
+	shift := bits.Len(uint(size - 1))
+	return shift >= minRecordBufShift && shift <= maxRecordBufShift
 }
 
 // put keeps b for reuse, in the class its capacity fills, unless that is
@@ -90,6 +98,18 @@ func (p *recordBufs) put(b *[]byte) {
 type heldRecordBufs struct {
 	pool *recordBufs
 	bufs []*[]byte
+}
+
+// keep settles buf, taken for a partition rewritten into out: held
+// until the message is written when out is in it (inMessage), else given
+// back now. out may have outgrown buf, and is then the one to hold.
+func (s *heldRecordBufs) keep(buf *[]byte, out []byte, inMessage bool) {
+	if !inMessage {
+		s.pool.put(buf)
+		return
+	}
+	*buf = out[:0]
+	s.bufs = append(s.bufs, buf)
 }
 
 // release gives the buffers back: nothing reads them any more.
