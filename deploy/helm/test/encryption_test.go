@@ -180,86 +180,116 @@ func validateRendered(t *testing.T, bin string, objs *objects) {
 	}
 }
 
-// TestKMSCredentialsFromSecret: kmsCredentials hands the AWS SDK's chain
-// its environment variables from a Secret, or mounts a shared credentials
-// file from one, in the gateway's pods and the sidecar's example pod; the
-// pods run as serviceAccountName.
-func TestKMSCredentialsFromSecret(t *testing.T) {
-	for _, mode := range []string{"gateway", "sidecar"} {
-		pod := func(t *testing.T, values string) (corev1.PodSpec, corev1.Container) {
-			objs := render(t, upstreamValues, encryptionValues, "mode: "+mode+"\nsidecar: {example: {enabled: true}}\n", values)
-			name := fullname
-			if mode == "sidecar" {
-				name += "-example"
-			}
-			spec := mustGet(t, objs.deployments, name).Spec.Template.Spec
-			for _, c := range append(spec.InitContainers, spec.Containers...) {
-				if c.Name == "kproxy" {
-					return spec, c
-				}
-			}
-			t.Fatalf("%s: no kproxy container", name)
-			return spec, corev1.Container{}
+// kproxyPod renders the chart over upstreamValues in mode (gateway, or
+// sidecar with its example application) and returns the pod spec and the
+// kproxy container of the gateway's Deployment or the example's.
+func kproxyPod(t *testing.T, mode string, layers ...string) (corev1.PodSpec, corev1.Container) {
+	t.Helper()
+	objs := render(t, append([]string{upstreamValues, "mode: " + mode + "\nsidecar: {example: {enabled: true}}\n"}, layers...)...)
+	name := fullname
+	if mode == "sidecar" {
+		name += "-example"
+	}
+	spec := mustGet(t, objs.deployments, name).Spec.Template.Spec
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		if c.Name == "kproxy" {
+			return spec, c
 		}
+	}
+	t.Fatalf("%s: no kproxy container", name)
+	return spec, corev1.Container{}
+}
+
+// checkEnvCredentials fails unless kp takes AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY from keys id and secret of Secret name, the
+// optional AWS_SESSION_TOKEN from its key AWS_SESSION_TOKEN, and has no
+// shared credentials file.
+func checkEnvCredentials(t *testing.T, kp corev1.Container, name string) {
+	t.Helper()
+	want := map[string]corev1.SecretKeySelector{
+		"AWS_ACCESS_KEY_ID":     {LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: "id"},
+		"AWS_SECRET_ACCESS_KEY": {LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: "secret"},
+		"AWS_SESSION_TOKEN":     {LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: "AWS_SESSION_TOKEN", Optional: ptr(true)},
+	}
+	got := envSecretRefs(kp)
+	for env, ref := range want {
+		g, ok := got[env]
+		if !ok || g.Name != ref.Name || g.Key != ref.Key || (ref.Optional == nil) != (g.Optional == nil) ||
+			ref.Optional != nil && *g.Optional != *ref.Optional {
+			t.Errorf("env %s = %+v, want from Secret %+v", env, g, ref)
+		}
+	}
+	if v := envValue(kp, "AWS_SHARED_CREDENTIALS_FILE"); v != "" {
+		t.Errorf("AWS_SHARED_CREDENTIALS_FILE=%q without fileSecret", v)
+	}
+}
+
+// checkFileCredentials fails unless the pod mounts key creds of Secret
+// name, alone and read-only, as volume aws-credentials, and kp's
+// AWS_SHARED_CREDENTIALS_FILE names the mounted file and AWS_PROFILE is
+// kproxy.
+func checkFileCredentials(t *testing.T, spec corev1.PodSpec, kp corev1.Container, name string) {
+	t.Helper()
+	file := envValue(kp, "AWS_SHARED_CREDENTIALS_FILE")
+	if file == "" || envValue(kp, "AWS_PROFILE") != "kproxy" {
+		t.Fatalf("env %+v: want AWS_SHARED_CREDENTIALS_FILE and AWS_PROFILE=kproxy", kp.Env)
+	}
+	var mountDir string
+	for _, m := range kp.VolumeMounts {
+		if m.Name == "aws-credentials" {
+			mountDir = m.MountPath
+			if !m.ReadOnly {
+				t.Errorf("the credentials are mounted writable")
+			}
+		}
+	}
+	if mountDir == "" || file != mountDir+"/creds" {
+		t.Errorf("AWS_SHARED_CREDENTIALS_FILE=%q, the Secret is mounted at %q: want the file's key under it", file, mountDir)
+	}
+	var vol *corev1.Volume
+	for i := range spec.Volumes {
+		if spec.Volumes[i].Name == "aws-credentials" {
+			vol = &spec.Volumes[i]
+		}
+	}
+	if vol == nil || vol.Secret == nil || vol.Secret.SecretName != name || len(vol.Secret.Items) != 1 || vol.Secret.Items[0].Key != "creds" {
+		t.Errorf("volume aws-credentials %+v: want Secret %s's key creds alone", vol, name)
+	}
+	if v := envValue(kp, "AWS_ACCESS_KEY_ID"); v != "" || envSecretRefs(kp)["AWS_ACCESS_KEY_ID"].Name != "" {
+		t.Errorf("AWS_ACCESS_KEY_ID set without envSecret")
+	}
+}
+
+// TestAWSCredentialsFromSecret: awsCredentials hands the AWS SDK's chain
+// (here encryption's KMS client) its environment variables from a Secret,
+// or mounts a shared credentials file from one, in the gateway's pods and
+// the sidecar's example pod; the pods run as serviceAccountName. Values
+// naming both Secrets, or a Secret without its keys, are refused naming
+// the key as written.
+func TestAWSCredentialsFromSecret(t *testing.T) {
+	for _, mode := range []string{"gateway", "sidecar"} {
 		t.Run(mode+"/env", func(t *testing.T) {
-			_, kp := pod(t, `kmsCredentials: {envSecret: {name: kms-keys, accessKeyIdKey: id, secretAccessKeyKey: secret}}`)
-			want := map[string]corev1.SecretKeySelector{
-				"AWS_ACCESS_KEY_ID":     {LocalObjectReference: corev1.LocalObjectReference{Name: "kms-keys"}, Key: "id"},
-				"AWS_SECRET_ACCESS_KEY": {LocalObjectReference: corev1.LocalObjectReference{Name: "kms-keys"}, Key: "secret"},
-				"AWS_SESSION_TOKEN":     {LocalObjectReference: corev1.LocalObjectReference{Name: "kms-keys"}, Key: "AWS_SESSION_TOKEN", Optional: ptr(true)},
-			}
-			got := envSecretRefs(kp)
-			for name, ref := range want {
-				g, ok := got[name]
-				if !ok || g.Name != ref.Name || g.Key != ref.Key || (ref.Optional == nil) != (g.Optional == nil) ||
-					ref.Optional != nil && *g.Optional != *ref.Optional {
-					t.Errorf("env %s = %+v, want from Secret %+v", name, g, ref)
-				}
-			}
-			if v := envValue(kp, "AWS_SHARED_CREDENTIALS_FILE"); v != "" {
-				t.Errorf("AWS_SHARED_CREDENTIALS_FILE=%q without fileSecret", v)
-			}
+			_, kp := kproxyPod(t, mode, encryptionValues, `awsCredentials: {envSecret: {name: kms-keys, accessKeyIdKey: id, secretAccessKeyKey: secret}}`)
+			checkEnvCredentials(t, kp, "kms-keys")
 		})
 		t.Run(mode+"/file", func(t *testing.T) {
-			spec, kp := pod(t, `kmsCredentials: {fileSecret: {name: kms-file, key: creds, profile: kproxy}}
+			spec, kp := kproxyPod(t, mode, encryptionValues, `awsCredentials: {fileSecret: {name: kms-file, key: creds, profile: kproxy}}
 serviceAccountName: kproxy-kms`)
-			file := envValue(kp, "AWS_SHARED_CREDENTIALS_FILE")
-			if file == "" || envValue(kp, "AWS_PROFILE") != "kproxy" {
-				t.Fatalf("env %+v: want AWS_SHARED_CREDENTIALS_FILE and AWS_PROFILE=kproxy", kp.Env)
-			}
-			var mountDir string
-			for _, m := range kp.VolumeMounts {
-				if m.Name == "kms-credentials" {
-					mountDir = m.MountPath
-					if !m.ReadOnly {
-						t.Errorf("the credentials are mounted writable")
-					}
-				}
-			}
-			if mountDir == "" || file != mountDir+"/creds" {
-				t.Errorf("AWS_SHARED_CREDENTIALS_FILE=%q, the Secret is mounted at %q: want the file's key under it", file, mountDir)
-			}
-			var vol *corev1.Volume
-			for i := range spec.Volumes {
-				if spec.Volumes[i].Name == "kms-credentials" {
-					vol = &spec.Volumes[i]
-				}
-			}
-			if vol == nil || vol.Secret == nil || vol.Secret.SecretName != "kms-file" || len(vol.Secret.Items) != 1 || vol.Secret.Items[0].Key != "creds" {
-				t.Errorf("volume kms-credentials %+v: want Secret kms-file's key creds alone", vol)
-			}
+			checkFileCredentials(t, spec, kp, "kms-file")
 			if spec.ServiceAccountName != "kproxy-kms" {
 				t.Errorf("serviceAccountName %q, want kproxy-kms", spec.ServiceAccountName)
 			}
-			if v := envValue(kp, "AWS_ACCESS_KEY_ID"); v != "" || envSecretRefs(kp)["AWS_ACCESS_KEY_ID"].Name != "" {
-				t.Errorf("AWS_ACCESS_KEY_ID set without envSecret")
-			}
 		})
 		t.Run(mode+"/none", func(t *testing.T) {
-			spec, kp := pod(t, "")
+			spec, kp := kproxyPod(t, mode, encryptionValues)
 			for _, e := range kp.Env {
 				if strings.HasPrefix(e.Name, "AWS_") {
-					t.Errorf("env %s without kmsCredentials", e.Name)
+					t.Errorf("env %s without awsCredentials", e.Name)
+				}
+			}
+			for _, v := range spec.Volumes {
+				if v.Name == "aws-credentials" {
+					t.Errorf("volume aws-credentials without awsCredentials")
 				}
 			}
 			if spec.ServiceAccountName != "" {
@@ -267,13 +297,87 @@ serviceAccountName: kproxy-kms`)
 			}
 		})
 	}
-	for _, tc := range []struct{ values, want string }{
-		{`kmsCredentials: {envSecret: {name: a}, fileSecret: {name: b}}`, "not both"},
-		{`kmsCredentials: {envSecret: {name: a, accessKeyIdKey: ""}}`, "accessKeyIdKey"},
-		{`kmsCredentials: {fileSecret: {name: b, key: ""}}`, "kmsCredentials.fileSecret.key"},
+	for _, tc := range []struct {
+		values string
+		want   []string
+	}{
+		{`awsCredentials: {envSecret: {name: a}, fileSecret: {name: b}}`, []string{"awsCredentials:", "not both"}},
+		{`awsCredentials: {envSecret: {name: a, accessKeyIdKey: ""}}`, []string{"awsCredentials.envSecret:", "accessKeyIdKey"}},
+		{`awsCredentials: {fileSecret: {name: b, key: ""}}`, []string{"awsCredentials.fileSecret.key"}},
+		// The former name's mistakes are named as written.
+		{`kmsCredentials: {envSecret: {name: a}, fileSecret: {name: b}}`, []string{"kmsCredentials:", "not both"}},
+		{`kmsCredentials: {envSecret: {name: a, secretAccessKeyKey: ""}}`, []string{"kmsCredentials.envSecret:", "secretAccessKeyKey"}},
+		{`kmsCredentials: {fileSecret: {name: b, key: ""}}`, []string{"kmsCredentials.fileSecret.key"}},
 	} {
-		if _, err := renderValues(t, upstreamValues, encryptionValues, tc.values); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("values %s: render error %v, want one naming %q", tc.values, err, tc.want)
+		_, err := renderValues(t, upstreamValues, encryptionValues, tc.values)
+		for _, want := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("values %s: render error %v, want one naming %q", tc.values, err, want)
+			}
+		}
+	}
+}
+
+// TestKMSCredentialsAlias: kmsCredentials, awsCredentials' former name,
+// alone renders every object exactly as awsCredentials with the same
+// value does (its defaults included), in both modes; naming a Secret in
+// both is refused, naming both keys.
+func TestKMSCredentialsAlias(t *testing.T) {
+	for _, mode := range []string{"gateway", "sidecar"} {
+		for _, tc := range []struct {
+			name, value string
+			check       func(*testing.T, corev1.PodSpec, corev1.Container)
+		}{
+			{"env", `{envSecret: {name: kms-keys, accessKeyIdKey: id, secretAccessKeyKey: secret}}`, func(t *testing.T, _ corev1.PodSpec, kp corev1.Container) {
+				checkEnvCredentials(t, kp, "kms-keys")
+			}},
+			{"env-defaults-no-token", `{envSecret: {name: kms-keys, sessionTokenKey: ""}}`, func(t *testing.T, _ corev1.PodSpec, kp corev1.Container) {
+				refs := envSecretRefs(kp)
+				if refs["AWS_ACCESS_KEY_ID"].Key != "AWS_ACCESS_KEY_ID" || refs["AWS_SECRET_ACCESS_KEY"].Key != "AWS_SECRET_ACCESS_KEY" {
+					t.Errorf("env %+v: want the access key from the Secret's default keys", kp.Env)
+				}
+				if _, ok := refs["AWS_SESSION_TOKEN"]; ok {
+					t.Errorf("AWS_SESSION_TOKEN with sessionTokenKey empty")
+				}
+			}},
+			{"file", `{fileSecret: {name: kms-file, key: creds, profile: kproxy}}`, func(t *testing.T, spec corev1.PodSpec, kp corev1.Container) {
+				checkFileCredentials(t, spec, kp, "kms-file")
+			}},
+		} {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				modeValues := "mode: " + mode + "\nsidecar: {example: {enabled: true}}\n"
+				aws, err := renderValues(t, upstreamValues, encryptionValues, modeValues, "awsCredentials: "+tc.value)
+				if err != nil {
+					t.Fatalf("awsCredentials: %v", err)
+				}
+				kms, err := renderValues(t, upstreamValues, encryptionValues, modeValues, "kmsCredentials: "+tc.value)
+				if err != nil {
+					t.Fatalf("kmsCredentials: %v", err)
+				}
+				for name, text := range aws {
+					if kms[name] != text {
+						t.Errorf("%s with kmsCredentials:\n%s\nwith awsCredentials:\n%s", name, kms[name], text)
+					}
+				}
+				for name := range kms {
+					if _, ok := aws[name]; !ok {
+						t.Errorf("%s rendered with kmsCredentials alone", name)
+					}
+				}
+				spec, kp := kproxyPod(t, mode, encryptionValues, "kmsCredentials: "+tc.value)
+				tc.check(t, spec, kp)
+			})
+		}
+	}
+	for _, values := range []string{
+		"awsCredentials: {envSecret: {name: a}}\nkmsCredentials: {envSecret: {name: a}}",
+		"awsCredentials: {fileSecret: {name: a}}\nkmsCredentials: {envSecret: {name: b}}",
+		"awsCredentials: {envSecret: {name: a}}\nkmsCredentials: {fileSecret: {name: b}}",
+	} {
+		_, err := renderValues(t, upstreamValues, encryptionValues, values)
+		if err == nil || !strings.Contains(err.Error(), "awsCredentials") || !strings.Contains(err.Error(), "kmsCredentials") ||
+			!strings.Contains(err.Error(), "not both") {
+			t.Errorf("values %q: render error %v, want the chart's naming awsCredentials and kmsCredentials, not both", values, err)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package helmtest
 import (
 	"strings"
 	"testing"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // largeMessagesValues is a large_messages section towards a store on
@@ -56,5 +58,44 @@ func TestLargeMessagesChecksumAgreesWithKproxyReload(t *testing.T) {
 				t.Errorf("values %q: kproxy says %q needs a restart, want %q", tc.values, got, tc.restart)
 			}
 		})
+	}
+}
+
+// TestLargeMessagesAWSCredentials: with large-message offload and no
+// encryption, awsCredentials still reaches kproxy, whose S3 store reads
+// the AWS SDK's chain: the environment variables from a Secret, or the
+// shared credentials file mounted from one, in both modes; likewise when
+// only a virtual cluster offloads.
+func TestLargeMessagesAWSCredentials(t *testing.T) {
+	const vcLargeMessages = `
+virtualClusters:
+  - name: team-a
+    topic_prefix: "a."
+    group_prefix: "a."
+    transactional_id_prefix: "a."
+    listeners: {bootstrap_port: 19092, broker_port_base: 19100}
+    large_messages:
+      store: {s3: {endpoint: "https://s3.eu-west-1.amazonaws.com", bucket: team-a-large, region: eu-west-1}}
+      topics: [{match: "media.*"}]
+`
+	bin := testkit.BuildKproxy(t)
+	for _, mode := range []string{"gateway", "sidecar"} {
+		for name, section := range map[string]string{"top-level": largeMessagesValues, "virtual-cluster": vcLargeMessages} {
+			if mode == "sidecar" && name == "virtual-cluster" {
+				continue // virtual clusters are a gateway's
+			}
+			t.Run(mode+"/"+name, func(t *testing.T) {
+				objs := render(t, upstreamValues, "mode: "+mode+"\n", section)
+				text := objs.kproxyYAML(t)
+				if !strings.Contains(text, "large_messages:") || strings.Contains(text, "encryption:") {
+					t.Fatalf("want large_messages without encryption in kproxy.yaml:\n%s", text)
+				}
+				validateRendered(t, bin, objs)
+				_, kp := kproxyPod(t, mode, section, `awsCredentials: {envSecret: {name: s3-keys, accessKeyIdKey: id, secretAccessKeyKey: secret}}`)
+				checkEnvCredentials(t, kp, "s3-keys")
+				spec, kp := kproxyPod(t, mode, section, `awsCredentials: {fileSecret: {name: s3-file, key: creds, profile: kproxy}}`)
+				checkFileCredentials(t, spec, kp, "s3-file")
+			})
+		}
 	}
 }

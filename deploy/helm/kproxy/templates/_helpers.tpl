@@ -42,7 +42,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "kproxy.listenerTLSDir" -}}/etc/kproxy/tls/listener{{- end -}}
 {{- define "kproxy.upstreamTLSDir" -}}/etc/kproxy/tls/upstream{{- end -}}
 {{- define "kproxy.upstreamSASLDir" -}}/etc/kproxy/sasl/upstream{{- end -}}
-{{- define "kproxy.kmsCredentialsDir" -}}/etc/kproxy/aws{{- end -}}
+{{- define "kproxy.awsCredentialsDir" -}}/etc/kproxy/aws{{- end -}}
 {{- define "kproxy.upstreamOAuthDir" -}}/etc/kproxy/oauth/upstream{{- end -}}
 {{- define "kproxy.tokenEndpointCADir" -}}/etc/kproxy/tls/token-endpoint{{- end -}}
 {{- define "kproxy.sniTLSDir" -}}/etc/kproxy/tls/sni{{- end -}}
@@ -162,15 +162,19 @@ brokerPortBase + id), the SNI port, and each virtual cluster's.
 {{- if and .Values.upstream.sasl.enabled (ne .Values.upstream.sasl.mechanism "OAUTHBEARER") (not .Values.upstream.sasl.passwordSecret.name) -}}
 {{- fail "upstream.sasl.passwordSecret.name: name the Secret holding kproxy's upstream SASL password" -}}
 {{- end -}}
-{{- with .Values.kmsCredentials -}}
+{{- if and (include "kproxy.awsCredentialsNamed" .Values.awsCredentials) (include "kproxy.awsCredentialsNamed" .Values.kmsCredentials) -}}
+{{- fail "awsCredentials, kmsCredentials: name the Secret in awsCredentials alone, not both (kmsCredentials is its deprecated former name)" -}}
+{{- end -}}
+{{- $awsKey := include "kproxy.awsCredentialsKey" . -}}
+{{- with index .Values $awsKey -}}
 {{- if and .envSecret.name .fileSecret.name -}}
-{{- fail "kmsCredentials: name envSecret or fileSecret, not both (the AWS SDK would use envSecret's and ignore the file)" -}}
+{{- fail (printf "%s: name envSecret or fileSecret, not both (the AWS SDK would use envSecret's and ignore the file)" $awsKey) -}}
 {{- end -}}
 {{- if and .envSecret.name (not (and .envSecret.accessKeyIdKey .envSecret.secretAccessKeyKey)) -}}
-{{- fail "kmsCredentials.envSecret: accessKeyIdKey and secretAccessKeyKey name the Secret's keys holding the access key" -}}
+{{- fail (printf "%s.envSecret: accessKeyIdKey and secretAccessKeyKey name the Secret's keys holding the access key" $awsKey) -}}
 {{- end -}}
 {{- if and .fileSecret.name (not .fileSecret.key) -}}
-{{- fail "kmsCredentials.fileSecret.key: name the Secret's key holding the shared credentials file" -}}
+{{- fail (printf "%s.fileSecret.key: name the Secret's key holding the shared credentials file" $awsKey) -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.listeners.tls.enabled (not .Values.listeners.tls.secretName) -}}
@@ -375,7 +379,7 @@ env:
   - name: KPROXY_MEMORY_LIMIT
     valueFrom:
       resourceFieldRef: {resource: limits.memory}
-  {{- include "kproxy.kmsCredentialsEnv" . | nindent 2 }}
+  {{- include "kproxy.awsCredentialsEnv" . | nindent 2 }}
   {{- with .Values.extraEnv }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
@@ -441,19 +445,35 @@ secret, dir, key}: key, when set, is the only key projected.
 {{- $m = append $m (dict "volume" "upstream-sasl" "secret" .passwordSecret.name "dir" (include "kproxy.upstreamSASLDir" $) "key" .passwordSecret.key) -}}
 {{- end -}}
 {{- end -}}
-{{- with $v.kmsCredentials.fileSecret -}}
-{{- if .name }}{{ $m = append $m (dict "volume" "kms-credentials" "secret" .name "dir" (include "kproxy.kmsCredentialsDir" $) "key" .key) }}{{ end -}}
+{{- with (index $v (include "kproxy.awsCredentialsKey" .)).fileSecret -}}
+{{- if .name }}{{ $m = append $m (dict "volume" "aws-credentials" "secret" .name "dir" (include "kproxy.awsCredentialsDir" $) "key" .key) }}{{ end -}}
 {{- end -}}
 {{- toJson $m -}}
 {{- end -}}
 
 {{/*
-The AWS SDK's environment variables for kmsCredentials: the keys of
+The values key holding the AWS credentials, which the SDK's chain reads for
+encryption's KMS and large_messages' S3 store: awsCredentials, or
+kmsCredentials, its deprecated former name, when that alone names a Secret
+(kproxy.validate refuses both).
+*/}}
+{{- define "kproxy.awsCredentialsKey" -}}
+{{- if include "kproxy.awsCredentialsNamed" .Values.kmsCredentials -}}kmsCredentials{{- else -}}awsCredentials{{- end -}}
+{{- end -}}
+
+{{/* "true" when an awsCredentials (or kmsCredentials) value names a Secret. */}}
+{{- define "kproxy.awsCredentialsNamed" -}}
+{{- $c := . | default dict -}}
+{{- if or (dig "envSecret" "name" "" $c) (dig "fileSecret" "name" "" $c) }}true{{ end -}}
+{{- end -}}
+
+{{/*
+The AWS SDK's environment variables for awsCredentials: the keys of
 envSecret, or where fileSecret is mounted. The session token is optional:
 long-lived access keys have none.
 */}}
-{{- define "kproxy.kmsCredentialsEnv" -}}
-{{- $c := .Values.kmsCredentials -}}
+{{- define "kproxy.awsCredentialsEnv" -}}
+{{- $c := index .Values (include "kproxy.awsCredentialsKey" .) -}}
 {{- $env := list -}}
 {{- with $c.envSecret -}}
 {{- if .name -}}
@@ -466,7 +486,7 @@ long-lived access keys have none.
 {{- end -}}
 {{- with $c.fileSecret -}}
 {{- if .name -}}
-{{- $env = append $env (dict "name" "AWS_SHARED_CREDENTIALS_FILE" "value" (printf "%s/%s" (include "kproxy.kmsCredentialsDir" $) .key)) -}}
+{{- $env = append $env (dict "name" "AWS_SHARED_CREDENTIALS_FILE" "value" (printf "%s/%s" (include "kproxy.awsCredentialsDir" $) .key)) -}}
 {{- with .profile }}{{ $env = append $env (dict "name" "AWS_PROFILE" "value" .) }}{{ end -}}
 {{- end -}}
 {{- end -}}
