@@ -2,10 +2,6 @@ package bench_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,29 +25,9 @@ func TestQuickLargeMessages(t *testing.T) {
 	weed := testkit.ToolBinary(t, bench.WeedBinEnv, "build it with test/seaweedfs/build.sh and point "+bench.WeedBinEnv+" at the path it prints (.ci/run does)")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := buildBinaries(ctx, t)
-	jsonPath := filepath.Join(dir, "out.json")
-	mdPath := filepath.Join(dir, "out.md")
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"), "-quick", "-rounds", "1", "-duration", "1s", "-warmup", "300ms",
+	rep, md := runBench(ctx, t, buildBinaries(ctx, t), "-quick", "-rounds", "1", "-duration", "1s", "-warmup", "300ms",
 		"-brokers", "1", "-procs", "1", "-targets", "kproxy", "-loads", "produce,consume",
-		"-large-messages", "-weed-bin", weed, "-large-record-bytes", "16777216", "-large-record-reps", "1",
-		"-kproxy-bin", filepath.Join(dir, "kproxy"), "-json", jsonPath, "-md", mdPath)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kproxy-bench: %v\n%s", err, out)
-	}
-	t.Logf("kproxy-bench output:\n%s", out)
-
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep bench.Report
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rep); err != nil {
-		t.Fatalf("report JSON: %v", err)
-	}
+		"-large-messages", "-weed-bin", weed, "-large-record-bytes", "16777216", "-large-record-reps", "1")
 	var found bool
 	for _, info := range rep.Targets {
 		if info.Name != bench.TargetKproxyLargeMessages {
@@ -103,13 +79,5 @@ func TestQuickLargeMessages(t *testing.T) {
 		}
 	}
 
-	md, err := os.ReadFile(mdPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"| kproxy-large-messages |", "Large-message offload configured, not triggered, kproxy-large-messages vs kproxy", "### large record", "| produce / PUT |", "| consume / GET |"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("markdown lacks %q", want)
-		}
-	}
+	wantInMarkdown(t, md, "| kproxy-large-messages |", "Large-message offload configured, not triggered, kproxy-large-messages vs kproxy", "### large record", "| produce / PUT |", "| consume / GET |")
 }

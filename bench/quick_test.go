@@ -2,10 +2,8 @@ package bench_test
 
 import (
 	"context"
-	"encoding/json"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,28 +36,8 @@ func TestQuickRun(t *testing.T) {
 	default:
 		t.Logf("%s is not set: the kproxy-encryption target is left out", bench.LocalKMSBinEnv)
 	}
-	jsonPath := filepath.Join(dir, "out.json")
-	mdPath := filepath.Join(dir, "out.md")
 	pngPath := filepath.Join(dir, "out.png")
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "kproxy-bench"), append(args,
-		"-kproxy-bin", filepath.Join(dir, "kproxy"), "-kproxy-base", filepath.Join(dir, "kproxy"),
-		"-json", jsonPath, "-md", mdPath, "-png", pngPath)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kproxy-bench: %v\n%s", err, out)
-	}
-	t.Logf("kproxy-bench output:\n%s", out)
-
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep bench.Report
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rep); err != nil {
-		t.Fatalf("report JSON: %v", err)
-	}
+	rep, md := runBench(ctx, t, dir, append(args, "-kproxy-base", filepath.Join(dir, "kproxy"), "-png", pngPath)...)
 
 	var measured []string
 	for _, name := range bench.AllTargets {
@@ -174,15 +152,7 @@ func TestQuickRun(t *testing.T) {
 		t.Errorf("idle pairs measured for %v, want kproxy-policy too", connsMeasured)
 	}
 
-	md, err := os.ReadFile(mdPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"### produce", "### latency", "| kproxy |", "vs splice", "| kproxy-tls |", "kproxy-tls vs tls-relay", "| kproxy-sni |", "kproxy-sni vs kproxy-tls", "### before and after", "| produce | kproxy-vc | ", "kproxy-base-vc vs kproxy-vc", "| idle CPU |", "Idle CPU: millicores over 1 s", "| proxy mCPU |"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("markdown lacks %q", want)
-		}
-	}
+	wantInMarkdown(t, md, "### produce", "### latency", "| kproxy |", "vs splice", "| kproxy-tls |", "kproxy-tls vs tls-relay", "| kproxy-sni |", "kproxy-sni vs kproxy-tls", "### before and after", "| produce | kproxy-vc | ", "kproxy-base-vc vs kproxy-vc", "| idle CPU |", "Idle CPU: millicores over 1 s", "| proxy mCPU |")
 	f, err := os.Open(pngPath)
 	if err != nil {
 		t.Fatal(err)
@@ -191,19 +161,6 @@ func TestQuickRun(t *testing.T) {
 	if _, err := png.Decode(f); err != nil {
 		t.Errorf("chart: %v", err)
 	}
-}
-
-// buildBinaries builds kproxy-bench and kproxy into a temporary directory.
-func buildBinaries(ctx context.Context, t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, pkg := range []string{"cmd/kproxy-bench", "cmd/kproxy"} {
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", dir, "github.com/kproxy/kproxy/"+pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
-	return dir
 }
 
 func contains(xs []string, s string) bool {

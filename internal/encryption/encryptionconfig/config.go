@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/encryption/envelope"
 	"github.com/kproxy/kproxy/internal/kms"
 	"github.com/kproxy/kproxy/policy/policyconfig"
@@ -85,15 +86,9 @@ func (c *Config) SetDefaults() {
 	}
 }
 
-// problems is how validate reports a key at fault, relative to the
-// section.
-type problems interface {
-	Add(key, format string, args ...any)
-}
-
 // validate checks the section after SetDefaults, naming each key at
 // fault.
-func (c *Config) validate(bad problems) {
+func (c *Config) validate(bad *filter.Problems) {
 	if c.KMS.AWSKMS == nil {
 		bad.Add("kms", "set kms.aws_kms: the KMS holding the key-encryption keys")
 	} else if err := c.KMS.AWSKMS.Provider().Validate(); err != nil {

@@ -18,13 +18,10 @@ const SectionName = "encryption"
 // bytes sent to the cluster.
 func Section() filter.Factory[Config] {
 	return filter.Factory[Config]{
-		Section: SectionName,
-		Phase:   filter.PhaseProgram,
-		Keys:    sectionKeys(),
-		Validate: func(c *Config, problems *filter.Problems) {
-			c.SetDefaults()
-			c.validate(problems)
-		},
+		Section:  SectionName,
+		Phase:    filter.PhaseProgram,
+		Keys:     sectionKeys(),
+		Validate: filter.SetDefaultsThen((*Config).validate),
 	}
 }
 

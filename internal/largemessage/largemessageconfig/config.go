@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kproxy/kproxy/filter"
 	"github.com/kproxy/kproxy/internal/objectstore"
 	"github.com/kproxy/kproxy/policy/policyconfig"
 )
@@ -87,15 +88,9 @@ func (c *Config) SetDefaults() {
 // Resolves reports resolve_on_fetch, after SetDefaults.
 func (c *Config) Resolves() bool { return c.ResolveOnFetch == nil || *c.ResolveOnFetch }
 
-// problems is how validate reports a key at fault, relative to the
-// section.
-type problems interface {
-	Add(key, format string, args ...any)
-}
-
 // validate checks the section after SetDefaults, naming each key at
 // fault.
-func (c *Config) validate(bad problems) {
+func (c *Config) validate(bad *filter.Problems) {
 	if c.Store.S3 == nil {
 		bad.Add("store", "set store.s3: the bucket the offloaded values go to")
 	} else if err := c.Store.S3.Store().Validate(); err != nil {

@@ -22,13 +22,10 @@ const SectionName = "large_messages"
 // which counts the bytes sent to the cluster: the pointers.
 func Section() filter.Factory[Config] {
 	return filter.Factory[Config]{
-		Section: SectionName,
-		Phase:   filter.PhaseProgram,
-		Keys:    sectionKeys(),
-		Validate: func(c *Config, problems *filter.Problems) {
-			c.SetDefaults()
-			c.validate(problems)
-		},
+		Section:  SectionName,
+		Phase:    filter.PhaseProgram,
+		Keys:     sectionKeys(),
+		Validate: filter.SetDefaultsThen((*Config).validate),
 	}
 }
 

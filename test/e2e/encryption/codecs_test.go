@@ -45,7 +45,7 @@ func TestEveryCodecStoresOnlyCiphertext(t *testing.T) {
 	}
 
 	for _, topic := range topics {
-		got := consume(t, ctx, e.proxied(kgo.ConsumeTopics(topic)), n+1)
+		got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics(topic)), n+1)
 		for i, r := range got {
 			if i == n {
 				if r.Value != nil || string(r.Key) != "gone" || len(r.Headers) != 0 {
@@ -58,7 +58,7 @@ func TestEveryCodecStoresOnlyCiphertext(t *testing.T) {
 				t.Fatalf("%s: record %d read back as key %q value %q headers %v", topic, i, r.Key, r.Value, r.Headers)
 			}
 		}
-		stored := consume(t, ctx, e.direct(kgo.ConsumeTopics(topic)), n+1)
+		stored := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics(topic)), n+1)
 		for i, r := range stored {
 			if _, ok := marker(t, r); !ok {
 				t.Fatalf("%s: stored record %d has no marker header", topic, i)
@@ -84,7 +84,7 @@ func TestEveryCodecStoresOnlyCiphertext(t *testing.T) {
 	if bytes.Contains(raw, []byte("secret")) || len(raw) == 0 {
 		t.Errorf("raw stored bytes of paynone (%d bytes) contain plaintext", len(raw))
 	}
-	plain := consume(t, ctx, e.direct(kgo.ConsumeTopics("plain")), 1)
+	plain := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("plain")), 1)
 	if string(plain[0].Value) != "in the clear" || len(plain[0].Headers) != 0 {
 		t.Errorf("topic no rule matches stored %q %v, want as produced", plain[0].Value, plain[0].Headers)
 	}

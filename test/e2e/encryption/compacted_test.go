@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/localkms"
 )
 
@@ -30,7 +31,7 @@ func TestCompactedTopicKeepsKeysAndTombstones(t *testing.T) {
 	).FirstErr(); err != nil {
 		t.Fatalf("produce a value and a tombstone: %v", err)
 	}
-	stored := consume(t, ctx, e.direct(kgo.ConsumeTopics("paycompact")), 2)
+	stored := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("paycompact")), 2)
 	for _, r := range stored {
 		if string(r.Key) != "account-1" {
 			t.Errorf("record at offset %d stored with key %q, want it in the clear", r.Offset, r.Key)
@@ -42,7 +43,7 @@ func TestCompactedTopicKeepsKeysAndTombstones(t *testing.T) {
 	if stored[1].Value != nil {
 		t.Errorf("tombstone stored with value %q, want null", stored[1].Value)
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("paycompact")), 2)
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("paycompact")), 2)
 	if string(got[0].Key) != "account-1" || string(got[0].Value) != "balance 100" {
 		t.Errorf("read back %q=%q", got[0].Key, got[0].Value)
 	}

@@ -36,7 +36,7 @@ func TestDeletedKEKShredsOnlyItsTopic(t *testing.T) {
 	}
 	readBack := func(bootstrap, topic string, want ...string) {
 		t.Helper()
-		got := consume(t, ctx, testkit.Client(t, kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic)), len(want))
+		got := testkit.Consume(t, ctx, testkit.Client(t, kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic)), len(want))
 		for i, w := range want {
 			if string(got[i].Value) != w {
 				t.Errorf("%s record %d read back %q, want %q", topic, i, got[i].Value, w)

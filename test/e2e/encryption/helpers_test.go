@@ -52,17 +52,7 @@ func newEnv(t *testing.T, topics []string, section string, setup func(*localkms.
 	}
 	e.cfgPath = testkit.WriteConfig(t, text)
 	e.kp = testkit.RunBinary(t, testkit.SharedKproxy(t), e.cfgPath)
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		lines, _ := e.kp.Stop()
-		for _, l := range lines {
-			if l["filter"] == "encryption" {
-				t.Logf("kproxy: %v", l)
-			}
-		}
-	})
+	e.kp.LogFilterOnFailure("encryption")
 	return e
 }
 
@@ -84,21 +74,6 @@ func (e *env) proxied(opts ...kgo.Opt) *kgo.Client {
 
 func (e *env) direct(opts ...kgo.Opt) *kgo.Client {
 	return testkit.Client(e.t, append([]kgo.Opt{kgo.SeedBrokers(e.cluster.ListenAddrs()...)}, opts...)...)
-}
-
-// consume reads n records of topic with cl, failing on a fetch error.
-func consume(t *testing.T, ctx context.Context, cl *kgo.Client, n int) []*kgo.Record {
-	t.Helper()
-	var got []*kgo.Record
-	for len(got) < n {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("consumed %d of %d records: %v", len(got), n, err)
-		}
-		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
-		got = append(got, fs.Records()...)
-	}
-	return got
 }
 
 // marker is a record's envelope marker, parsed; ok false without one.

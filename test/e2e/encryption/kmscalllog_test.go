@@ -62,13 +62,13 @@ func TestRotationShowsInTheKMSCallLog(t *testing.T) {
 		t.Fatalf("KMS log: %d data keys under the new KEK after the reload, want 1\n%s", n, e.kms.Log())
 	}
 
-	stored := consume(t, ctx, e.direct(kgo.ConsumeTopics("payrot")), 3)
+	stored := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("payrot")), 3)
 	for i, want := range []string{oldKEK, oldKEK, newKEK} {
 		if m, ok := marker(t, stored[i]); !ok || string(m.KEKID) != want {
 			t.Errorf("stored record %d: KEK %q, want %q", i, m.KEKID, want)
 		}
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("payrot")), 3)
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("payrot")), 3)
 	for i, want := range []string{"under the old KEK", "within max_age", "after the reload"} {
 		if string(got[i].Value) != want {
 			t.Errorf("record %d read back %q, want %q", i, got[i].Value, want)

@@ -55,7 +55,7 @@ func TestKMSDownRefusesRetriablyThenRecovers(t *testing.T) {
 	if err := <-produced; err != nil {
 		t.Fatalf("produce once the KMS is back: %v", err)
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("paydown")), n)
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("paydown")), n)
 	seen := map[string]int{}
 	for _, r := range got {
 		seen[string(r.Value)]++

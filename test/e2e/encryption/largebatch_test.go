@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/localkms"
 )
 
@@ -32,7 +33,7 @@ func TestLargeBatchesRoundTrip(t *testing.T) {
 			t.Fatalf("round %d: produce through kproxy: %v", round, err)
 		}
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("bulk")), perRound*rounds)
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("bulk")), perRound*rounds)
 	seen := map[string]bool{}
 	for _, r := range got {
 		var i int
@@ -41,7 +42,7 @@ func TestLargeBatchesRoundTrip(t *testing.T) {
 		}
 		seen[string(r.Key)] = true
 	}
-	for _, r := range consume(t, ctx, e.direct(kgo.ConsumeTopics("bulk")), perRound*rounds) {
+	for _, r := range testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("bulk")), perRound*rounds) {
 		if bytes.Contains(r.Value, []byte("secret")) {
 			t.Fatalf("stored record %q holds its plaintext", r.Key)
 		}

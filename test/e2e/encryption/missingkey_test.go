@@ -39,12 +39,12 @@ func TestMissingKeyPassthroughStoresInTheClear(t *testing.T) {
 			t.Fatalf("produce %q with the key missing and passthrough: %v", v, err)
 		}
 	}
-	for _, r := range consume(t, ctx, e.direct(kgo.ConsumeTopics("paymissing")), 2) {
+	for _, r := range testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("paymissing")), 2) {
 		if _, ok := marker(t, r); ok {
 			t.Errorf("record at offset %d stored with a marker, want it as written", r.Offset)
 		}
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("paymissing")), 2)
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("paymissing")), 2)
 	if string(got[0].Value) != "first in the clear" || string(got[1].Value) != "second in the clear" {
 		t.Errorf("read back %q, %q", got[0].Value, got[1].Value)
 	}

@@ -38,13 +38,13 @@ func TestReloadedKeyUsedAtOnce(t *testing.T) {
 	if err := p.ProduceSync(ctx, kgo.StringRecord("under second")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	stored := consume(t, ctx, e.direct(kgo.ConsumeTopics("payreload")), 2)
+	stored := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("payreload")), 2)
 	for i, want := range []string{first, second} {
 		if m, ok := marker(t, stored[i]); !ok || string(m.KEKID) != want {
 			t.Errorf("record %d stored under KEK %q, want %q", i, m.KEKID, want)
 		}
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("payreload")), 2)
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("payreload")), 2)
 	if string(got[0].Value) != "under first" || string(got[1].Value) != "under second" {
 		t.Errorf("read back %q, %q", got[0].Value, got[1].Value)
 	}

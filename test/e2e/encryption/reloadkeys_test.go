@@ -58,7 +58,7 @@ virtual_clusters:
 	if err := cl.ProduceSync(ctx, kgo.StringRecord("after the refused reload")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	stored := consume(t, ctx, e.direct(kgo.ConsumeTopics("alpha.events")), 1)[0]
+	stored := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("alpha.events")), 1)[0]
 	if m, ok := marker(t, stored); !ok || string(m.KEKID) != alphaKEK || bytes.Contains(stored.Value, []byte("after")) {
 		t.Errorf("stored under KEK %q (%q), want alpha's own %q", m.KEKID, stored.Value, alphaKEK)
 	}

@@ -36,14 +36,14 @@ func TestKEKRotationAndShredding(t *testing.T) {
 	produce("payrot", "after rotation")
 	produce("paynew", "under the new key")
 
-	stored := consume(t, ctx, e.direct(kgo.ConsumeTopics("payrot")), 2)
+	stored := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("payrot")), 2)
 	for i, want := range []string{oldKEK, newKEK} {
 		m, ok := marker(t, stored[i])
 		if !ok || string(m.KEKID) != want {
 			t.Errorf("stored record %d: KEK %q, want %q", i, m.KEKID, want)
 		}
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("payrot")), 2)
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("payrot")), 2)
 	if string(got[0].Value) != "before rotation" || string(got[1].Value) != "after rotation" {
 		t.Errorf("read back %q, %q", got[0].Value, got[1].Value)
 	}
@@ -54,7 +54,7 @@ func TestKEKRotationAndShredding(t *testing.T) {
 	fresh.WaitLog("the log line naming the record", func(l testkit.LogLine) bool {
 		return l["topic"] == "payrot" && l["offset"] == float64(0) && l["reason"] == "key_unavailable"
 	})
-	other := consume(t, ctx, testkit.Client(t, kgo.SeedBrokers(fresh.Bootstrap), kgo.ConsumeTopics("paynew")), 1)
+	other := testkit.Consume(t, ctx, testkit.Client(t, kgo.SeedBrokers(fresh.Bootstrap), kgo.ConsumeTopics("paynew")), 1)
 	if string(other[0].Value) != "under the new key" {
 		t.Errorf("topic under the new KEK read back %q", other[0].Value)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/localkms"
 )
 
@@ -32,7 +33,7 @@ func TestTransactionsReadCommitted(t *testing.T) {
 		}
 	}
 	c := e.proxied(kgo.ConsumeTopics("paytx"), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	got := consume(t, ctx, c, 6)
+	got := testkit.Consume(t, ctx, c, 6)
 	for _, r := range got {
 		if string(r.Value[:len("secret-true")]) != "secret-true" {
 			t.Errorf("read_committed consumer read %q, from an aborted transaction or undecrypted", r.Value)

@@ -42,16 +42,16 @@ virtual_clusters:
 		if err := cl.ProduceSync(ctx, kgo.StringRecord("secret of "+vc)).FirstErr(); err != nil {
 			t.Fatalf("%s: %v", vc, err)
 		}
-		back := consume(t, ctx, testkit.Client(t, kgo.SeedBrokers(e.kp.VirtualClusterBootstrap(vc)), kgo.ConsumeTopics("events")), 1)
+		back := testkit.Consume(t, ctx, testkit.Client(t, kgo.SeedBrokers(e.kp.VirtualClusterBootstrap(vc)), kgo.ConsumeTopics("events")), 1)
 		if string(back[0].Value) != "secret of "+vc {
 			t.Errorf("%s reads back %q", vc, back[0].Value)
 		}
 	}
-	sealed := consume(t, ctx, e.direct(kgo.ConsumeTopics("sealed.events")), 1)[0]
+	sealed := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("sealed.events")), 1)[0]
 	if _, ok := marker(t, sealed); !ok || bytes.Contains(sealed.Value, []byte("secret")) {
 		t.Errorf("sealed.events stored %q, want it encrypted", sealed.Value)
 	}
-	open := consume(t, ctx, e.direct(kgo.ConsumeTopics("open.events")), 1)[0]
+	open := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("open.events")), 1)[0]
 	if _, ok := marker(t, open); ok || string(open.Value) != "secret of open" {
 		t.Errorf("open.events stored %q with headers %v, want it as written", open.Value, open.Headers)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/localkms"
 )
 
@@ -27,7 +28,7 @@ encryption:
 	if err := e.proxied(kgo.DefaultProduceTopic("media.secret")).ProduceSync(ctx, &kgo.Record{Value: plain}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("media.secret")), 1)[0]
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("media.secret")), 1)[0]
 	if digest(got.Value) != digest(plain) {
 		t.Errorf("consumer through kproxy read %d bytes, want the %d plaintext bytes", len(got.Value), len(plain))
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/encryption/envelope"
+	"github.com/kproxy/kproxy/internal/testkit"
 	"github.com/kproxy/kproxy/internal/testkit/localkms"
 	"github.com/kproxy/kproxy/internal/testkit/seaweed"
 )
@@ -34,7 +35,7 @@ encryption:
 	if err := e.proxied(kgo.DefaultProduceTopic("media.secret")).ProduceSync(ctx, &kgo.Record{Value: plain}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	raw := consume(t, ctx, e.direct(kgo.ConsumeTopics("media.secret")), 1)[0]
+	raw := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("media.secret")), 1)[0]
 	ptr := decodePointer(t, raw)
 	marked := false
 	for _, h := range raw.Headers {
@@ -55,7 +56,7 @@ encryption:
 	if len(stored) <= len(plain) || bytes.Contains(stored, plain[:4096]) {
 		t.Errorf("the object (%d bytes) is not the encrypted value of the %d plaintext bytes", len(stored), len(plain))
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("media.secret")), 1)[0]
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("media.secret")), 1)[0]
 	if digest(got.Value) != digest(plain) {
 		t.Errorf("consumer through kproxy read %d bytes, want the %d plaintext bytes", len(got.Value), len(plain))
 	}

@@ -57,17 +57,7 @@ func newEnv(t *testing.T, topics []string, sections string) *env {
 	sections = strings.ReplaceAll(sections, "ENDPOINT", e.store.Endpoint())
 	text := testkit.Config{Upstream: e.cluster.ListenAddrs(), Admin: true, Log: "{level: info, format: json}", Extra: sections}.YAML()
 	e.kp = testkit.RunBinary(t, testkit.SharedKproxy(t), testkit.WriteConfig(t, text))
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		lines, _ := e.kp.Stop()
-		for _, l := range lines {
-			if l["filter"] == "large_messages" {
-				t.Logf("kproxy: %v", l)
-			}
-		}
-	})
+	e.kp.LogFilterOnFailure("large_messages")
 	return e
 }
 
@@ -114,21 +104,6 @@ func (e *env) objects(prefix string) []string {
 		keys = append(keys, aws.ToString(o.Key))
 	}
 	return keys
-}
-
-// consume reads n records with cl, failing on a fetch error.
-func consume(t *testing.T, ctx context.Context, cl *kgo.Client, n int) []*kgo.Record {
-	t.Helper()
-	var got []*kgo.Record
-	for len(got) < n {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("consumed %d of %d records: %v", len(got), n, err)
-		}
-		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
-		got = append(got, fs.Records()...)
-	}
-	return got
 }
 
 // value is size pseudo-random bytes (incompressible), different per seed.

@@ -79,7 +79,7 @@ func TestConsumerOfHugeRecordsStaysWithinBudget(t *testing.T) {
 			kp := start(lim.maxFrame, maxBuffered)
 			c := testkit.Client(t, kgo.SeedBrokers(kp.Bootstrap), kgo.ConsumeTopics("media.video"),
 				kgo.FetchMaxBytes(hugeClientMax), kgo.FetchMaxPartitionBytes(hugeClientMax), kgo.BrokerMaxReadBytes(hugeClientMax))
-			got := consume(t, ctx, c, 1)
+			got := testkit.Consume(t, ctx, c, 1)
 			c.Close()
 			if len(got[0].Value) != hugeRecord || digest(got[0].Value) != want {
 				t.Fatalf("consumed %d bytes, not the %d sent (SHA-256 differs)", len(got[0].Value), hugeRecord)

@@ -59,7 +59,7 @@ func TestShareFetchResolves(t *testing.T) {
 			t.Errorf("record %d: headers %+v, want the record's own (origin=camera-1)", i, r.Headers)
 		}
 	}
-	for i, r := range consume(t, ctx, e.direct(kgo.ConsumeTopics("media.shared")), len(sizes)) {
+	for i, r := range testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("media.shared")), len(sizes)) {
 		if !pointer.Detect(r.Value) {
 			t.Errorf("record %d: the cluster holds %d bytes, not a pointer", i, len(r.Value))
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kproxy/kproxy/internal/testkit"
 )
 
 // TestInterleavedSizesByteIdentical: an idempotent producer writes small,
@@ -35,7 +37,7 @@ func TestInterleavedSizesByteIdentical(t *testing.T) {
 		t.Logf("produced %d bytes through kproxy in %v", len(r.Value), time.Since(start).Round(time.Millisecond))
 	}
 	start := time.Now()
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("media.images")), len(sent))
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("media.images")), len(sent))
 	t.Logf("consumed the %d records through kproxy in %v", len(sent), time.Since(start).Round(time.Millisecond))
 	for i, r := range got {
 		if digest(r.Value) != digest(sent[i].Value) || string(r.Key) != string(sent[i].Key) {
@@ -45,7 +47,7 @@ func TestInterleavedSizesByteIdentical(t *testing.T) {
 			t.Errorf("record %d: headers %v, want the traceparent sent", i, r.Headers)
 		}
 	}
-	raw := consume(t, ctx, e.direct(kgo.ConsumeTopics("media.images")), len(sent))
+	raw := testkit.Consume(t, ctx, e.direct(kgo.ConsumeTopics("media.images")), len(sent))
 	for i, r := range raw {
 		if sizes[i] <= 1<<20 {
 			if digest(r.Value) != digest(sent[i].Value) {

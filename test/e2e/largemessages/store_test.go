@@ -50,7 +50,7 @@ func TestStoreDownProduceRetriesAndRecovers(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("produce after the store came back: %v", err)
 	}
-	got := consume(t, ctx, e.proxied(kgo.ConsumeTopics("media.down")), len(sent))
+	got := testkit.Consume(t, ctx, e.proxied(kgo.ConsumeTopics("media.down")), len(sent))
 	for i, r := range got {
 		if digest(r.Value) != digest(sent[i]) {
 			t.Errorf("record %d: %d bytes, want the %d bytes sent", i, len(r.Value), len(sent[i]))

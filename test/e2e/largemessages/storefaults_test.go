@@ -155,7 +155,7 @@ func TestSecondReadSpoiledClosesTheConsumer(t *testing.T) {
 	if err := small.ProduceSync(ctx, &kgo.Record{Topic: "plain.small", Value: []byte("meanwhile")}).FirstErr(); err != nil {
 		t.Fatalf("another client's produce while a value stalls: %v", err)
 	}
-	consume(t, ctx, small, 1)
+	testkit.Consume(t, ctx, small, 1)
 	if err := <-stalled; err == nil {
 		t.Fatal("the store stalled midway, and the consumer got a whole response")
 	}

@@ -41,7 +41,7 @@ func TestTransactionsReadCommitted(t *testing.T) {
 		}
 	}
 	c := e.proxied(kgo.ConsumeTopics("media.tx"), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	got := consume(t, ctx, c, 3)
+	got := testkit.Consume(t, ctx, c, 3)
 	for _, r := range got[:2] {
 		if !committed[digest(r.Value)] {
 			t.Errorf("read_committed consumer read a %d-byte value not of the committed transaction", len(r.Value))
