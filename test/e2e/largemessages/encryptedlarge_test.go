@@ -6,7 +6,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kproxy/kproxy/internal/testkit"
-	"github.com/kproxy/kproxy/internal/testkit/localkms"
 )
 
 // TestEncryptedValueAboveStreamingSize: an encrypted value larger than
@@ -14,15 +13,7 @@ import (
 // the decryption, which runs after resolution on a fetch, needs the
 // value's bytes, so an encrypted value is held rather than streamed.
 func TestEncryptedValueAboveStreamingSize(t *testing.T) {
-	kms := localkms.Start(t)
-	kms.CreateAlias("alias/kek", kms.CreateKey())
-	e := newEnv(t, []string{"media.secret"}, section(`    - {match: "media.*", threshold_bytes: 1048576}`, "")+`
-encryption:
-  kms:
-    aws_kms: {endpoint: "`+kms.Endpoint()+`", region: `+localkms.Region+`}
-  topics:
-    - {match: "media.*", key: "alias/kek"}
-`)
+	e := newEncryptedEnv(t)
 	ctx := e.ctx()
 	plain := value(8, 6<<20) // above the 4 MiB that are streamed
 	if err := e.proxied(kgo.DefaultProduceTopic("media.secret")).ProduceSync(ctx, &kgo.Record{Value: plain}).FirstErr(); err != nil {

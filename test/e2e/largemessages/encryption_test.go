@@ -21,15 +21,7 @@ import (
 // cluster holds a pointer carrying the encryption marker, and a consumer
 // through kproxy reads the plaintext: resolved, then decrypted.
 func TestWithRecordEncryption(t *testing.T) {
-	kms := localkms.Start(t)
-	kms.CreateAlias("alias/kek", kms.CreateKey())
-	e := newEnv(t, []string{"media.secret"}, section(`    - {match: "media.*", threshold_bytes: 1048576}`, "")+`
-encryption:
-  kms:
-    aws_kms: {endpoint: "`+kms.Endpoint()+`", region: `+localkms.Region+`}
-  topics:
-    - {match: "media.*", key: "alias/kek"}
-`)
+	e := newEncryptedEnv(t)
 	ctx := e.ctx()
 	plain := value(7, 2<<20)
 	if err := e.proxied(kgo.DefaultProduceTopic("media.secret")).ProduceSync(ctx, &kgo.Record{Value: plain}).FirstErr(); err != nil {
@@ -65,4 +57,19 @@ encryption:
 			t.Errorf("consumer through kproxy sees the encryption marker")
 		}
 	}
+}
+
+// newEncryptedEnv is an env whose topic media.secret is both offloaded
+// (values over 1 MiB) and encrypted, under a key of a local-kms of its own.
+func newEncryptedEnv(t *testing.T) *env {
+	t.Helper()
+	kms := localkms.Start(t)
+	kms.CreateAlias("alias/kek", kms.CreateKey())
+	return newEnv(t, []string{"media.secret"}, section(`    - {match: "media.*", threshold_bytes: 1048576}`, "")+`
+encryption:
+  kms:
+    aws_kms: {endpoint: "`+kms.Endpoint()+`", region: `+localkms.Region+`}
+  topics:
+    - {match: "media.*", key: "alias/kek"}
+`)
 }
