@@ -19,11 +19,16 @@ func register(client, scenario string, fn cellFn) {
 var runsAfter = map[string]bool{"rolling-restart": true, "quota-produce": true, "quota-fetch": true, "quota-principals": true}
 
 // TestConformance runs every cell against kfake and, if configured, the
-// real cluster. Cells run in parallel (go test -parallel bounds them);
-// the quota cells (TestQuotas) and the rolling restart (TestRollingRestart)
-// run afterwards.
+// real cluster (or against the upstreams KPROXY_CONFORMANCE_UPSTREAMS
+// names). Cells run in parallel (go test -parallel bounds them); the quota
+// cells (TestQuotas) and the rolling restart (TestRollingRestart) run
+// afterwards.
 func TestConformance(t *testing.T) {
-	for _, u := range upstreams {
+	selected, err := selectedUpstreams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range selected {
 		t.Run(u, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, u)

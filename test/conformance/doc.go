@@ -16,8 +16,10 @@
 // (upstream_security_test.go; `test/kafka/cluster.sh env` names it).
 //
 // The matrix is printed at the end of the run and, when KPROXY_MATRIX_OUT
-// is set, written there as Markdown. docs/compatibility.md explains the
-// scenarios and holds the matrix of a real run.
+// is set, written there as Markdown. KPROXY_CONFORMANCE_UPSTREAMS limits a
+// run to some upstreams, and KPROXY_MATRIX_CELLS carries cell results from
+// one run to the next (cellsfile_test.go). docs/compatibility.md explains
+// the scenarios and holds the matrix of a real run.
 //
 // The package has only tests; this file holds its documentation.
 package conformance

@@ -47,8 +47,8 @@ const (
 // lmSizes are the sizes of the idempotent producer's records, in order,
 // the largest being largest. It is left out under the race detector: it
 // slows hashing, copying and the in-process kfake and kproxy many times
-// over on CI's two cores. CI's second conformance run (no -race, kfake
-// and the real cluster) has it.
+// over on CI's two cores. CI's conformance runs without it (the real
+// cluster's, then kfake's large-messages cells again) have it.
 func lmSizes(largest int) []int {
 	sizes := []int{lmSmallBytes, 5 << 20, lmSmallBytes, 50 << 20, lmSmallBytes}
 	if !raceEnabled {

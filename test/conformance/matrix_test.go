@@ -319,11 +319,33 @@ func sameNoteEverywhere(client, scenario, n string) bool {
 
 func TestMain(m *testing.M) {
 	start := time.Now()
+	if _, err := selectedUpstreams(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	setKMSCredentials()
 	code := m.Run()
+	cells := os.Getenv(cellsEnv)
+	save := cells != ""
+	from := ""
+	if cells != "" {
+		taken, err := takeCells(cells)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+			save = false // keep the file as the earlier run left it
+		}
+		from = takenNote(cells, taken)
+	}
 	md := renderMatrix()
-	header := fmt.Sprintf("kproxy conformance matrix (kfake: in-process kfake; kafka: %s; %s)\n\n", realDescription(), time.Since(start).Round(time.Second))
+	header := fmt.Sprintf("kproxy conformance matrix (kfake: in-process kfake; kafka: %s; %s%s)\n\n", realDescription(), time.Since(start).Round(time.Second), from)
 	fmt.Print("\n" + header + md + slowest(8))
+	if save {
+		if err := saveCells(cells); err != nil {
+			fmt.Fprintf(os.Stderr, "write %s: %v\n", cells, err)
+			code = 1
+		}
+	}
 	if out := os.Getenv("KPROXY_MATRIX_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(header+md), 0o644); err != nil {
 			fmt.Fprintf(os.Stderr, "write %s: %v\n", out, err)

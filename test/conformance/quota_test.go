@@ -93,6 +93,7 @@ type quotaEnv struct {
 // Kafka's perf tools and confluent-kafka each under a produce and then a
 // fetch quota, and two principals at once.
 func TestQuotas(t *testing.T) {
+	skipUnlessSelected(t, "kafka")
 	cells := func(fn func(client, scenario string)) {
 		for _, cl := range quotaClients {
 			fn(cl, "quota-produce")

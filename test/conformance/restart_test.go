@@ -86,6 +86,7 @@ var restartClients = []string{"franz-go", "sarama", "kafka-go", "kcat", "conflue
 // consumed. Real Kafka only; it runs after every other cell so that
 // nothing else sees the restart.
 func TestRollingRestart(t *testing.T) {
+	skipUnlessSelected(t, "kafka")
 	if testkit.RealKafkaBootstrap() == nil {
 		for _, cl := range restartClients {
 			runCell(t, "kafka", cl, "rolling-restart", false, func(t *testing.T, c *cellCtx) {
