@@ -169,7 +169,7 @@ func TestAdmissionReleasedOnEveryExit(t *testing.T) {
 	pemCA, _ := os.ReadFile(caFile)
 	pool.AppendCertsFromPEM(pemCA)
 	s, reg := admissionServer(t, fmt.Sprintf("  proxy_protocol: {mode: required, trusted_cidrs: [127.0.0.1/32]}\n  tls: {cert_file: %s, key_file: %s}", cert, key),
-		"  max_connections_per_ip: 2\n  handshake_timeout: 2s")
+		"  max_connections_per_ip: 2\n  handshake_timeout: 6s")
 	dial := func(first []byte) net.Conn {
 		c, err := net.Dial("tcp", s.BootstrapAddr())
 		if err != nil {
@@ -195,6 +195,21 @@ func TestAdmissionReleasedOnEveryExit(t *testing.T) {
 		waitAdmission(t, func() bool { return active() == want },
 			func() string { return fmt.Sprintf("after %s: %v connections active, want %v", step, active(), want) })
 	}
+	// A connection a step opens may not be accepted yet when the count is
+	// first read, which would then pass at once; and while it is counted
+	// against 127.0.0.1 it can make the per-address limit refuse the next
+	// step's connection. So these steps wait until kproxy has closed the
+	// connection they open, as well as for the count.
+	closed := func() float64 { return admissionMetric(t, reg, "kproxy_connections_closed_total") }
+	settleClosed := func(step string, want float64, open func()) {
+		t.Helper()
+		before := closed()
+		open()
+		waitAdmission(t, func() bool { return closed() > before && active() == want },
+			func() string {
+				return fmt.Sprintf("after %s: %v connections closed by kproxy since (want 1 or more), %v active (want %v)", step, closed()-before, active(), want)
+			})
+	}
 	a, b := tlsAs(netip.MustParseAddrPort("198.51.100.9:1")), tlsAs(netip.MustParseAddrPort("198.51.100.9:2"))
 	settle("two connections served for 198.51.100.9", 2)
 	third := dial(proxyV2Header(netip.MustParseAddrPort("198.51.100.9:3")))
@@ -203,14 +218,12 @@ func TestAdmissionReleasedOnEveryExit(t *testing.T) {
 		t.Errorf("a third connection from 198.51.100.9 read %d bytes; want it closed (max_connections_per_ip 2)", n)
 	}
 	settle("a third from 198.51.100.9, refused once its header named it", 2)
-	tlsAs(netip.MustParseAddrPort("198.51.100.8:1")).Close()
-	settle("a connection served and closed", 2)
-	dial([]byte(halfProxyHeader)).Close()
-	settle("half a header, abandoned", 2)
-	dial([]byte("PROXY TCP4 198.51.100.7 nowhere 1 2\r\n"))
-	settle("a malformed header", 2)
-	dial(append(proxyV2Header(netip.MustParseAddrPort("198.51.100.7:1")), 0x16, 3)).Close()
-	settle("half a ClientHello, abandoned", 2)
+	settleClosed("a connection served and closed", 2, func() { tlsAs(netip.MustParseAddrPort("198.51.100.8:1")).Close() })
+	settleClosed("half a header, abandoned", 2, func() { dial([]byte(halfProxyHeader)).Close() })
+	settleClosed("a malformed header", 2, func() { dial([]byte("PROXY TCP4 198.51.100.7 nowhere 1 2\r\n")) })
+	settleClosed("half a ClientHello, abandoned", 2, func() {
+		dial(append(proxyV2Header(netip.MustParseAddrPort("198.51.100.7:1")), 0x16, 3)).Close()
+	})
 	open := []net.Conn{a, b, dial([]byte(halfProxyHeader))}
 	settle("half a header, held", 3)
 	open = append(open, dial(append(proxyV2Header(netip.MustParseAddrPort("198.51.100.7:2")), 0x16, 3)))

@@ -74,6 +74,7 @@ func (k cellKey) String() string { return k.upstream + "/" + k.client + "/" + k.
 func takeCells(path string) (map[string]int, error) {
 	matrix.Lock()
 	defer matrix.Unlock()
+	fillNotRunnable() // they need no earlier run
 	var need []cellKey
 	for _, u := range upstreams {
 		for _, cl := range clients {

@@ -196,12 +196,11 @@ func skipCell(t *testing.T, c *cellCtx, reason string) {
 	t.Skip(reason)
 }
 
-// renderMatrix returns the matrix as a Markdown table with notes.
-func renderMatrix() string {
-	matrix.Lock()
-	defer matrix.Unlock()
-	// Cells never offered to runCell (a -run filter, or one that cannot
-	// run on an upstream, such as kfake's rolling restart) still say why.
+// fillNotRunnable records the cells never offered to runCell that cannot
+// run (a -run filter or KPROXY_CONFORMANCE_UPSTREAMS left them out, or
+// they cannot run on an upstream, such as kfake's rolling restart), each
+// saying why. Called with matrix locked.
+func fillNotRunnable() {
 	for _, u := range upstreams {
 		for _, cl := range clients {
 			for _, sc := range scenarios {
@@ -215,6 +214,13 @@ func renderMatrix() string {
 			}
 		}
 	}
+}
+
+// renderMatrix returns the matrix as a Markdown table with notes.
+func renderMatrix() string {
+	matrix.Lock()
+	defer matrix.Unlock()
+	fillNotRunnable()
 	var b strings.Builder
 	b.WriteString("| client | scenario |")
 	for _, u := range upstreams {
