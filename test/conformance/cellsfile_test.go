@@ -68,10 +68,11 @@ func skipUnlessSelected(t *testing.T, upstream string) {
 func (k cellKey) String() string { return k.upstream + "/" + k.client + "/" + k.scenario }
 
 // takeCells gives every cell of the matrix that has no result yet the one
-// the file at path holds, and says how many it took per upstream. A cell
-// the file does not hold either is an error: the matrix would show a cell
-// nobody ran. The file is read only if a cell needs it.
-func takeCells(path string) (map[string]int, error) {
+// the file at path holds, and says how many it took per upstream and which
+// of them failed (a FAIL fails this run too, as the matrix shows it). A
+// cell the file does not hold either is an error: the matrix would show a
+// cell nobody ran. The file is read only if a cell needs it.
+func takeCells(path string) (taken map[string]int, failed []string, err error) {
 	matrix.Lock()
 	defer matrix.Unlock()
 	fillNotRunnable() // they need no earlier run
@@ -87,18 +88,18 @@ func takeCells(path string) (map[string]int, error) {
 		}
 	}
 	if len(need) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %d cells did not run here (first: %s) and no earlier run's are at hand: %w", cellsEnv, len(need), need[0], err)
+		return nil, nil, fmt.Errorf("%s: %d cells did not run here (first: %s) and no earlier run's are at hand: %w", cellsEnv, len(need), need[0], err)
 	}
 	var saved map[string]savedCell
 	if err := json.Unmarshal(b, &saved); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", cellsEnv, path, err)
+		return nil, nil, fmt.Errorf("%s: %s: %w", cellsEnv, path, err)
 	}
 	var missing []string
-	taken := map[string]int{}
+	taken = map[string]int{}
 	for _, k := range need {
 		c, ok := saved[k.String()]
 		if !ok || c.Status == "" {
@@ -107,11 +108,14 @@ func takeCells(path string) (map[string]int, error) {
 		}
 		matrix.cells[k] = &cellResult{status: c.Status, notes: c.Notes, dur: time.Duration(c.Seconds * float64(time.Second))}
 		taken[k.upstream]++
+		if c.Status == fail {
+			failed = append(failed, k.String())
+		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%s: %d cells did not run here and %s holds no result for them (first: %s)", cellsEnv, len(missing), path, missing[0])
+		return nil, nil, fmt.Errorf("%s: %d cells did not run here and %s holds no result for them (first: %s)", cellsEnv, len(missing), path, missing[0])
 	}
-	return taken, nil
+	return taken, failed, nil
 }
 
 // takenNote says, for the matrix's first line, which cells came from path.

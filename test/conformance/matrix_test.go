@@ -335,11 +335,15 @@ func TestMain(m *testing.M) {
 	save := cells != ""
 	from := ""
 	if cells != "" {
-		taken, err := takeCells(cells)
+		taken, failed, err := takeCells(cells)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
 			save = false // keep the file as the earlier run left it
+		}
+		if len(failed) > 0 {
+			fmt.Fprintf(os.Stderr, "%s: cells of an earlier run failed: %s\n", cellsEnv, strings.Join(failed, ", "))
+			code = 1
 		}
 		from = takenNote(cells, taken)
 	}
